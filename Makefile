@@ -1,0 +1,65 @@
+# mcp_lite developer commands. Every target creates .venv when it is missing.
+#   make demo   install mcp_lite (building the speedups) and run the demo server
+#   make test   install the test dependencies and run the whole suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+PIP    := $(PY) -m pip --disable-pip-version-check --quiet
+NPM_PEERS := tests/peers
+
+.PHONY: demo test test-pure lint bench clean build-ext annotate peers conformance
+
+# The runtime install: mcp_lite itself, editable, with the Cython speedups compiled.
+$(VENV)/.installed: pyproject.toml setup.py mcp_lite/_speedups.pyx
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip setuptools wheel "Cython>=3.0"
+	$(PIP) install --no-build-isolation -e .
+	touch $@
+
+# Test dependencies: pytest, hypothesis, the official Python SDK (a real peer), linters.
+$(VENV)/.test-installed: $(VENV)/.installed requirements-test.txt
+	$(PIP) install -r requirements-test.txt
+	touch $@
+
+# Node peers (server-everything) installed locally under tests/peers.
+$(NPM_PEERS)/node_modules/.installed: $(NPM_PEERS)/package.json
+	cd $(NPM_PEERS) && npm install --no-audit --no-fund --loglevel=error
+	touch $@
+
+peers: $(VENV)/.test-installed $(NPM_PEERS)/node_modules/.installed
+
+demo: $(VENV)/.installed
+	@echo "== mcp-lite tools (CLI) =="
+	$(BIN)/mcp-lite tools --stdio "$(PY) examples/demo_server.py"
+	@echo "== mcp-lite call (CLI) =="
+	$(BIN)/mcp-lite call --stdio "$(PY) examples/demo_server.py" add '{"a": 2, "b": 3}'
+	@echo "== the same from a script =="
+	$(PY) examples/demo_client.py
+
+test: peers
+	$(PY) -m pytest -q
+	@echo "== kernels again with the pure-Python twin =="
+	MCP_LITE_NO_EXTENSIONS=1 $(PY) -m pytest -q tests/kernels
+
+test-pure: peers
+	MCP_LITE_NO_EXTENSIONS=1 $(PY) -m pytest -q
+
+build-ext: $(VENV)/.installed
+	$(PY) setup.py build_ext --inplace
+
+annotate: $(VENV)/.installed
+	MCP_LITE_ANNOTATE=1 $(PY) setup.py build_ext --inplace
+	@echo "open mcp_lite/_speedups.html"
+
+lint: $(VENV)/.test-installed
+	$(BIN)/ruff check mcp_lite tests
+	$(BIN)/ruff format --check mcp_lite
+	$(BIN)/mypy --strict mcp_lite
+
+bench: peers
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info mcp_lite/_speedups.c mcp_lite/_speedups.html \
+	       mcp_lite/*.so $(NPM_PEERS)/node_modules .pytest_cache .mypy_cache .hypothesis

@@ -1,0 +1,296 @@
+"""Every exception mcp_lite raises, in one place.
+
+The tree::
+
+    McpError                                  root; catch this to catch everything
+    ├── TransportError                        the connection itself failed
+    │   ├── ConnectError                      could not start / reach the server
+    │   ├── ConnectionClosed                  the server went away (exit code, stderr tail)
+    │   └── RequestTimeout (+ TimeoutError)   no answer before the deadline
+    ├── ProtocolError                         a message broke the protocol
+    │   ├── LocalProtocolError                we were asked to do something invalid
+    │   ├── RemoteProtocolError               the peer sent something invalid
+    │   │   ├── MessageTooLarge               a frame over the configured size limit
+    │   │   └── UnsupportedProtocolVersion    no protocol version both sides speak
+    │   └── RpcError                          the peer answered with a JSON-RPC error
+    │       ├── ParseError           -32700
+    │       ├── InvalidRequest       -32600
+    │       ├── MethodNotFound       -32601
+    │       ├── InvalidParams        -32602
+    │       ├── InternalError        -32603
+    │       ├── ResourceNotFound     -32002
+    │       ├── UrlElicitationRequired -32042
+    │       ├── HeaderMismatch       -32020
+    │       ├── MissingClientCapability -32021
+    │       └── UnsupportedVersionError -32022
+    ├── ToolError                             ``CallToolResult.raise_for_error()``
+    ├── AuthRequired                          the server wants (new) credentials
+    ├── ConfigError (+ ValueError)            bad configuration or usage
+    └── PermissionDenied                      a Hub permission rule refused a call
+
+Every error pickles (its constructor arguments are kept in ``args``) so it survives
+``multiprocessing``, ``concurrent.futures`` and Celery result backends.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AuthRequired",
+    "ConfigError",
+    "ConnectError",
+    "ConnectionClosed",
+    "HeaderMismatch",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "LocalProtocolError",
+    "McpError",
+    "MessageTooLarge",
+    "MethodNotFound",
+    "MissingClientCapability",
+    "ParseError",
+    "PermissionDenied",
+    "ProtocolError",
+    "RemoteProtocolError",
+    "RequestTimeout",
+    "ResourceNotFound",
+    "RpcError",
+    "ToolError",
+    "TransportError",
+    "UnsupportedProtocolVersion",
+    "UnsupportedVersionError",
+    "UrlElicitationRequired",
+    "rpc_error_from_wire",
+]
+
+
+class McpError(Exception):
+    """Root of every mcp_lite error. ``str(err)`` is a complete, human-readable sentence."""
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+# --- transport -------------------------------------------------------------------------
+
+
+class TransportError(McpError):
+    """The connection to the server failed; the request's fate is unknown."""
+
+
+class ConnectError(TransportError):
+    """The server could not be started or reached (bad command, refused connection...)."""
+
+
+class ConnectionClosed(TransportError):
+    """The server went away. For stdio, ``exit_code`` and ``stderr_tail`` say why."""
+
+    def __init__(
+        self, message: str = "", exit_code: int | None = None, stderr_tail: str = ""
+    ) -> None:
+        full = message
+        if exit_code is not None and "exit code" not in message:
+            full += f" (exit code {exit_code})"
+        if stderr_tail and "stderr" not in message:
+            full += f"; stderr tail:\n{stderr_tail}"
+        super().__init__(full)
+        self.args = (message, exit_code, stderr_tail)
+        self.exit_code = exit_code
+        self.stderr_tail = stderr_tail
+
+
+class RequestTimeout(TransportError, TimeoutError):
+    """No answer before the deadline. Also a builtin ``TimeoutError``."""
+
+    def __init__(self, message: str = "", timeout: float | None = None) -> None:
+        super().__init__(message)
+        self.args = (message, timeout)
+        self.timeout = timeout
+
+
+# --- protocol --------------------------------------------------------------------------
+
+
+class ProtocolError(McpError):
+    """A message broke the protocol."""
+
+
+class LocalProtocolError(ProtocolError):
+    """We (the caller or mcp_lite) tried something the protocol does not allow."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """The peer sent something the protocol does not allow."""
+
+
+class MessageTooLarge(RemoteProtocolError):
+    """A message was larger than ``max_size`` bytes; ``head`` holds its first bytes."""
+
+    def __init__(self, message: str = "", max_size: int = 0, head: bytes = b"") -> None:
+        super().__init__(message)
+        self.args = (message, max_size, head)
+        self.max_size = max_size
+        self.head = head
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.args == self.args
+
+    def __hash__(self) -> int:
+        return hash(self.args)
+
+
+class UnsupportedProtocolVersion(RemoteProtocolError):
+    """The server answered with a protocol version mcp_lite does not speak."""
+
+    def __init__(self, message: str = "", offered: str = "", supported: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.args = (message, offered, supported)
+        self.offered = offered
+        self.supported = supported
+
+
+class RpcError(ProtocolError):
+    """The peer answered a request with a JSON-RPC error object.
+
+    Attributes:
+        code: the JSON-RPC error code (an int).
+        message: the peer's message.
+        data: the optional ``data`` member, as parsed JSON.
+    """
+
+    default_code: int = 0
+
+    def __init__(self, message: str = "", code: int | None = None, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = self.default_code if code is None else code
+        self.data = data
+        self.args = (message, self.code, data)
+
+    def __str__(self) -> str:
+        return f"{self.message} (JSON-RPC error {self.code})"
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON-RPC ``error`` member for this error."""
+        err: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            err["data"] = self.data
+        return err
+
+
+class ParseError(RpcError):
+    default_code = -32700
+
+
+class InvalidRequest(RpcError):
+    default_code = -32600
+
+
+class MethodNotFound(RpcError):
+    default_code = -32601
+
+
+class InvalidParams(RpcError):
+    default_code = -32602
+
+
+class InternalError(RpcError):
+    default_code = -32603
+
+
+class ResourceNotFound(RpcError):
+    default_code = -32002
+
+
+class UrlElicitationRequired(RpcError):
+    """-32042 (2025-11-25): ``data["elicitations"]`` lists URL elicitations to complete first."""
+
+    default_code = -32042
+
+
+class HeaderMismatch(RpcError):
+    default_code = -32020
+
+
+class MissingClientCapability(RpcError):
+    default_code = -32021
+
+
+class UnsupportedVersionError(RpcError):
+    """-32022 (2026-07-28): ``data["supported"]`` lists the versions the server speaks."""
+
+    default_code = -32022
+
+
+_BY_CODE: dict[int, type[RpcError]] = {
+    cls.default_code: cls
+    for cls in (
+        ParseError,
+        InvalidRequest,
+        MethodNotFound,
+        InvalidParams,
+        InternalError,
+        ResourceNotFound,
+        UrlElicitationRequired,
+        HeaderMismatch,
+        MissingClientCapability,
+        UnsupportedVersionError,
+    )
+}
+
+
+def rpc_error_from_wire(error: Any) -> RpcError:
+    """Build the matching ``RpcError`` subclass from a JSON-RPC ``error`` member.
+
+    A malformed member (not an object, code not an int) still gives an ``RpcError``
+    that says so, never a crash.
+    """
+    if not isinstance(error, dict):
+        return RpcError(f"malformed JSON-RPC error: {error!r}"[:500], -32603)
+    code = error.get("code")
+    message = error.get("message")
+    if not isinstance(message, str):
+        message = repr(message)
+    if not isinstance(code, int) or isinstance(code, bool):
+        return RpcError(message, -32603, error.get("data"))
+    cls = _BY_CODE.get(code, RpcError)
+    return cls(message, code, error.get("data"))
+
+
+# --- results, auth, config, permissions --------------------------------------------------
+
+
+class ToolError(McpError):
+    """A tool ran and reported failure (``isError: true``). ``result`` is the full result."""
+
+    def __init__(self, message: str = "", result: Any = None) -> None:
+        super().__init__(message)
+        self.args = (message, result)
+        self.result = result
+
+
+class AuthRequired(McpError):
+    """The server needs authorization (HTTP 401) that mcp_lite could not obtain by itself."""
+
+    def __init__(self, message: str = "", server: str | None = None) -> None:
+        super().__init__(message)
+        self.args = (message, server)
+        self.server = server
+
+
+class ConfigError(McpError, ValueError):
+    """Bad configuration or usage: a wrong target, an invalid option, a bad config file."""
+
+
+class PermissionDenied(McpError):
+    """A permission rule or the permission handler refused a tool call."""
+
+    def __init__(self, message: str = "", tool: str | None = None) -> None:
+        super().__init__(message)
+        self.args = (message, tool)
+        self.tool = tool

@@ -1,0 +1,57 @@
+"""The transport interface: what every transport (stdio, HTTP, WebSocket, in-process) offers.
+
+A transport moves framed JSON-RPC messages and reports its own death; it never interprets
+MCP. The session layer (``Client``) owns one transport per connection and talks to it
+through three calls:
+
+- ``start(on_message, on_close)``: connect, then deliver every incoming frame to
+  ``on_message(data)`` from the transport's own reader thread, and call ``on_close(error)``
+  exactly once when the connection ends for any reason other than our ``close()``.
+- ``send(message)``: write one outgoing message, blocking; raises a ``TransportError``.
+- ``close()``: idempotent and bounded in time; after it no callback fires.
+
+``on_message`` must be fast (it runs on the reader thread): the session only routes there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+from ..errors import McpError
+
+__all__ = ["OnClose", "OnMessage", "Outgoing", "Transport"]
+
+# One complete incoming frame: a JSON object or (2025-03-26) a JSON array, undecoded.
+OnMessage = Callable[[bytes], None]
+OnClose = Callable[[McpError], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """One outgoing message: its JSON object and the same object encoded.
+
+    ``data`` is UTF-8 JSON ending in a newline (stdio writes it as is). ``payload`` lets a
+    transport read routing facts (``method``, ``id``, ``params.name``) without re-parsing.
+    """
+
+    payload: dict[str, Any]
+    data: bytes
+
+    @property
+    def is_request(self) -> bool:
+        return "method" in self.payload and "id" in self.payload
+
+    @property
+    def is_notification(self) -> bool:
+        return "method" in self.payload and "id" not in self.payload
+
+
+class Transport(Protocol):
+    """See the module docstring for the contract."""
+
+    def start(self, on_message: OnMessage, on_close: OnClose) -> None: ...
+
+    def send(self, message: Outgoing) -> None: ...
+
+    def close(self) -> None: ...

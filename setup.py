@@ -1,0 +1,62 @@
+"""Build mcp_lite, compiling the optional Cython speedups when a compiler is there.
+
+Without Cython or a C compiler the build still succeeds and installs the pure-Python twin
+(``_speedups_py.py``), saying so. ``MCP_LITE_REQUIRE_EXTENSIONS=1`` turns a failed compile
+into an error (for CI that must ship the compiled kernels); ``MCP_LITE_NO_EXTENSIONS=1``
+skips the compile altogether.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "") not in ("", "0")
+
+
+class TolerantBuildExt(build_ext):
+    """build_ext that degrades to pure Python unless extensions are required."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as exc:  # no compiler, no headers...
+            self._give_up(exc)
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception as exc:
+            self._give_up(exc)
+
+    def _give_up(self, exc: BaseException) -> None:
+        if _flag("MCP_LITE_REQUIRE_EXTENSIONS"):
+            raise exc
+        sys.stderr.write(
+            f"WARNING: mcp_lite speedups not compiled ({exc}); installing pure Python.\n"
+        )
+
+
+def _extensions() -> list[Extension]:
+    if _flag("MCP_LITE_NO_EXTENSIONS") or sys.implementation.name != "cpython":
+        return []
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        if _flag("MCP_LITE_REQUIRE_EXTENSIONS"):
+            raise
+        sys.stderr.write("WARNING: Cython not found; installing mcp_lite as pure Python.\n")
+        return []
+    return cythonize(
+        [Extension("mcp_lite._speedups", ["mcp_lite/_speedups.pyx"])],
+        compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False},
+        annotate=_flag("MCP_LITE_ANNOTATE"),
+    )
+
+
+setup(ext_modules=_extensions(), cmdclass={"build_ext": TolerantBuildExt})
