@@ -1,0 +1,345 @@
+"""Fixtures shared by the whole suite: paths, peer commands, ports, HTTP peers, process checks.
+
+Paths are resolved from this file, never from the working directory: CI clones the repository
+into another folder with ``shared/`` beside it, so ``shared_dir`` is ``<repo>/../shared``.
+
+Process hygiene is part of what the tests check: ``start_http_peer`` runs every HTTP peer in
+its own process group and kills the whole group at teardown; ``no_leftover_processes`` fails a
+test that leaves a child (or grandchild) of the test process behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DIR = REPO_ROOT.parent / "shared"
+PEERS_DIR = REPO_ROOT / "tests" / "peers"
+FORCE_LOOPBACK = SHARED_DIR / "peers" / "force-loopback.cjs"
+EVERYTHING_JS = (
+    PEERS_DIR / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+)
+LOOPBACK = "127.0.0.1"
+
+
+# --- paths and commands ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    return SHARED_DIR
+
+
+@pytest.fixture(scope="session")
+def peers_dir() -> Path:
+    return PEERS_DIR
+
+
+@pytest.fixture(scope="session")
+def peer_python() -> str:
+    """The interpreter that runs Python peers: the test interpreter (it has ``mcp`` installed)."""
+    return sys.executable
+
+
+@pytest.fixture(scope="session")
+def official_server_cmd(peer_python: str) -> Callable[..., list[str]]:
+    """``official_server_cmd("stdio")`` / ``("http", "--port", "N", "--stateless")`` -> argv."""
+    try:
+        import mcp.server.mcpserver  # noqa: F401
+    except ImportError as exc:
+        pytest.fail(
+            f"the official SDK peer needs PyPI `mcp` >= 2.3 in {peer_python} ({exc}); "
+            "run `make peers`",
+            pytrace=False,
+        )
+
+    def build(*args: str) -> list[str]:
+        return [peer_python, str(PEERS_DIR / "official_server.py"), *args]
+
+    return build
+
+
+@pytest.fixture(scope="session")
+def node_bin() -> str:
+    """Path of ``node``; the only reason a Node test may skip is that Node is not installed."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (Node peers need Node.js >= 20)")
+    return node
+
+
+@pytest.fixture(scope="session")
+def everything_cmd(node_bin: str) -> Callable[[str], list[str]]:
+    """``everything_cmd("stdio" | "streamableHttp" | "sse")`` -> argv of server-everything.
+
+    HTTP modes take their port from the ``PORT`` environment variable. ``force-loopback.cjs``
+    is preloaded so that Node's ``listen(port)`` binds 127.0.0.1, not every interface.
+    """
+    if not FORCE_LOOPBACK.is_file():
+        pytest.fail(f"missing {FORCE_LOOPBACK} (shared/ must sit beside the repo)", pytrace=False)
+    if not EVERYTHING_JS.is_file():
+        pytest.fail(f"missing {EVERYTHING_JS}: run `make peers`", pytrace=False)
+
+    def build(transport: str = "stdio") -> list[str]:
+        return [node_bin, "--require", str(FORCE_LOOPBACK), str(EVERYTHING_JS), transport]
+
+    return build
+
+
+# --- ports and HTTP peers ---------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((LOOPBACK, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    return _free_port()
+
+
+@dataclass
+class HttpPeer:
+    """A running HTTP peer: ``url`` is ``http://127.0.0.1:<port>`` (no path)."""
+
+    proc: subprocess.Popen[bytes]
+    port: int
+    stderr_path: Path
+    url: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.url = f"http://{LOOPBACK}:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+
+# pids of HTTP peers started by tests: their process trees are not "leftovers".
+_PEER_PIDS: set[int] = set()
+
+
+def _port_open(port: int) -> bool:
+    try:
+        with socket.create_connection((LOOPBACK, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=grace)
+            # The leader is gone; SIGKILL whatever is left in its group.
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@pytest.fixture
+def start_http_peer(tmp_path: Path) -> Iterator[Callable[..., HttpPeer]]:
+    """Factory: ``start_http_peer(cmd, port, env=None, cwd=None, wait=30.0) -> HttpPeer``.
+
+    Starts ``cmd`` in its own process group (``env`` is added to the current environment),
+    waits until 127.0.0.1:``port`` accepts connections, and fails the test with the process's
+    stderr if it exits or the port does not open within ``wait`` seconds. Every peer's whole
+    process group is killed at teardown.
+    """
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(
+        cmd: Sequence[str],
+        port: int,
+        env: dict[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        wait: float = 30.0,
+    ) -> HttpPeer:
+        stderr_path = Path(tempfile.mkstemp(prefix="peer-stderr-", dir=tmp_path)[1])
+        with open(stderr_path, "wb") as err:
+            proc = subprocess.Popen(
+                list(cmd),
+                stdin=subprocess.DEVNULL,
+                stdout=err,
+                stderr=err,
+                env={**os.environ, **(env or {})},
+                cwd=cwd,
+                start_new_session=True,
+            )
+        started.append(proc)
+        _PEER_PIDS.add(proc.pid)
+        peer = HttpPeer(proc, port, stderr_path)
+        deadline = time.monotonic() + wait
+        while not _port_open(port):
+            if proc.poll() is not None:
+                pytest.fail(
+                    f"HTTP peer {list(cmd)} exited with code {proc.returncode} before "
+                    f"listening on port {port}; stderr:\n{peer.stderr()[-4000:]}",
+                    pytrace=False,
+                )
+            if time.monotonic() > deadline:
+                _kill_group(proc)
+                pytest.fail(
+                    f"HTTP peer {list(cmd)} did not listen on {LOOPBACK}:{port} within "
+                    f"{wait} s; stderr:\n{peer.stderr()[-4000:]}",
+                    pytrace=False,
+                )
+            time.sleep(0.05)
+        return peer
+
+    yield start
+    for proc in reversed(started):
+        _kill_group(proc)
+        _PEER_PIDS.discard(proc.pid)
+
+
+# --- process checks ----------------------------------------------------------------------------
+
+
+def _proc_table() -> dict[int, tuple[int, str, str]]:
+    """pid -> (ppid, state, command line) for every process visible in /proc."""
+    table: dict[int, tuple[int, str, str]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read().decode(errors="replace")
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+        rest = stat[stat.rindex(")") + 2 :].split()
+        table[pid] = (int(rest[1]), rest[0], cmdline or stat[stat.index("(") : stat.rindex(")") + 1])
+    return table
+
+
+def descendants(root: int | None = None) -> dict[int, tuple[str, str]]:
+    """Every living descendant of ``root`` (default: this process): pid -> (state, cmdline)."""
+    root = os.getpid() if root is None else root
+    table = _proc_table()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found: dict[int, tuple[str, str]] = {}
+    stack = list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        if pid in found or pid not in table:
+            continue
+        found[pid] = (table[pid][1], table[pid][2])
+        stack.extend(children.get(pid, []))
+    return found
+
+
+def process_gone(pid: int, wait: float = 5.0) -> bool:
+    """True once ``pid`` no longer exists, polling up to ``wait`` seconds.
+
+    A zombie counts as gone only when it is not our own child: a dead grandchild is re-parented
+    and reaped by init in its own time, but an unreaped child of ours is a leak.
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            pass
+        entry = _proc_table().get(pid)
+        if entry is None or (entry[1] == "Z" and entry[0] != os.getpid()):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def no_leftover_processes() -> Iterator[Callable[[], None]]:
+    """Fails the test if it leaves a process behind; also a callable to check mid-test.
+
+    Compares the descendants of the test process with those that existed when the fixture
+    started, ignoring HTTP peers from ``start_http_peer`` (and their children). Processes get a
+    few seconds to finish dying before they count as leftovers.
+    """
+    baseline = set(descendants())
+
+    def leftovers() -> dict[int, tuple[str, str]]:
+        peer_trees: set[int] = set()
+        for peer in _PEER_PIDS:
+            peer_trees.add(peer)
+            peer_trees.update(descendants(peer))
+        return {
+            pid: info
+            for pid, info in descendants().items()
+            if pid not in baseline and pid not in peer_trees
+        }
+
+    def check() -> None:
+        deadline = time.monotonic() + 5.0
+        left = leftovers()
+        while left and time.monotonic() < deadline:
+            time.sleep(0.05)
+            left = leftovers()
+        assert not left, "processes left behind: " + "; ".join(
+            f"pid {pid} [{state}] {cmd}" for pid, (state, cmd) in sorted(left.items())
+        )
+
+    yield check
+    check()
+
+
+@pytest.fixture
+def wait_until() -> Callable[..., bool]:
+    """``wait_until(predicate, timeout=10.0)``: poll until true; returns the last result."""
+
+    def wait(predicate: Callable[[], object], timeout: float = 10.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while True:
+            if predicate():
+                return True
+            if time.monotonic() > deadline:
+                return bool(predicate())
+            time.sleep(0.05)
+
+    return wait
+
+
+@pytest.fixture
+def pid_gone() -> Callable[..., bool]:
+    """``pid_gone(pid, wait=5.0)``: see ``process_gone``."""
+    return process_gone
