@@ -18,12 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from ..errors import McpError
+from ..errors import McpError, MessageTooLarge
 
 __all__ = ["OnClose", "OnMessage", "Outgoing", "Transport"]
 
-# One complete incoming frame: a JSON object or (2025-03-26) a JSON array, undecoded.
-OnMessage = Callable[[bytes], None]
+# One complete incoming frame: a JSON object or (2025-03-26) a JSON array, undecoded; or a
+# MessageTooLarge standing for a frame over the size limit that was dropped (its ``head``
+# lets the session fail the one request it answered and keep the connection).
+OnMessage = Callable[[bytes | MessageTooLarge], None]
 OnClose = Callable[[McpError], None]
 
 

@@ -1,0 +1,113 @@
+"""mcp_lite: a synchronous, thread-based client for the Model Context Protocol.
+
+Plain blocking calls, safe to share between threads and across ``fork()``, never hanging::
+
+    import mcp_lite
+    with mcp_lite.connect(["python", "server.py"]) as client:
+        print(client.call_tool("add", {"a": 1, "b": 2}).text)
+
+``import mcp_lite`` stays cheap: the client, the wire types (pydantic) and the transports
+load when first used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import errors
+from ._accel import USE_EXTENSIONS, build_tool_name, normalize_name, parse_tool_name
+from ._version import __version__
+from .errors import (
+    AuthRequired,
+    ConfigError,
+    ConnectError,
+    ConnectionClosed,
+    McpError,
+    MessageTooLarge,
+    PermissionDenied,
+    ProtocolError,
+    RequestTimeout,
+    RpcError,
+    ToolError,
+    TransportError,
+)
+
+if TYPE_CHECKING:
+    from .client import Client, connect
+    from .protocol.types import (
+        CallToolResult,
+        GetPromptResult,
+        Params,
+        Progress,
+        Prompt,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+        Tool,
+    )
+    from .server import Context, Server
+
+__all__ = [
+    "USE_EXTENSIONS",
+    "AuthRequired",
+    "CallToolResult",
+    "Client",
+    "ConfigError",
+    "ConnectError",
+    "ConnectionClosed",
+    "Context",
+    "GetPromptResult",
+    "McpError",
+    "MessageTooLarge",
+    "Params",
+    "PermissionDenied",
+    "Progress",
+    "Prompt",
+    "ProtocolError",
+    "ReadResourceResult",
+    "RequestTimeout",
+    "Resource",
+    "ResourceTemplate",
+    "RpcError",
+    "Server",
+    "Tool",
+    "ToolError",
+    "TransportError",
+    "__version__",
+    "build_tool_name",
+    "connect",
+    "errors",
+    "normalize_name",
+    "parse_tool_name",
+]
+
+_LAZY = {
+    "Client": "client",
+    "connect": "client",
+    "Server": "server",
+    "Context": "server",
+    "CallToolResult": "protocol.types",
+    "GetPromptResult": "protocol.types",
+    "Params": "protocol.types",
+    "Progress": "protocol.types",
+    "Prompt": "protocol.types",
+    "ReadResourceResult": "protocol.types",
+    "Resource": "protocol.types",
+    "ResourceTemplate": "protocol.types",
+    "Tool": "protocol.types",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcp_lite' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

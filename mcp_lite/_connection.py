@@ -1,0 +1,451 @@
+"""One live connection: a transport, its pending requests, their deadlines, and the workers
+that answer the server.
+
+Threads (all daemons, all named, all joined with a timeout on close):
+
+- the transport's reader calls ``_on_frame``: it only routes — resolves futures, queues
+  notifications, hands server requests to the pool — so user code never blocks it;
+- ``mcp-lite-deadlines``: wakes at the nearest deadline, fails the late request with
+  ``RequestTimeout`` and tells the server (``notifications/cancelled``);
+- a bounded worker pool runs server-to-client requests (sampling, elicitation, roots) and
+  2026-07-28 ``input_required`` rounds; one serial worker delivers notifications in order.
+
+When the transport dies every pending future fails at once with the transport's error.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._accel import encode_message
+from .errors import (
+    ConnectionClosed,
+    InternalError,
+    InvalidParams,
+    McpError,
+    MessageTooLarge,
+    MethodNotFound,
+    RemoteProtocolError,
+    RequestTimeout,
+    RpcError,
+)
+from .protocol import jsonrpc
+from .protocol import session as proto
+from .protocol.session import SessionInfo
+from .protocol.types import Params, Progress, dump
+from .transports.base import Outgoing, Transport
+
+__all__ = ["Connection", "Handlers"]
+
+log = logging.getLogger("mcp_lite.client")
+
+_MAX_INPUT_ROUNDS = 16
+_ID_IN_HEAD = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
+
+
+@dataclass
+class Handlers:
+    """What the client answers and declares; shared by every connection of one Client."""
+
+    client_info: dict[str, Any]
+    sampling: Callable[[Params], Any] | None = None
+    elicitation: Callable[[Params], Any] | None = None
+    roots: list[dict[str, Any]] | None = None
+    roots_handler: Callable[[], Any] | None = None
+    log_handler: Callable[[Params], Any] | None = None
+    notification_handler: Callable[[str, Params], Any] | None = None
+    log_level: str | None = None  # 2026-07-28: sent in _meta on every request
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        return proto.client_capabilities(
+            sampling=self.sampling is not None,
+            elicitation=self.elicitation is not None,
+            roots=self.roots is not None or self.roots_handler is not None,
+        )
+
+
+@dataclass(eq=False)
+class _Call:
+    """One request the caller waits for (across ``input_required`` rounds and their ids)."""
+
+    future: Future[dict[str, Any]]
+    method: str
+    params: dict[str, Any] | None
+    timeout: float
+    deadline: float
+    hard_deadline: float
+    on_progress: Callable[[Progress], Any] | None = None
+    reset_on_progress: bool = False
+    cancel_on_timeout: bool = True
+    request_id: jsonrpc.RequestId = 0
+    rounds: int = 0
+
+
+@dataclass(eq=False)
+class _Incoming:
+    """A server-to-client request being answered; ``cancelled`` set by the server."""
+
+    request: jsonrpc.Request
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+
+class Connection:
+    """See the module docstring. ``info`` is set by the Client once the handshake is done."""
+
+    def __init__(self, transport: Transport, handlers: Handlers, *, name: str,
+                 max_workers: int = 4) -> None:
+        self.transport = transport
+        self.handlers = handlers
+        self.name = name
+        self.info: SessionInfo | None = None
+        self.closed_error: McpError | None = None
+        self._lock = threading.Lock()
+        self._pending: jsonrpc.PendingTable[_Call] = jsonrpc.PendingTable()
+        self._incoming: dict[jsonrpc.RequestId, _Incoming] = {}
+        self._heap: list[tuple[float, int, _Call]] = []
+        self._wake = threading.Condition(self._lock)
+        self._stopping = False
+        self._workers = ThreadPoolExecutor(max_workers, thread_name_prefix=f"mcp-lite-worker[{name}]")
+        self._notifier = ThreadPoolExecutor(1, thread_name_prefix=f"mcp-lite-notify[{name}]")
+        self._watcher = threading.Thread(target=self._watch_deadlines, daemon=True,
+                                         name=f"mcp-lite-deadlines[{name}]")
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._watcher.start()
+        try:
+            self.transport.start(self._on_frame, self._on_transport_closed)
+        except BaseException:
+            self._shutdown(ConnectionClosed("could not start"))
+            raise
+
+    @property
+    def alive(self) -> bool:
+        return self.closed_error is None
+
+    def close(self, reason: str = "the client closed the connection") -> None:
+        """Close the transport and fail what is still pending; idempotent, bounded."""
+        if self._shutdown(ConnectionClosed(reason)):
+            self.transport.close()
+            self._watcher.join(1.0)
+
+    def abandon(self) -> None:
+        """After fork: forget this connection without touching the parent's process or pipes."""
+        self.closed_error = ConnectionClosed("connection inherited across fork")
+        self._stopping = True
+        self.transport.close()  # transports only drop their fds when not in the owner pid
+
+    def _shutdown(self, error: McpError) -> bool:
+        with self._lock:
+            if self._stopping:
+                return False
+            self._stopping = True
+            self.closed_error = self.closed_error or error
+            calls = self._pending.drain()
+            self._heap.clear()
+            self._wake.notify_all()
+        failure = self.closed_error
+        for call in calls:
+            _fail(call.future, failure)
+        self._workers.shutdown(wait=False, cancel_futures=True)
+        self._notifier.shutdown(wait=False, cancel_futures=True)
+        return True
+
+    def _on_transport_closed(self, error: McpError) -> None:
+        log.info("connection to %r closed: %s", self.name, error)
+        with self._lock:
+            self.closed_error = self.closed_error or error
+        self._shutdown(error)
+
+    # --- sending -------------------------------------------------------------------------------
+
+    def submit(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        timeout: float,
+        max_total_timeout: float | None = None,
+        on_progress: Callable[[Progress], Any] | None = None,
+        reset_on_progress: bool = False,
+        cancel_on_timeout: bool = True,
+    ) -> Future[dict[str, Any]]:
+        """Send a request; the future gets the final result dict (after any input rounds),
+        or the error: ``RpcError`` from the server, ``RequestTimeout``, ``ConnectionClosed``."""
+        now = time.monotonic()
+        hard = now + (max_total_timeout if max_total_timeout is not None else timeout)
+        call = _Call(Future(), method, params, timeout, min(now + timeout, hard), hard,
+                     on_progress, reset_on_progress, cancel_on_timeout)
+        self._send_call(call)
+        return call.future
+
+    def _send_call(self, call: _Call) -> None:
+        with self._lock:
+            if self._stopping:
+                raise self.closed_error or ConnectionClosed("connection closed")
+            request_id = self._pending.allocate_id()
+            call.request_id = request_id
+            self._pending.add(request_id, call)
+            first = not self._heap or call.deadline < self._heap[0][0]
+            heapq.heappush(self._heap, (call.deadline, request_id, call))
+            if first:
+                self._wake.notify()
+        params = self._prepare_params(call.method, call.params)
+        if call.on_progress is not None or call.reset_on_progress:
+            params = dict(params or {})
+            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
+        try:
+            self._write(jsonrpc.make_request(request_id, call.method, params))
+        except McpError as exc:
+            with self._lock:
+                self._pending.pop(request_id)
+            _fail(call.future, exc)
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self._write(jsonrpc.make_notification(method, params))
+
+    def _prepare_params(self, method: str, params: dict[str, Any] | None) -> dict[str, Any] | None:
+        info = self.info
+        if info is None or info.era != "stateless":
+            return params
+        return proto.add_stateless_meta(
+            params, version=info.protocol_version, capabilities=self.handlers.capabilities,
+            client_info=self.handlers.client_info, log_level=self.handlers.log_level)
+
+    def _write(self, message: dict[str, Any]) -> None:
+        if self.closed_error is not None:
+            raise self.closed_error
+        self.transport.send(Outgoing(message, encode_message(message)))
+
+    # --- deadlines -----------------------------------------------------------------------------
+
+    def _watch_deadlines(self) -> None:
+        while True:
+            expired: list[_Call] = []
+            with self._lock:
+                if self._stopping:
+                    return
+                now = time.monotonic()
+                while self._heap and self._heap[0][0] <= now:
+                    deadline, request_id, call = heapq.heappop(self._heap)
+                    if self._pending.get(request_id) is not call or call.deadline > deadline:
+                        continue  # answered, retried under a new id, or deadline moved
+                    self._pending.pop(request_id)
+                    expired.append(call)
+                wait = self._heap[0][0] - now if self._heap else 5.0
+                if not expired:
+                    self._wake.wait(min(max(wait, 0.001), 5.0))
+                    continue
+            for call in expired:
+                self._expire(call)
+
+    def _expire(self, call: _Call) -> None:
+        elapsed = call.timeout if call.deadline < call.hard_deadline else call.hard_deadline
+        _fail(call.future, RequestTimeout(
+            f"{call.method} to MCP server {self.name!r} got no answer within {elapsed:g} s",
+            call.timeout))
+        if call.cancel_on_timeout:
+            try:
+                self.notify("notifications/cancelled",
+                            {"requestId": call.request_id, "reason": "timeout"})
+            except McpError:
+                pass
+
+    # --- receiving -----------------------------------------------------------------------------
+
+    def _on_frame(self, frame: bytes | MessageTooLarge) -> None:
+        if isinstance(frame, MessageTooLarge):
+            self._on_oversized(frame)
+            return
+        for event in jsonrpc.parse_frame(frame):
+            if isinstance(event, (jsonrpc.Response, jsonrpc.ErrorResponse)):
+                self._on_response(event)
+            elif isinstance(event, jsonrpc.Notification):
+                self._on_notification(event)
+            elif isinstance(event, jsonrpc.Request):
+                self._on_request(event)
+            else:
+                log.warning("dropped invalid message from %r: %s: %s",
+                            self.name, event.reason, event.raw)
+
+    def _on_oversized(self, error: MessageTooLarge) -> None:
+        match = _ID_IN_HEAD.search(error.head)
+        call = None
+        if match:
+            raw = match.group(1).decode("utf-8", "replace")
+            request_id: jsonrpc.RequestId = raw.strip('"') if raw.startswith('"') else int(raw)
+            with self._lock:
+                call = self._pending.pop(request_id)
+        if call is None:
+            log.warning("dropped a message over %d bytes from %r", error.max_size, self.name)
+            return
+        _fail(call.future, MessageTooLarge(
+            f"the answer to {call.method} from MCP server {self.name!r} is larger than "
+            f"max_message_size={error.max_size} bytes", error.max_size, error.head))
+
+    def _on_response(self, event: jsonrpc.Response | jsonrpc.ErrorResponse) -> None:
+        with self._lock:
+            call = self._pending.pop(event.id)
+        if call is None:
+            log.debug("dropped a response with unknown id %r from %r", event.id, self.name)
+            return
+        if isinstance(event, jsonrpc.ErrorResponse):
+            _fail(call.future, event.error)
+            return
+        result = event.result
+        try:
+            input_required = (self.info is not None and self.info.era == "stateless"
+                              and proto.is_input_required(result))
+        except McpError as exc:
+            _fail(call.future, exc)
+            return
+        if input_required:
+            self._run(self._workers, self._answer_input_required, call, result)
+        else:
+            _resolve(call.future, result)
+
+    def _on_notification(self, event: jsonrpc.Notification) -> None:
+        method, params = event.method, event.params
+        if method == "notifications/progress":
+            self._on_progress(params)
+        elif method == "notifications/cancelled":
+            incoming = self._incoming.get(params.get("requestId"))  # type: ignore[arg-type]
+            if incoming is not None:
+                incoming.cancelled.set()
+            self._deliver(method, params)
+        elif method == "notifications/message" and self.handlers.log_handler is not None:
+            self._run(self._notifier, self.handlers.log_handler, Params.model_validate(params))
+        else:
+            self._deliver(method, params)
+
+    def _deliver(self, method: str, params: dict[str, Any]) -> None:
+        handler = self.handlers.notification_handler
+        if handler is not None:
+            self._run(self._notifier, handler, method, Params.model_validate(params))
+
+    def _on_progress(self, params: dict[str, Any]) -> None:
+        token = params.get("progressToken")
+        with self._lock:
+            call = self._pending.get(token) if isinstance(token, (int, str)) else None
+            if call is not None and call.reset_on_progress:
+                call.deadline = min(time.monotonic() + call.timeout, call.hard_deadline)
+                heapq.heappush(self._heap, (call.deadline, call.request_id, call))
+        if call is not None and call.on_progress is not None:
+            self._run(self._notifier, call.on_progress, Progress.model_validate(params))
+
+    # --- answering the server ----------------------------------------------------------------------
+
+    def _on_request(self, request: jsonrpc.Request) -> None:
+        incoming = _Incoming(request)
+        self._incoming[request.id] = incoming
+        self._run(self._workers, self._answer, incoming)
+
+    def _answer(self, incoming: _Incoming) -> None:
+        request = incoming.request
+        try:
+            message = jsonrpc.make_result(request.id, self.fulfil(request.method, request.params))
+        except RpcError as exc:
+            message = jsonrpc.make_error(request.id, exc)
+        except Exception as exc:
+            log.exception("handler for %s from %r failed", request.method, self.name)
+            message = jsonrpc.make_error(request.id, InternalError(f"client handler failed: {exc}"))
+        finally:
+            self._incoming.pop(request.id, None)
+        if incoming.cancelled.is_set():
+            return  # the server withdrew the request: send nothing
+        try:
+            self._write(message)
+        except McpError as exc:
+            log.info("could not answer %s to %r: %s", request.method, self.name, exc)
+
+    def fulfil(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Answer one server-to-client request (or one 2026 ``inputRequests`` entry)."""
+        h = self.handlers
+        if method == "ping":
+            return {}
+        if method == "roots/list":
+            if h.roots_handler is not None:
+                roots = h.roots_handler()
+            elif h.roots is not None:
+                roots = h.roots
+            else:
+                raise MethodNotFound("this client does not expose roots")
+            return {"roots": [dump(root) for root in roots]}
+        if method == "sampling/createMessage":
+            if h.sampling is None:
+                raise MethodNotFound("this client does not support sampling")
+            if "tools" in params or "toolChoice" in params:
+                raise InvalidParams("this client did not declare sampling.tools")
+            return _as_result(h.sampling(Params.model_validate(params)))
+        if method == "elicitation/create":
+            if h.elicitation is None:
+                raise MethodNotFound("this client does not support elicitation")
+            return _as_result(h.elicitation(Params.model_validate(params)))
+        raise MethodNotFound(f"method not found: {method}")
+
+    def _answer_input_required(self, call: _Call, result: dict[str, Any]) -> None:
+        """2026-07-28 MRTR: fulfil every input request, then retry with a new id."""
+        try:
+            call.rounds += 1
+            if call.rounds > _MAX_INPUT_ROUNDS:
+                raise RemoteProtocolError(
+                    f"{call.method}: server asked for input more than {_MAX_INPUT_ROUNDS} times")
+            responses = {
+                key: self.fulfil(request["method"], request.get("params") or {})
+                for key, request in proto.input_requests(result).items()
+            }
+            call.params = proto.retry_params(call.params or {}, result, responses)
+            # Time spent answering (a person filling a form) does not count against the
+            # request: each round gets a fresh window.
+            now = time.monotonic()
+            call.hard_deadline = max(call.hard_deadline, now + call.timeout)
+            call.deadline = now + call.timeout
+            self._send_call(call)
+        except Exception as exc:
+            _fail(call.future, exc if isinstance(exc, McpError) else
+                  McpError(f"answering the server's input request failed: {exc!r}"))
+
+    def _run(self, pool: ThreadPoolExecutor, fn: Callable[..., Any], *args: Any) -> None:
+        try:
+            pool.submit(_guarded, fn, *args)
+        except RuntimeError:  # pool shut down: the connection is closing
+            pass
+
+
+def _guarded(fn: Callable[..., Any], *args: Any) -> None:
+    try:
+        fn(*args)
+    except Exception:
+        log.exception("callback %r raised", getattr(fn, "__name__", fn))
+
+
+def _as_result(value: Any) -> dict[str, Any]:
+    result = dump(value)
+    if not isinstance(result, dict):
+        raise InternalError(f"handler returned {type(value).__name__}, not a dict or model")
+    return result
+
+
+def _resolve(future: Future[Any], result: Any) -> None:
+    try:
+        future.set_result(result)
+    except Exception:  # cancelled by the caller, or already resolved
+        pass
+
+
+def _fail(future: Future[Any], error: BaseException) -> None:
+    if not future.done():
+        try:
+            future.set_exception(error)
+        except Exception:  # already resolved by a racing thread
+            pass

@@ -1,0 +1,598 @@
+"""``Client``: one MCP server, plain blocking calls, safe to share between threads and forks.
+
+A thin layer over ``Connection``: it chooses the transport for a target, negotiates the
+protocol era and version, turns results into models, walks pages, and replaces its
+connection when needed — after ``os.fork()`` (the child never touches the parent's
+process or pipes) and after the server died (the next call starts a new one).
+
+A ``weakref.finalize`` backstop (which also runs at interpreter exit) closes a client the
+user forgot to close, so a script never leaves a server process behind.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TYPE_CHECKING, Any
+
+from ._connection import Connection, Handlers
+from ._version import __version__
+from .errors import (
+    ConfigError,
+    ConnectionClosed,
+    LocalProtocolError,
+    McpError,
+    RemoteProtocolError,
+    RequestTimeout,
+)
+from .protocol import session as proto
+from .protocol import versions as v
+from .protocol.jsonrpc import ErrorResponse, Response
+from .protocol.session import SessionInfo
+from .protocol.types import (
+    TOOL_LIST,
+    CallToolResult,
+    CompleteResult,
+    GetPromptResult,
+    Implementation,
+    Params,
+    Progress,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    Tool,
+)
+from .transports.base import Transport
+
+if TYPE_CHECKING:
+    from .server import Server
+
+__all__ = ["Client", "connect"]
+
+log = logging.getLogger("mcp_lite.client")
+
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_DISCOVER_TIMEOUT = 5.0
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+_live_clients: weakref.WeakSet[Client] = weakref.WeakSet()
+
+
+def connect(target: Any, *, timeout: float = DEFAULT_TIMEOUT, **options: Any) -> Client:
+    """Connect to one MCP server and return a ready ``Client`` (see ``Client`` for options).
+
+    Raises:
+        ConnectError: the server could not be started or reached.
+        ConnectionClosed: it went away during the handshake (exit code, stderr tail).
+        UnsupportedProtocolVersion: no protocol version both sides speak.
+        ConfigError: the target or an option is invalid.
+    """
+    client = Client(target, timeout=timeout, **options)
+    try:
+        client.open()
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+class Client:
+    """A connection to one MCP server. Thread-safe; fork-safe; ``close()`` is idempotent.
+
+    Args:
+        target: a command (``["python", "srv.py"]``, or one string split like a shell
+            would), a config dict (``{"command": ..., "args": [...], "env": {...}}``), or a
+            ``mcp_lite.Server`` for an in-process server. URLs need the remote transports.
+        timeout: default seconds per request (a finite default; every call may override).
+        protocol_version: ``"auto"`` (probe for 2026-07-28, fall back to the handshake
+            era), or one version to pin.
+        client_info: ``{"name", "version"}`` sent to the server.
+        env, cwd: for stdio servers (``env`` is added to a safe allow-list).
+        max_message_size: largest message accepted from the server, in bytes.
+        sampling_handler, elicitation_handler, roots, roots_handler, log_handler,
+        notification_handler: answer the server (see DESIGN §2); they run on worker threads.
+        reset_timeout_on_progress: a progress notification restarts a call's timeout, up to
+            ``max_total_timeout`` seconds in all.
+        auto_reconnect: start a new connection on the next call after the server died.
+        discover_timeout: how long the 2026-07-28 probe waits before assuming an older server.
+        max_pages: the most pages a list method follows.
+        name: used in logs and error messages.
+    """
+
+    def __init__(
+        self,
+        target: Any,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        protocol_version: str = "auto",
+        client_info: Mapping[str, Any] | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        max_message_size: int | None = None,
+        sampling_handler: Callable[[Params], Any] | None = None,
+        elicitation_handler: Callable[[Params], Any] | None = None,
+        roots: Iterable[str | Mapping[str, Any]] | None = None,
+        roots_handler: Callable[[], Any] | None = None,
+        log_handler: Callable[[Params], Any] | None = None,
+        notification_handler: Callable[[str, Params], Any] | None = None,
+        reset_timeout_on_progress: bool = False,
+        max_total_timeout: float | None = None,
+        auto_reconnect: bool = True,
+        discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT,
+        max_pages: int = 1000,
+        max_workers: int = 4,
+        name: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        auth: Any = None,
+    ) -> None:
+        if timeout is None or timeout <= 0:
+            raise ConfigError("timeout must be a positive number of seconds")
+        if protocol_version != "auto" and protocol_version not in v.SUPPORTED_VERSIONS:
+            raise ConfigError(f"protocol_version {protocol_version!r} is not one of "
+                              f"'auto', {', '.join(v.SUPPORTED_VERSIONS)}")
+        self.target = target
+        self.timeout = float(timeout)
+        self.name = name or _target_name(target)
+        self._protocol_version = protocol_version
+        self._transport_options = {"env": env, "cwd": cwd, "max_message_size": max_message_size,
+                                   "headers": headers, "auth": auth}
+        self._handlers = Handlers(
+            client_info=dict(client_info or {"name": "mcp-lite", "version": __version__}),
+            sampling=sampling_handler,
+            elicitation=elicitation_handler,
+            roots=[_root(r) for r in roots] if roots is not None else None,
+            roots_handler=roots_handler,
+            log_handler=log_handler,
+            notification_handler=notification_handler,
+        )
+        self.reset_timeout_on_progress = reset_timeout_on_progress
+        self.max_total_timeout = max_total_timeout
+        self.auto_reconnect = auto_reconnect
+        self.discover_timeout = discover_timeout
+        self.max_pages = max_pages
+        self._max_workers = max_workers
+        self._lock = threading.RLock()
+        self._conn: Connection | None = None
+        self._closed = False
+        self._subscriptions: set[str] = set()
+        self._listen_future: Future[dict[str, Any]] | None = None
+        self._output_schemas: dict[str, dict[str, Any]] = {}
+        self._era_hint: str | None = None  # the era found last time: reconnects skip the probe
+        holder: list[Connection | None] = [None]
+        self._conn_holder = holder
+        self._finalizer = weakref.finalize(self, _close_holder, holder)
+        _live_clients.add(self)
+
+    # --- lifecycle -------------------------------------------------------------------------------
+
+    def open(self) -> Client:
+        """Connect now (``connect()`` does this for you). Returns self."""
+        self._connection()
+        return self
+
+    def close(self) -> None:
+        """Close the connection and stop the server process; idempotent, bounded (~1 s)."""
+        with self._lock:
+            self._closed = True
+            conn, self._conn = self._conn, None
+            self._conn_holder[0] = None
+        if conn is not None:
+            conn.close()
+        self._finalizer.detach()
+
+    def __enter__(self) -> Client:
+        return self.open() if self._conn is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("connected" if self._conn else "idle")
+        return f"<mcp_lite.Client {self.name!r} {state}>"
+
+    @property
+    def transport(self) -> Transport | None:
+        """The current transport (``transport.pid`` for stdio), or None when not connected."""
+        conn = self._conn
+        return conn.transport if conn is not None else None
+
+    @property
+    def session(self) -> SessionInfo:
+        return self._connection().info  # type: ignore[return-value]
+
+    @property
+    def server_info(self) -> Implementation:
+        return Implementation.model_validate(self.session.server_info)
+
+    @property
+    def server_capabilities(self) -> dict[str, Any]:
+        return self.session.capabilities
+
+    @property
+    def protocol_version(self) -> str:
+        return self.session.protocol_version
+
+    @property
+    def instructions(self) -> str | None:
+        return self.session.instructions
+
+    # --- the raw layer ---------------------------------------------------------------------------
+
+    def submit(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: Callable[[Progress], Any] | None = None,
+    ) -> Future[dict[str, Any]]:
+        """Send a request without waiting; the ``Future`` resolves to the result dict.
+
+        The future always completes: with the result, the server's ``RpcError``, a
+        ``RequestTimeout`` after ``timeout`` seconds, or ``ConnectionClosed``.
+        """
+        conn = self._connection()
+        assert conn.info is not None
+        proto.check_method_allowed(method, conn.info)
+        return conn.submit(
+            method, params,
+            timeout=self._timeout(timeout),
+            max_total_timeout=self.max_total_timeout if self.reset_timeout_on_progress else None,
+            on_progress=on_progress,
+            reset_on_progress=self.reset_timeout_on_progress,
+        )
+
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: Callable[[Progress], Any] | None = None,
+    ) -> dict[str, Any]:
+        """Send a request and wait for its result dict. Raises what ``submit`` describes."""
+        future = self.submit(method, params, timeout=timeout, on_progress=on_progress)
+        return _wait(future, self._backstop(timeout))
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification (no answer expected)."""
+        self._connection().notify(method, params)
+
+    # --- tools -------------------------------------------------------------------------------------
+
+    def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
+        """Every tool the server offers, across all pages."""
+        items = self._list_all("tools/list", "tools", "tools", timeout)
+        tools = TOOL_LIST.validate_python(items)
+        self._output_schemas = {t.name: t.output_schema for t in tools if t.output_schema}
+        return tools
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: Callable[[Progress], Any] | None = None,
+    ) -> CallToolResult:
+        """Call a tool. A tool's own failure is ``result.is_error`` (see ``raise_for_error``);
+        a protocol failure (unknown tool...) raises ``RpcError``.
+
+        When the tool's ``outputSchema`` is known (from ``list_tools``) and the optional
+        ``jsonschema`` package is installed, ``structured_content`` is validated against it
+        (``RemoteProtocolError`` when it does not match).
+        """
+        params = {"name": name, "arguments": dict(arguments or {})}
+        result = CallToolResult.model_validate(
+            self.request("tools/call", params, timeout=timeout, on_progress=on_progress))
+        schema = self._output_schemas.get(name)
+        if schema is not None and not result.is_error:
+            _validate_structured(name, schema, result.structured_content)
+        return result
+
+    # --- resources ---------------------------------------------------------------------------------
+
+    def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
+        items = self._list_all("resources/list", "resources", "resources", timeout)
+        return [Resource.model_validate(item) for item in items]
+
+    def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
+        items = self._list_all("resources/templates/list", "resourceTemplates", "resources",
+                               timeout)
+        return [ResourceTemplate.model_validate(item) for item in items]
+
+    def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
+        return ReadResourceResult.model_validate(
+            self.request("resources/read", {"uri": uri}, timeout=timeout))
+
+    def subscribe_resource(self, uri: str, *, timeout: float | None = None) -> None:
+        """Ask for ``notifications/resources/updated`` about ``uri`` (to ``notification_handler``).
+
+        2026-07-28 servers get one ``subscriptions/listen`` stream covering every subscribed
+        URI and the list-changed notifications; it is re-opened after a reconnect.
+        """
+        with self._lock:
+            self._subscriptions.add(uri)
+        info = self.session
+        if info.era == "stateless":
+            self._listen()
+        else:
+            self._require(info, "resources", "subscribe", "resources/subscribe")
+            self.request("resources/subscribe", {"uri": uri}, timeout=timeout)
+
+    def unsubscribe_resource(self, uri: str, *, timeout: float | None = None) -> None:
+        with self._lock:
+            self._subscriptions.discard(uri)
+        if self.session.era == "stateless":
+            self._listen()
+        else:
+            self.request("resources/unsubscribe", {"uri": uri}, timeout=timeout)
+
+    # --- prompts, completion, logging, ping --------------------------------------------------------
+
+    def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
+        items = self._list_all("prompts/list", "prompts", "prompts", timeout)
+        return [Prompt.model_validate(item) for item in items]
+
+    def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None, *,
+                   timeout: float | None = None) -> GetPromptResult:
+        params: dict[str, Any] = {"name": name}
+        if arguments:
+            params["arguments"] = {str(k): str(val) for k, val in arguments.items()}
+        return GetPromptResult.model_validate(self.request("prompts/get", params, timeout=timeout))
+
+    def complete(self, ref: Mapping[str, Any], argument_name: str, value: str, *,
+                 context: Mapping[str, str] | None = None,
+                 timeout: float | None = None) -> CompleteResult:
+        """``completion/complete``; ``ref`` is ``{"type": "ref/prompt", "name": ...}`` or
+        ``{"type": "ref/resource", "uri": ...}``."""
+        params: dict[str, Any] = {"ref": dict(ref), "argument": {"name": argument_name,
+                                                                  "value": value}}
+        if context:
+            params["context"] = {"arguments": dict(context)}
+        return CompleteResult.model_validate(
+            self.request("completion/complete", params, timeout=timeout))
+
+    def set_log_level(self, level: str, *, timeout: float | None = None) -> None:
+        """Ask the server for log messages at ``level`` and above (to ``log_handler``)."""
+        if level not in LOG_LEVELS:
+            raise ConfigError(f"log level must be one of {', '.join(LOG_LEVELS)}")
+        info = self.session
+        self._handlers.log_level = level
+        if info.era == "handshake":
+            self._require(info, "logging", None, "logging/setLevel")
+            self.request("logging/setLevel", {"level": level}, timeout=timeout)
+
+    def ping(self, *, timeout: float | None = None) -> None:
+        """Round-trip to the server. ``LocalProtocolError`` on 2026-07-28 (ping was removed)."""
+        self.request("ping", None, timeout=timeout)
+
+    # --- internals -----------------------------------------------------------------------------------
+
+    def _timeout(self, timeout: float | None) -> float:
+        if timeout is None:
+            return self.timeout
+        if timeout <= 0:
+            raise ConfigError("timeout must be a positive number of seconds")
+        return float(timeout)
+
+    def _backstop(self, timeout: float | None) -> float:
+        # The deadline thread completes every future; this outer wait only guards against a
+        # bug there, so it is generous.
+        limit = self.max_total_timeout if self.reset_timeout_on_progress else None
+        return max(self._timeout(timeout), limit or 0.0) + 30.0
+
+    def _require(self, info: SessionInfo, capability: str, sub: str | None, method: str) -> None:
+        if not info.has_capability(capability, sub):
+            what = f"{capability}.{sub}" if sub else capability
+            raise LocalProtocolError(
+                f"MCP server {self.name!r} did not declare the {what!r} capability "
+                f"needed for {method}")
+
+    def _list_all(self, method: str, key: str, capability: str,
+                  timeout: float | None) -> list[Any]:
+        info = self.session
+        if info.era == "handshake" and capability not in info.capabilities:
+            return []  # the server has none of these; asking would only get an error
+        pager = proto.Pager(method, max_pages=self.max_pages)
+        items: list[Any] = []
+        while not pager.done:
+            result = self.request(method, pager.params(), timeout=timeout)
+            page = result.get(key, [])
+            if not isinstance(page, list):
+                raise RemoteProtocolError(f"{method}: {key!r} is not a list")
+            items.extend(page)
+            pager.advance(result)
+        return items
+
+    def _connection(self) -> Connection:
+        conn = self._conn
+        if conn is not None and conn.alive:
+            return conn
+        with self._lock:
+            if self._closed:
+                raise ConnectionClosed(f"client for {self.name!r} is closed")
+            conn = self._conn
+            if conn is not None and conn.alive:
+                return conn
+            if conn is not None:
+                if not self.auto_reconnect:
+                    raise conn.closed_error or ConnectionClosed("connection closed")
+                conn.close()
+                log.info("reconnecting to %r", self.name)
+            conn = self._open_connection()
+            self._conn = conn
+            self._conn_holder[0] = conn
+        if self._subscriptions:
+            self._restore_subscriptions()
+        return conn
+
+    def _make_transport(self) -> Transport:
+        from .transports import make_transport
+
+        return make_transport(self.target, name=self.name, **self._transport_options)
+
+    def _open_connection(self) -> Connection:
+        conn = Connection(self._make_transport(), self._handlers, name=self.name,
+                          max_workers=self._max_workers)
+        conn.start()
+        try:
+            conn.info = self._negotiate(conn)
+        except BaseException:
+            conn.close("the handshake failed")
+            raise
+        log.debug("connected to %r: protocol %s", self.name, conn.info.protocol_version)
+        return conn
+
+    def _negotiate(self, conn: Connection) -> SessionInfo:
+        wanted = self._protocol_version
+        if wanted == "auto" and self._era_hint is not None:
+            wanted = self._era_hint
+        if wanted == "auto" or v.is_stateless(wanted):
+            info = self._discover(conn, v.LATEST_VERSION if wanted == "auto" else wanted,
+                                  fallback=wanted == "auto")
+            if info is not None:
+                self._era_hint = info.protocol_version
+                return info
+        pinned = wanted if wanted in v.HANDSHAKE_VERSIONS else None
+        requested = pinned or v.LATEST_HANDSHAKE_VERSION
+        params = proto.initialize_params(requested, self._handlers.capabilities,
+                                         self._handlers.client_info)
+        future = conn.submit("initialize", params, timeout=self.timeout, cancel_on_timeout=False)
+        info = proto.accept_initialize(_wait(future, self.timeout + 30), pinned=pinned)
+        conn.notify("notifications/initialized")
+        if self._protocol_version == "auto":
+            self._era_hint = "auto"
+        return info
+
+    def _discover(self, conn: Connection, version: str, *, fallback: bool) -> SessionInfo | None:
+        """The ``server/discover`` probe; None means "use the handshake" (only with fallback)."""
+        for _ in range(2):  # at most one retry with a version the server names
+            params = proto.add_stateless_meta(
+                {}, version=version, capabilities=self._handlers.capabilities,
+                client_info=self._handlers.client_info)
+            limit = min(self.discover_timeout, self.timeout) if fallback else self.timeout
+            future = conn.submit("server/discover", params, timeout=limit)
+            event: Response | ErrorResponse | None
+            try:
+                event = Response(0, _wait(future, limit + 30))
+            except RequestTimeout:
+                event = None
+            except McpError as exc:
+                if isinstance(exc, ConnectionClosed):
+                    raise
+                from .errors import RpcError
+
+                event = ErrorResponse(None, exc) if isinstance(exc, RpcError) else None
+            outcome = proto.discover_outcome(event, version)
+            if outcome.kind == "stateless":
+                return outcome.session
+            if outcome.kind == "retry" and outcome.version:
+                version = outcome.version
+                continue
+            break
+        if not fallback:
+            raise LocalProtocolError(
+                f"MCP server {self.name!r} does not speak protocol {version} (pinned)")
+        return None
+
+    def _listen(self) -> None:
+        """(Re)open the 2026-07-28 ``subscriptions/listen`` stream for our subscriptions."""
+        conn = self._connection()
+        with self._lock:
+            old, uris = self._listen_future, sorted(self._subscriptions)
+            self._listen_future = None
+        if old is not None and not old.done():
+            old.cancel()
+        if not uris:
+            return
+        params = {"notifications": {"toolsListChanged": True, "promptsListChanged": True,
+                                    "resourcesListChanged": True, "resourceSubscriptions": uris}}
+        # A listen stream lasts as long as the connection: its deadline is a day.
+        future = conn.submit("subscriptions/listen", params, timeout=86400.0)
+        with self._lock:
+            self._listen_future = future
+
+    def _restore_subscriptions(self) -> None:
+        try:
+            if self.session.era == "stateless":
+                self._listen()
+            else:
+                for uri in sorted(self._subscriptions):
+                    self.request("resources/subscribe", {"uri": uri})
+        except McpError as exc:
+            log.warning("could not restore subscriptions on %r: %s", self.name, exc)
+
+    def _after_fork_in_child(self) -> None:
+        self._lock = threading.RLock()
+        conn, self._conn = self._conn, None
+        self._conn_holder[0] = None
+        self._listen_future = None
+        if conn is not None:
+            conn.abandon()
+
+
+# --- helpers ---------------------------------------------------------------------------------------
+
+
+def _wait(future: Future[dict[str, Any]], limit: float) -> dict[str, Any]:
+    try:
+        return future.result(limit)
+    except FutureTimeout:
+        raise RequestTimeout(f"no answer within {limit:g} s", limit) from None
+
+
+def _close_holder(holder: list[Connection | None]) -> None:
+    conn = holder[0]
+    if conn is not None:
+        conn.close("the client was garbage-collected or the interpreter is exiting")
+
+
+def _after_fork() -> None:
+    for client in list(_live_clients):
+        client._after_fork_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
+def _root(root: str | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(root, str):
+        return {"uri": root if "://" in root else f"file://{os.path.abspath(root)}"}
+    return dict(root)
+
+
+def _target_name(target: Any) -> str:
+    if isinstance(target, str):
+        return target.split()[0].rsplit("/", 1)[-1] if target.strip() else "server"
+    if isinstance(target, Sequence) and target:
+        return os.path.basename(str(target[-1] if len(target) > 1 else target[0]))
+    if isinstance(target, Mapping):
+        return str(target.get("name") or target.get("url") or target.get("command") or "server")
+    return str(getattr(target, "name", "server"))
+
+
+def _validate_structured(tool: str, schema: dict[str, Any], value: Any) -> None:
+    try:
+        import jsonschema
+    except ImportError:
+        return
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as exc:
+        raise RemoteProtocolError(
+            f"tool {tool!r} returned structuredContent that does not match its outputSchema: "
+            f"{exc.message}") from None
+    except jsonschema.SchemaError as exc:
+        log.warning("tool %r has an invalid outputSchema: %s", tool, exc.message)
+
+
+if TYPE_CHECKING:
+    _Server = Server

@@ -1,0 +1,212 @@
+"""JSON-RPC 2.0 messages: building them, and sorting incoming frames into events.
+
+Sans-IO: frames (bytes) in, plain events out. Nothing here blocks, sleeps or locks; the
+caller serialises access to a ``PendingTable`` when it shares one between threads.
+
+An incoming frame that is not valid JSON-RPC never raises: it becomes an ``Invalid`` event,
+which the session logs and drops (a server printing junk on stdout must not kill the link).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar, Union
+
+from .._accel import decode_message
+from ..errors import RpcError, rpc_error_from_wire
+
+__all__ = [
+    "ErrorResponse",
+    "Incoming",
+    "Invalid",
+    "Notification",
+    "PendingTable",
+    "Request",
+    "RequestId",
+    "Response",
+    "make_error",
+    "make_notification",
+    "make_request",
+    "make_result",
+    "parse_frame",
+]
+
+RequestId = Union[int, str]
+
+
+def make_request(request_id: RequestId, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def make_notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def make_result(request_id: RequestId, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def make_error(request_id: RequestId | None, error: RpcError) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()}
+
+
+# --- incoming events -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A successful answer to one of our requests."""
+
+    id: RequestId
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorResponse:
+    """An error answer. ``id`` is None when the peer could not read our id (2025-11-25)."""
+
+    id: RequestId | None
+    error: RpcError
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A request from the peer that we must answer with the same id."""
+
+    id: RequestId
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    """Something that is not a JSON-RPC message; ``reason`` says why, ``raw`` is an excerpt."""
+
+    reason: str
+    raw: str = ""
+
+
+Incoming = Union[Response, ErrorResponse, Request, Notification, Invalid]
+
+
+def _excerpt(data: bytes | str, limit: int = 200) -> str:
+    text = data if isinstance(data, str) else data[:limit].decode("utf-8", "replace")
+    return text[:limit]
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
+def classify(message: Any) -> Incoming:
+    """Sort one decoded JSON value into an event."""
+    if not isinstance(message, dict):
+        return Invalid("not a JSON object", _excerpt(repr(message)))
+    if message.get("jsonrpc") != "2.0":
+        return Invalid("missing jsonrpc: '2.0'", _excerpt(repr(message)))
+    method = message.get("method")
+    if isinstance(method, str):
+        params = message.get("params")
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            return Invalid(f"params of {method!r} is not an object", _excerpt(repr(message)))
+        if "id" in message:
+            if not _valid_id(message["id"]):
+                return Invalid("request id is not a string or integer", _excerpt(repr(message)))
+            return Request(message["id"], method, params)
+        return Notification(method, params)
+    if "error" in message:
+        request_id = message.get("id")
+        return ErrorResponse(request_id if _valid_id(request_id) else None,
+                             rpc_error_from_wire(message["error"]))
+    if "result" in message:
+        if not _valid_id(message.get("id")):
+            return Invalid("response id is not a string or integer", _excerpt(repr(message)))
+        result = message["result"]
+        if not isinstance(result, dict):
+            return Invalid("result is not an object", _excerpt(repr(message)))
+        return Response(message["id"], result)
+    return Invalid("neither request, notification nor response", _excerpt(repr(message)))
+
+
+def parse_frame(data: bytes, *, allow_batch: bool = True) -> list[Incoming]:
+    """Decode one frame (a JSON object, or a batch array) into events; never raises.
+
+    Args:
+        data: the frame's bytes, as one transport delivered them.
+        allow_batch: accept a JSON array of messages (only 2025-03-26 defines batches, but
+            being lenient costs nothing, so the session passes True unless it must refuse).
+    """
+    try:
+        decoded = decode_message(data)
+    except ValueError as exc:
+        return [Invalid(f"invalid JSON: {exc}", _excerpt(data))]
+    if isinstance(decoded, list):
+        if not allow_batch:
+            return [Invalid("batch received but batches are not allowed", _excerpt(data))]
+        if not decoded:
+            return [Invalid("empty batch", _excerpt(data))]
+        return [classify(item) for item in decoded]
+    return [classify(decoded)]
+
+
+# --- the pending-request table -------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+@dataclass
+class PendingTable(Generic[T]):
+    """Requests we sent and still wait for, by id. Ids are allocated here, never reused.
+
+    Not thread-safe by itself: the session guards it with its own lock.
+    """
+
+    _entries: dict[RequestId, T] = field(default_factory=dict)
+    _next_id: int = 0
+
+    def allocate_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def add(self, request_id: RequestId, entry: T) -> None:
+        if request_id in self._entries:
+            raise ValueError(f"request id {request_id!r} is already pending")
+        self._entries[request_id] = entry
+
+    def pop(self, request_id: RequestId | None) -> T | None:
+        if request_id is None:
+            return None
+        entry = self._entries.pop(request_id, None)
+        if entry is None and isinstance(request_id, str) and request_id.isdigit():
+            # Some peers echo integer ids back as strings; be lenient.
+            entry = self._entries.pop(int(request_id), None)
+        return entry
+
+    def get(self, request_id: RequestId) -> T | None:
+        return self._entries.get(request_id)
+
+    def drain(self) -> list[T]:
+        """Remove and return every entry (used when the connection dies)."""
+        entries = list(self._entries.values())
+        self._entries.clear()
+        return entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, request_id: object) -> bool:
+        return request_id in self._entries

@@ -1,0 +1,251 @@
+"""Wire types as pydantic models: what the client hands back to its caller.
+
+Forward compatible by construction: every model keeps unknown fields (``extra="allow"``,
+readable as attributes and in ``model_extra``), and content blocks are one open model keyed
+by ``type`` rather than a closed union, so a server from a newer revision never breaks a
+parse. Python names are snake_case; the wire's camelCase and ``_meta`` are aliases.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic.alias_generators import to_camel
+
+from ..errors import ToolError
+
+__all__ = [
+    "CallToolResult",
+    "CompleteResult",
+    "Completion",
+    "Content",
+    "GetPromptResult",
+    "Implementation",
+    "InitializeResult",
+    "Params",
+    "Progress",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "ReadResourceResult",
+    "Resource",
+    "ResourceContents",
+    "ResourceTemplate",
+    "Tool",
+    "ToolAnnotations",
+    "dump",
+]
+
+
+def _alias(name: str) -> str:
+    return "_meta" if name == "meta" else to_camel(name)
+
+
+class WireModel(BaseModel):
+    """Base of every wire type: camelCase aliases, unknown fields kept, by-name population."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+        alias_generator=AliasGenerator(validation_alias=_alias, serialization_alias=_alias),
+        arbitrary_types_allowed=True,
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON object for the wire (camelCase, ``None`` fields left out)."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+class Params(WireModel):
+    """Request params handed to a handler: attribute access, unknown fields kept.
+
+    ``params.requested_schema`` and ``params.requestedSchema`` both work for any field.
+    """
+
+    meta: dict[str, Any] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        extra = self.__pydantic_extra__ or {}
+        camel = to_camel(name)
+        if camel in extra:
+            return extra[camel]
+        if name in extra:
+            return extra[name]
+        raise AttributeError(name)
+
+
+class Implementation(WireModel):
+    name: str = ""
+    version: str = ""
+    title: str | None = None
+
+
+class ToolAnnotations(WireModel):
+    title: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+
+
+class Tool(WireModel):
+    name: str
+    title: str | None = None
+    description: str | None = None
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+    output_schema: dict[str, Any] | None = None
+    annotations: ToolAnnotations | None = None
+    icons: list[dict[str, Any]] | None = None
+    meta: dict[str, Any] | None = None
+
+    @property
+    def display_name(self) -> str:
+        """``title``, else ``annotations.title``, else ``name`` (the spec's precedence)."""
+        if self.title:
+            return self.title
+        if self.annotations is not None and self.annotations.title:
+            return self.annotations.title
+        return self.name
+
+
+class ResourceContents(WireModel):
+    uri: str = ""
+    mime_type: str | None = None
+    text: str | None = None
+    blob: str | None = None  # base64
+    meta: dict[str, Any] | None = None
+
+
+class Content(WireModel):
+    """One content block: ``text``, ``image``, ``audio``, ``resource_link``, ``resource`` or newer.
+
+    Fields present depend on ``type``: ``text``; ``data`` + ``mime_type`` (base64, image and
+    audio); ``uri``/``name`` (resource_link); ``resource`` (embedded ``ResourceContents``).
+    """
+
+    type: str
+    text: str | None = None
+    data: str | None = None
+    mime_type: str | None = None
+    uri: str | None = None
+    name: str | None = None
+    resource: ResourceContents | None = None
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+
+
+class CallToolResult(WireModel):
+    """The result of ``tools/call``.
+
+    ``text`` joins the text blocks; ``structured_content`` is the JSON value when the tool
+    declared an ``outputSchema``; ``is_error`` is the tool's own failure flag.
+    """
+
+    content: list[Content] = Field(default_factory=list)
+    structured_content: Any = None
+    is_error: bool = False
+    meta: dict[str, Any] | None = None
+
+    @property
+    def text(self) -> str:
+        return "\n".join(block.text for block in self.content if block.text is not None)
+
+    def raise_for_error(self) -> CallToolResult:
+        """Raise ``ToolError`` when the tool reported failure; return self otherwise."""
+        if self.is_error:
+            raise ToolError(f"tool reported an error: {self.text or '(no text)'}"[:2000], self)
+        return self
+
+
+class Resource(WireModel):
+    uri: str
+    name: str = ""
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    annotations: dict[str, Any] | None = None
+    icons: list[dict[str, Any]] | None = None
+    meta: dict[str, Any] | None = None
+
+
+class ResourceTemplate(WireModel):
+    uri_template: str
+    name: str = ""
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+
+
+class ReadResourceResult(WireModel):
+    contents: list[ResourceContents] = Field(default_factory=list)
+    meta: dict[str, Any] | None = None
+
+    @property
+    def text(self) -> str:
+        return "\n".join(item.text for item in self.contents if item.text is not None)
+
+
+class PromptArgument(WireModel):
+    name: str
+    title: str | None = None
+    description: str | None = None
+    required: bool | None = None
+
+
+class Prompt(WireModel):
+    name: str
+    title: str | None = None
+    description: str | None = None
+    arguments: list[PromptArgument] | None = None
+    icons: list[dict[str, Any]] | None = None
+    meta: dict[str, Any] | None = None
+
+
+class PromptMessage(WireModel):
+    role: str
+    content: Content
+
+
+class GetPromptResult(WireModel):
+    description: str | None = None
+    messages: list[PromptMessage] = Field(default_factory=list)
+    meta: dict[str, Any] | None = None
+
+
+class Completion(WireModel):
+    values: list[str] = Field(default_factory=list)
+    total: int | None = None
+    has_more: bool | None = None
+
+
+class CompleteResult(WireModel):
+    completion: Completion = Field(default_factory=Completion)
+
+
+class InitializeResult(WireModel):
+    protocol_version: str
+    capabilities: dict[str, Any] = Field(default_factory=dict)
+    server_info: Implementation = Field(default_factory=Implementation)
+    instructions: str | None = None
+
+
+class Progress(WireModel):
+    """One ``notifications/progress``: ``progress`` grows; ``total`` and ``message`` optional."""
+
+    progress: float = 0.0
+    total: float | None = None
+    message: str | None = None
+
+
+TOOL_LIST: TypeAdapter[list[Tool]] = TypeAdapter(list[Tool])
+
+
+def dump(value: Any) -> Any:
+    """A handler's return value as wire JSON: models dumped by alias, dicts as they are."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return value

@@ -1,0 +1,335 @@
+"""The stdio transport: a server subprocess speaking newline-delimited JSON on its pipes.
+
+The child runs in its own session (so its own process group): shutdown can reach every
+process it started, and a Ctrl-C in the user's terminal does not hit it directly. Its
+environment is a small allow-list plus the configured ``env``, never the whole parent
+environment (secrets in the parent's environment stay there).
+
+Threads: one reader for stdout (frames to ``on_message``), one for stderr (to the
+``mcp_lite.stderr`` logger and a bounded tail that error messages quote).
+
+Shutdown (``close``), bounded at about 600 ms: close stdin, wait briefly, then SIGINT
+(100 ms), SIGTERM (400 ms), SIGKILL, each sent to the whole process group. Processes left
+in the group after the server itself exited (grandchildren) are killed too.
+"""
+
+from __future__ import annotations
+
+import collections
+import errno
+import logging
+import os
+import select
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+
+from .._accel import NdjsonSplitter
+from ..errors import ConnectError, ConnectionClosed, McpError, RequestTimeout
+from .base import OnClose, OnMessage, Outgoing
+
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "SAFE_ENV_KEYS", "StdioTransport", "safe_environment"]
+
+log = logging.getLogger("mcp_lite.stdio")
+stderr_log = logging.getLogger("mcp_lite.stderr")
+
+DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+SAFE_ENV_KEYS = (
+    ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE",
+     "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE", "PROGRAMFILES")
+    if sys.platform == "win32"
+    else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE",
+          "TMPDIR", "TZ")
+)
+_STDERR_TAIL_LINES = 40
+_STDERR_TAIL_CHARS = 4000
+_READ_CHUNK = 256 * 1024
+
+
+def safe_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The allow-listed part of our environment, then ``extra`` on top.
+
+    Values that look like exported shell functions (``()``...) are left out: they are a
+    classic injection vector and no server needs them.
+    """
+    env = {
+        key: value
+        for key in SAFE_ENV_KEYS
+        if (value := os.environ.get(key)) is not None and not value.startswith("()")
+    }
+    if extra:
+        env.update({str(k): str(val) for k, val in extra.items()})
+    return env
+
+
+class StdioTransport:
+    """Runs ``command`` and exchanges NDJSON with it. See the module docstring.
+
+    Args:
+        command: the program and its arguments (a list), or one shell-like string split
+            with ``shlex`` (no shell is involved).
+        env: variables added to the safe environment.
+        cwd: working directory of the server.
+        max_message_size: the largest frame accepted from the server, in bytes.
+        write_timeout: how long a write may block on a server that stopped reading stdin.
+        name: used in log records and error messages.
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str] | str,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        write_timeout: float = 30.0,
+        name: str = "",
+    ) -> None:
+        argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
+        if not argv:
+            raise ConnectError("stdio server command is empty")
+        self.argv = argv
+        self.name = name or os.path.basename(argv[0])
+        self._env = safe_environment(env)
+        self._cwd = cwd
+        self._max_message_size = max_message_size
+        self._write_timeout = write_timeout
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._owner_pid = os.getpid()
+        self._write_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._closing = False
+        self._close_reported = False
+        self._on_close: OnClose | None = None
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
+        self._threads: list[threading.Thread] = []
+
+    # --- facts ------------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.poll() if self._proc is not None else None
+
+    def stderr_tail(self) -> str:
+        return "\n".join(self._stderr_tail)[-_STDERR_TAIL_CHARS:]
+
+    # --- Transport ----------------------------------------------------------------------------
+
+    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
+        self._on_close = on_close
+        try:
+            self._proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self._env,
+                cwd=self._cwd,
+                start_new_session=sys.platform != "win32",
+                close_fds=True,
+                bufsize=0,
+            )
+        except FileNotFoundError as exc:
+            raise ConnectError(f"cannot start MCP server {self.name!r}: command not found: "
+                               f"{self.argv[0]!r}") from exc
+        except (PermissionError, NotADirectoryError, OSError) as exc:
+            raise ConnectError(f"cannot start MCP server {self.name!r}: {exc}") from exc
+        assert self._proc.stdin and self._proc.stdout and self._proc.stderr
+        if sys.platform != "win32":
+            os.set_blocking(self._proc.stdin.fileno(), False)
+        self._spawn(self._read_stdout, f"mcp-lite-stdio-reader[{self.name}]", on_message)
+        self._spawn(self._read_stderr, f"mcp-lite-stdio-stderr[{self.name}]")
+
+    def send(self, message: Outgoing) -> None:
+        proc = self._proc
+        if proc is None or proc.stdin is None or self._closing:
+            raise ConnectionClosed(f"MCP server {self.name!r} is not running")
+        data = message.data if message.data.endswith(b"\n") else message.data + b"\n"
+        with self._write_lock:
+            try:
+                self._write_all(proc.stdin.fileno(), data)
+            except (BrokenPipeError, ConnectionResetError, ValueError, OSError) as exc:
+                if isinstance(exc, OSError) and exc.errno not in (errno.EPIPE, errno.EBADF,
+                                                                  errno.ECONNRESET, None):
+                    raise
+                raise self._closed_error("MCP server stopped reading its input") from exc
+
+    def close(self) -> None:
+        with self._state_lock:
+            if self._closing:
+                return
+            self._closing = True
+        proc = self._proc
+        if proc is None:
+            return
+        if os.getpid() != self._owner_pid:
+            # We are a forked child: the process belongs to our parent. Drop our copies of
+            # the pipes and touch nothing else.
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                _quiet_close(stream)
+            return
+        _quiet_close(proc.stdin)
+        _terminate_group(proc)
+        for stream in (proc.stdout, proc.stderr):
+            _quiet_close(stream)
+        self._join_threads(0.5)
+
+    # --- internals --------------------------------------------------------------------------
+
+    def _spawn(self, target: object, name: str, *args: object) -> None:
+        thread = threading.Thread(target=target, args=args, name=name, daemon=True)  # type: ignore[arg-type]
+        self._threads.append(thread)
+        thread.start()
+
+    def _join_threads(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
+
+    def _write_all(self, fd: int, data: bytes) -> None:
+        view = memoryview(data)
+        deadline = time.monotonic() + self._write_timeout
+        while view:
+            try:
+                written = os.write(fd, view)
+            except BlockingIOError:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise RequestTimeout(
+                        f"MCP server {self.name!r} did not read its input for "
+                        f"{self._write_timeout:g} s", self._write_timeout) from None
+                select.select([], [fd], [], min(remaining, 0.5))
+                continue
+            view = view[written:]
+
+    def _read_stdout(self, on_message: OnMessage) -> None:
+        proc = self._proc
+        assert proc is not None and proc.stdout is not None
+        fd = proc.stdout.fileno()
+        splitter = NdjsonSplitter(self._max_message_size)
+        error: McpError | None = None
+        try:
+            while True:
+                if not self._readable(fd, proc):
+                    break  # the server died but a grandchild keeps its stdout open
+                chunk = os.read(fd, _READ_CHUNK)
+                if not chunk:
+                    for frame in splitter.flush():
+                        on_message(frame)
+                    break
+                for frame in splitter.feed(chunk):
+                    on_message(frame)
+        except OSError as exc:
+            if not self._closing:
+                error = ConnectionClosed(f"reading from MCP server {self.name!r} failed: {exc}")
+        except Exception as exc:  # a bug in routing: report it, never die silently
+            log.exception("stdio reader for %r crashed", self.name)
+            error = ConnectionClosed(f"internal error reading from {self.name!r}: {exc!r}")
+        if self._closing:
+            return
+        self._report_close(error)
+
+    def _readable(self, fd: int, proc: subprocess.Popen[bytes]) -> bool:
+        """Wait until stdout has data or EOF; False if the server exited and the pipe went
+        quiet (an orphaned grandchild holding the pipe must not hide the server's death)."""
+        if sys.platform == "win32":
+            return True
+        while True:
+            ready, _, _ = select.select([fd], [], [], 1.0)
+            if ready:
+                return True
+            if proc.poll() is not None:
+                ready, _, _ = select.select([fd], [], [], 0.2)
+                if not ready:
+                    return False
+
+    def _report_close(self, error: McpError | None) -> None:
+        proc = self._proc
+        assert proc is not None
+        if error is None:
+            # stdout closed: give the process a moment to exit so we can say how it ended,
+            # and the stderr reader a moment to collect its last words.
+            try:
+                proc.wait(0.5)
+            except subprocess.TimeoutExpired:
+                pass
+            self._join_threads(0.3)
+            error = self._closed_error("MCP server closed its output")
+        with self._state_lock:
+            if self._close_reported or self._closing:
+                return
+            self._close_reported = True
+        if self._on_close is not None:
+            self._on_close(error)
+
+    def _closed_error(self, what: str) -> ConnectionClosed:
+        code = self.returncode
+        if code is not None:
+            what = f"MCP server {self.name!r} exited with exit code {code}"
+        return ConnectionClosed(what, code, self.stderr_tail())
+
+    def _read_stderr(self) -> None:
+        proc = self._proc
+        assert proc is not None and proc.stderr is not None
+        try:
+            for raw in iter(proc.stderr.readline, b""):
+                line = raw.decode("utf-8", "replace").rstrip()
+                if line:
+                    self._stderr_tail.append(line)
+                    stderr_log.info("[%s] %s", self.name, line)
+        except (OSError, ValueError):
+            pass
+
+
+def _quiet_close(stream: object) -> None:
+    try:
+        stream.close()  # type: ignore[attr-defined]
+    except Exception:
+        pass
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> bool:
+    """Send ``sig`` to the server's process group; False when the group is gone."""
+    try:
+        if sys.platform == "win32":
+            proc.send_signal(sig)
+        else:
+            os.killpg(proc.pid, sig)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def _terminate_group(proc: subprocess.Popen[bytes]) -> None:
+    """Stop the server and everything it started, in at most about 600 ms."""
+    steps: list[tuple[int | None, float]] = [(None, 0.05)]
+    if sys.platform == "win32":
+        steps += [(signal.SIGTERM, 0.5)]
+    else:
+        steps += [(signal.SIGINT, 0.1), (signal.SIGTERM, 0.4)]
+    for sig, wait in steps:
+        if sig is not None and not _signal_group(proc, sig):
+            break
+        try:
+            proc.wait(wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    else:
+        proc.kill() if sys.platform == "win32" else _signal_group(proc, signal.SIGKILL)
+    try:
+        proc.wait(1.0)
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
+        log.warning("MCP server pid %s did not die after SIGKILL", proc.pid)
+    if sys.platform != "win32":
+        # The server is gone; anything still in its group is an orphan it left behind.
+        _signal_group(proc, signal.SIGKILL)
