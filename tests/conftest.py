@@ -10,6 +10,7 @@ test that leaves a child (or grandchild) of the test process behind.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -153,17 +154,13 @@ def _port_open(port: int) -> bool:
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            pass
         try:
             proc.wait(timeout=grace)
             # The leader is gone; SIGKILL whatever is left in its group.
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             return
         except subprocess.TimeoutExpired:
             continue
@@ -244,7 +241,11 @@ def _proc_table() -> dict[int, tuple[int, str, str]]:
             continue
         # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
         rest = stat[stat.rindex(")") + 2 :].split()
-        table[pid] = (int(rest[1]), rest[0], cmdline or stat[stat.index("(") : stat.rindex(")") + 1])
+        table[pid] = (
+            int(rest[1]),
+            rest[0],
+            cmdline or stat[stat.index("(") : stat.rindex(")") + 1],
+        )
     return table
 
 

@@ -24,7 +24,6 @@ there is one, else the arguments as compact JSON. What each mode does wrong:
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys

@@ -135,9 +135,7 @@ def _sample_summary(text: str) -> Sample:
 
 
 @server.tool()
-def summarize(
-    text: str, sampled: Annotated[CreateMessageResult, Resolve(_sample_summary)]
-) -> str:
+def summarize(text: str, sampled: Annotated[CreateMessageResult, Resolve(_sample_summary)]) -> str:
     """Asks the client's LLM (sampling) for a summary."""
     content = sampled.content
     got = content.text if isinstance(content, TextContent) else str(content)
@@ -239,7 +237,6 @@ async def _complete(ref: Any, argument: Any, context: Any) -> Completion | None:
     else:
         return None
     return Completion(values=values, total=len(values), has_more=False)
-
 
 
 # --- entry point ----------------------------------------------------------------------------
