@@ -41,7 +41,7 @@ from .protocol import jsonrpc
 from .protocol import session as proto
 from .protocol.session import SessionInfo
 from .protocol.types import Params, Progress, dump
-from .transports.base import Outgoing, Transport
+from .transports.base import Outgoing, SendFailed, Transport
 
 __all__ = ["Connection", "Handlers"]
 
@@ -254,7 +254,8 @@ class Connection:
         _fail(call.future, RequestTimeout(
             f"{call.method} to MCP server {self.name!r} got no answer within {elapsed:g} s",
             call.timeout))
-        if call.cancel_on_timeout:
+        cancel = getattr(self.transport, "cancel_request", None)
+        if call.cancel_on_timeout and not (cancel is not None and cancel(call.request_id)):
             try:
                 self.notify("notifications/cancelled",
                             {"requestId": call.request_id, "reason": "timeout"})
@@ -263,9 +264,15 @@ class Connection:
 
     # --- receiving -----------------------------------------------------------------------------
 
-    def _on_frame(self, frame: bytes | MessageTooLarge) -> None:
+    def _on_frame(self, frame: bytes | MessageTooLarge | SendFailed) -> None:
         if isinstance(frame, MessageTooLarge):
             self._on_oversized(frame)
+            return
+        if isinstance(frame, SendFailed):
+            with self._lock:
+                failed = self._pending.pop(frame.request_id)
+            if failed is not None:
+                _fail(failed.future, frame.error)
             return
         for event in jsonrpc.parse_frame(frame):
             if isinstance(event, (jsonrpc.Response, jsonrpc.ErrorResponse)):

@@ -29,6 +29,7 @@ from .errors import (
     McpError,
     RemoteProtocolError,
     RequestTimeout,
+    SessionExpired,
 )
 from .protocol import session as proto
 from .protocol import versions as v
@@ -256,9 +257,17 @@ class Client:
         timeout: float | None = None,
         on_progress: Callable[[Progress], Any] | None = None,
     ) -> dict[str, Any]:
-        """Send a request and wait for its result dict. Raises what ``submit`` describes."""
+        """Send a request and wait for its result dict. Raises what ``submit`` describes.
+
+        An expired HTTP session is re-initialized and the request retried once.
+        """
         future = self.submit(method, params, timeout=timeout, on_progress=on_progress)
-        return _wait(future, self._backstop(timeout))
+        try:
+            return _wait(future, self._backstop(timeout))
+        except SessionExpired:
+            log.info("session with %r expired; re-initializing and retrying %s", self.name, method)
+            future = self.submit(method, params, timeout=timeout, on_progress=on_progress)
+            return _wait(future, self._backstop(timeout))
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification (no answer expected)."""
@@ -466,6 +475,7 @@ class Client:
                                          self._handlers.client_info)
         future = conn.submit("initialize", params, timeout=self.timeout, cancel_on_timeout=False)
         info = proto.accept_initialize(_wait(future, self.timeout + 30), pinned=pinned)
+        _tell_transport(conn, info)
         conn.notify("notifications/initialized")
         if self._protocol_version == "auto":
             self._era_hint = "auto"
@@ -491,7 +501,8 @@ class Client:
 
                 event = ErrorResponse(None, exc) if isinstance(exc, RpcError) else None
             outcome = proto.discover_outcome(event, version)
-            if outcome.kind == "stateless":
+            if outcome.kind == "stateless" and outcome.session is not None:
+                _tell_transport(conn, outcome.session)
                 return outcome.session
             if outcome.kind == "retry" and outcome.version:
                 version = outcome.version
@@ -546,6 +557,13 @@ def _wait(future: Future[dict[str, Any]], limit: float) -> dict[str, Any]:
         return future.result(limit)
     except FutureTimeout:
         raise RequestTimeout(f"no answer within {limit:g} s", limit) from None
+
+
+def _tell_transport(conn: Connection, info: SessionInfo) -> None:
+    """The optional transport hook: HTTP sends the agreed version as a header from now on."""
+    negotiated = getattr(conn.transport, "negotiated", None)
+    if negotiated is not None:
+        negotiated(info.protocol_version)
 
 
 def _close_holder(holder: list[Connection | None]) -> None:

@@ -6,6 +6,7 @@ The tree::
     ├── TransportError                        the connection itself failed
     │   ├── ConnectError                      could not start / reach the server
     │   ├── ConnectionClosed                  the server went away (exit code, stderr tail)
+    │   │   └── SessionExpired                HTTP session gone (404): re-initialize, retry once
     │   └── RequestTimeout (+ TimeoutError)   no answer before the deadline
     ├── ProtocolError                         a message broke the protocol
     │   ├── LocalProtocolError                we were asked to do something invalid
@@ -56,6 +57,7 @@ __all__ = [
     "RemoteProtocolError",
     "RequestTimeout",
     "ResourceNotFound",
+    "SessionExpired",
     "RpcError",
     "ToolError",
     "TransportError",
@@ -103,6 +105,11 @@ class ConnectionClosed(TransportError):
         self.args = (message, exit_code, stderr_tail)
         self.exit_code = exit_code
         self.stderr_tail = stderr_tail
+
+
+class SessionExpired(ConnectionClosed):
+    """The server forgot our session (HTTP 404 on a known session id). The client opens a
+    new session and retries the call once; the caller sees this only if that fails too."""
 
 
 class RequestTimeout(TransportError, TimeoutError):

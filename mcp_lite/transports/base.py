@@ -10,6 +10,16 @@ through three calls:
 - ``send(message)``: write one outgoing message, blocking; raises a ``TransportError``.
 - ``close()``: idempotent and bounded in time; after it no callback fires.
 
+Optional hooks a transport may define (the session checks with ``getattr``):
+
+- ``negotiated(protocol_version: str) -> None``: called once the handshake agreed on a
+  version (HTTP sends it as ``MCP-Protocol-Version`` from then on);
+- ``cancel_request(request_id) -> bool``: cancel in the transport's own way (2026-07-28 HTTP
+  closes that request's response stream); True means no ``notifications/cancelled`` is needed.
+
+A transport that handles each request separately (HTTP) reports the failure of one request
+as a ``SendFailed`` frame to ``on_message``: that request fails, the connection stays.
+
 ``on_message`` must be fast (it runs on the reader thread): the session only routes there.
 """
 
@@ -20,13 +30,21 @@ from typing import Any, Callable, Protocol
 
 from ..errors import McpError, MessageTooLarge
 
-__all__ = ["OnClose", "OnMessage", "Outgoing", "Transport"]
+__all__ = ["OnClose", "OnMessage", "Outgoing", "SendFailed", "Transport"]
 
 # One complete incoming frame: a JSON object or (2025-03-26) a JSON array, undecoded; or a
 # MessageTooLarge standing for a frame over the size limit that was dropped (its ``head``
 # lets the session fail the one request it answered and keep the connection).
-OnMessage = Callable[[bytes | MessageTooLarge], None]
+OnMessage = Callable[["bytes | MessageTooLarge | SendFailed"], None]
 OnClose = Callable[[McpError], None]
+
+
+@dataclass(frozen=True, slots=True)
+class SendFailed:
+    """The request with ``request_id`` failed in the transport (e.g. HTTP 500): ``error``."""
+
+    request_id: int | str
+    error: McpError
 
 
 @dataclass(frozen=True, slots=True)
