@@ -87,6 +87,15 @@ class _Signature:
         return schema
 
 
+def _is_context(ann: Any, context_type: type) -> bool:
+    """``Context``, ``Context | None`` or ``Annotated[Context, ...]``."""
+    if typing.get_origin(ann) is typing.Annotated:
+        ann = typing.get_args(ann)[0]
+    if isinstance(ann, type):
+        return issubclass(ann, context_type)
+    return any(isinstance(a, type) and issubclass(a, context_type) for a in typing.get_args(ann))
+
+
 def _analyze(fn: Callable[..., Any], model_name: str, context_type: type) -> _Signature:
     """Inspect ``fn``; raise ``TypeError`` when its annotations cannot be resolved."""
     try:
@@ -101,8 +110,7 @@ def _analyze(fn: Callable[..., Any], model_name: str, context_type: type) -> _Si
     context_param: str | None = None
     for name, param in inspect.signature(fn).parameters.items():
         ann = hints.get(name, Any)
-        base = typing.get_args(ann)[0] if typing.get_origin(ann) is typing.Annotated else ann
-        if isinstance(base, type) and issubclass(base, context_type):
+        if _is_context(ann, context_type):
             context_param = name
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):

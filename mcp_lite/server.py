@@ -805,7 +805,12 @@ class ServerConnection:
         if m == "resources/templates/list":
             return reg.list_templates(p)
         if m == "resources/read":
-            return reg.read_resource(p, ctx, InvalidParams if req.modern else ResourceNotFound)
+            try:
+                return reg.read_resource(p, ctx, ResourceNotFound)
+            except ResourceNotFound as exc:  # 2026-07-28 says -32602 for an unknown resource
+                if req.modern:
+                    raise InvalidParams(exc.message, data=exc.data) from None
+                raise
         if m == "prompts/list":
             return reg.list_prompts(p)
         if m == "prompts/get":
@@ -927,6 +932,9 @@ class ServerConnection:
                 if reason == "cancelled":
                     raise McpError(f"{method}: the request was cancelled")
                 raise RequestTimeout(f"{method}: no answer from the client in {timeout} s", timeout)
+        if isinstance(waiter.error, RpcError):  # not re-sent as a JSON-RPC error of ours
+            raise McpError(f"the client answered {method} with an error: {waiter.error}") \
+                from waiter.error
         if waiter.error is not None:
             raise waiter.error
         assert waiter.result is not None
