@@ -36,7 +36,6 @@ from .protocol import versions as v
 from .protocol.jsonrpc import ErrorResponse, Response
 from .protocol.session import SessionInfo
 from .protocol.types import (
-    TOOL_LIST,
     CallToolResult,
     CompleteResult,
     GetPromptResult,
@@ -48,6 +47,7 @@ from .protocol.types import (
     Resource,
     ResourceTemplate,
     Tool,
+    validate_tools,
 )
 from .transports.base import Transport
 
@@ -278,7 +278,7 @@ class Client:
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
         """Every tool the server offers, across all pages."""
         items = self._list_all("tools/list", "tools", "tools", timeout)
-        tools = TOOL_LIST.validate_python(items)
+        tools = validate_tools(items)
         self._output_schemas = {t.name: t.output_schema for t in tools if t.output_schema}
         return tools
 

@@ -35,6 +35,7 @@ __all__ = [
     "Tool",
     "ToolAnnotations",
     "dump",
+    "validate_tools",
 ]
 
 
@@ -50,6 +51,7 @@ class WireModel(BaseModel):
         populate_by_name=True,
         alias_generator=AliasGenerator(validation_alias=_alias, serialization_alias=_alias),
         arbitrary_types_allowed=True,
+        defer_build=True,  # build validators on first use: keeps import cheap
     )
 
     def to_wire(self) -> dict[str, Any]:
@@ -241,7 +243,15 @@ class Progress(WireModel):
     message: str | None = None
 
 
-TOOL_LIST: TypeAdapter[list[Tool]] = TypeAdapter(list[Tool])
+_tool_list: TypeAdapter[list[Tool]] | None = None
+
+
+def validate_tools(items: list[Any]) -> list[Tool]:
+    """Parse a ``tools/list`` page (or all pages) in one pass."""
+    global _tool_list
+    if _tool_list is None:
+        _tool_list = TypeAdapter(list[Tool])
+    return _tool_list.validate_python(items)
 
 
 def dump(value: Any) -> Any:

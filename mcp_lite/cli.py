@@ -1,0 +1,169 @@
+"""``mcp-lite``: MCP from the shell and from cron.
+
+    mcp-lite tools   --stdio "python server.py"
+    mcp-lite call    --stdio "python server.py" add '{"a": 1, "b": 2}' --json --timeout 30
+    mcp-lite resources | read URI | prompts | prompt NAME '{"arg": "value"}'
+
+Exit codes (stable, for scripts): 0 success, 1 the tool returned ``isError``, 2 usage or
+configuration error, 3 connection failure, 4 authorization needed, 5 protocol error,
+124 timeout. Errors go to stderr as one line; ``--json`` makes stdout machine-readable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from . import errors
+
+EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, EXIT_CONNECT, EXIT_AUTH, EXIT_PROTOCOL = 0, 1, 2, 3, 4, 5
+EXIT_TIMEOUT = 124
+
+
+class UsageError(Exception):
+    """Bad command-line input: exit code 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    target = common.add_argument_group("server")
+    target.add_argument("--stdio", metavar="CMD", help="run this command as a stdio server")
+    target.add_argument("--url", help="connect to a remote server at this URL")
+    target.add_argument("--env", metavar="KEY=VALUE", action="append", default=[],
+                        help="environment variable for a --stdio server (repeatable)")
+    common.add_argument("--json", action="store_true", help="print JSON on stdout")
+    common.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
+    common.add_argument("--protocol-version", default="auto", help="'auto' or a version to pin")
+
+    parser = argparse.ArgumentParser(prog="mcp-lite", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub.add_parser("tools", parents=[common], help="list the tools")
+    call = sub.add_parser("call", parents=[common], help="call a tool")
+    call.add_argument("name")
+    call.add_argument("arguments", nargs="?", default="{}", help="JSON object")
+    sub.add_parser("resources", parents=[common], help="list resources and templates")
+    read = sub.add_parser("read", parents=[common], help="read a resource")
+    read.add_argument("uri")
+    sub.add_parser("prompts", parents=[common], help="list the prompts")
+    prompt = sub.add_parser("prompt", parents=[common], help="get a prompt")
+    prompt.add_argument("name")
+    prompt.add_argument("arguments", nargs="?", default="{}", help="JSON object of strings")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (the console script exits with it)."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed the usage message
+        return EXIT_USAGE if exc.code not in (0, None) else EXIT_OK
+    try:
+        return _run(args)
+    except UsageError as exc:
+        return _fail(f"usage error: {exc}", EXIT_USAGE)
+    except errors.RequestTimeout as exc:
+        return _fail(f"timeout: {exc}", EXIT_TIMEOUT)
+    except errors.AuthRequired as exc:
+        return _fail(f"authorization needed: {exc}", EXIT_AUTH)
+    except errors.ConfigError as exc:
+        return _fail(f"configuration error: {exc}", EXIT_USAGE)
+    except errors.TransportError as exc:
+        return _fail(f"connection failed: {exc}", EXIT_CONNECT)
+    except errors.McpError as exc:
+        return _fail(f"error: {exc}", EXIT_PROTOCOL)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"mcp-lite: {message}", file=sys.stderr)
+    return code
+
+
+def _json_object(text: str, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{what} is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _target(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    if bool(args.stdio) == bool(args.url):
+        raise UsageError("give exactly one of --stdio CMD or --url URL")
+    env = {}
+    for item in args.env:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--env wants KEY=VALUE, got {item!r}")
+        env[key] = value
+    if args.stdio:
+        return args.stdio, {"env": env or None}
+    return args.url, {}
+
+
+def _run(args: argparse.Namespace) -> int:
+    arguments = _json_object(args.arguments, "arguments") if hasattr(args, "arguments") else {}
+    target, options = _target(args)
+    from .client import connect
+
+    show_progress = sys.stderr.isatty()
+    with connect(target, timeout=args.timeout, protocol_version=args.protocol_version,
+                 **options) as client:
+        if args.command == "tools":
+            tools = client.list_tools()
+            _emit(args, [t.to_wire() for t in tools],
+                  "\n".join(f"{t.name}\t{(t.description or '').splitlines()[0] if t.description else ''}"
+                            for t in tools))
+        elif args.command == "call":
+            result = client.call_tool(args.name, arguments,
+                                      on_progress=_print_progress if show_progress else None)
+            if show_progress:
+                sys.stderr.write("\r\033[K")
+            _emit(args, result.to_wire(), result.text)
+            return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
+        elif args.command == "resources":
+            resources = client.list_resources()
+            templates = client.list_resource_templates()
+            _emit(args, {"resources": [r.to_wire() for r in resources],
+                         "resourceTemplates": [t.to_wire() for t in templates]},
+                  "\n".join([f"{r.uri}\t{r.name}" for r in resources]
+                            + [f"{t.uri_template}\t{t.name} (template)" for t in templates]))
+        elif args.command == "read":
+            read = client.read_resource(args.uri)
+            _emit(args, read.to_wire(), read.text)
+        elif args.command == "prompts":
+            prompts = client.list_prompts()
+            _emit(args, [p.to_wire() for p in prompts],
+                  "\n".join(f"{p.name}\t{p.description or ''}" for p in prompts))
+        elif args.command == "prompt":
+            got = client.get_prompt(args.name, {k: str(val) for k, val in arguments.items()})
+            _emit(args, got.to_wire(), "\n\n".join(
+                f"[{m.role}] {m.content.text if m.content.text is not None else m.content.type}"
+                for m in got.messages))
+    return EXIT_OK
+
+
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    if args.json:
+        json.dump(data, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print(text)
+
+
+def _print_progress(progress: Any) -> None:
+    total = f"/{progress.total:g}" if progress.total else ""
+    message = f" {progress.message}" if progress.message else ""
+    sys.stderr.write(f"\r\033[K… {progress.progress:g}{total}{message}")
+    sys.stderr.flush()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
