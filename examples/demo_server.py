@@ -44,7 +44,9 @@ def word_count(text: Annotated[str, Field(description="The text to analyse")]) -
 
 
 @server.tool(annotations={"readOnlyHint": True})
-def now(tz: Annotated[str, Field(description="An IANA time zone, e.g. Europe/Paris")] = "UTC") -> str:
+def now(
+    tz: Annotated[str, Field(description="An IANA time zone, e.g. Europe/Paris")] = "UTC",
+) -> str:
     """The current date and time in a time zone, in ISO 8601."""
     try:
         zone = zoneinfo.ZoneInfo(tz)
@@ -80,7 +82,9 @@ def note(name: str) -> str:
     try:
         return _NOTES[name]
     except KeyError:
-        raise ResourceNotFound(f"no note named {name!r}", data={"uri": f"demo://notes/{name}"}) from None
+        raise ResourceNotFound(
+            f"no note named {name!r}", data={"uri": f"demo://notes/{name}"}
+        ) from None
 
 
 @server.prompt(description="Ask the model for a short summary of a text")

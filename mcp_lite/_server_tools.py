@@ -19,7 +19,8 @@ import logging
 import re
 import threading
 import typing
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import unquote
 
 import pydantic
@@ -125,7 +126,9 @@ def _analyze(fn: Callable[..., Any], model_name: str, context_type: type) -> _Si
         __config__=pydantic.ConfigDict(extra="ignore", arbitrary_types_allowed=True),
         **fields,
     )
-    return _Signature(model, tuple(params), context_param, hints.get("return", inspect.Signature.empty))
+    return _Signature(
+        model, tuple(params), context_param, hints.get("return", inspect.Signature.empty)
+    )
 
 
 def call_handler(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
@@ -242,8 +245,10 @@ class ToolSpec:
                 self.output.adapter.validate_python(value), mode="json"
             )
         except pydantic.ValidationError as exc:
-            raise ValueError(f"tool {self.name!r} returned a value that does not match its "
-                             f"return annotation: {exc}") from exc
+            raise ValueError(
+                f"tool {self.name!r} returned a value that does not match its "
+                f"return annotation: {exc}"
+            ) from exc
         text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
         return {
             "content": [{"type": "text", "text": text}],
@@ -393,7 +398,9 @@ def build_resource(
         return ResourceSpec(fn, uri, res_name, title, desc, mime_type, sig)
     pattern, names = TemplateSpec.compile(uri)
     missing = set(sig.params) - set(names)
-    required = {sig.params[i] for i, f in enumerate(sig.model.model_fields.values()) if f.is_required()}
+    required = {
+        sig.params[i] for i, f in enumerate(sig.model.model_fields.values()) if f.is_required()
+    }
     if missing & required or set(names) - set(sig.params):
         raise TypeError(
             f"resource template {uri!r}: variables {sorted(names)} must match the function's "
@@ -431,7 +438,7 @@ class PromptSpec:
 
     def required_arguments(self) -> list[str]:
         fields = list(self.signature.model.model_fields.values())
-        return [p for p, f in zip(self.signature.params, fields) if f.is_required()]
+        return [p for p, f in zip(self.signature.params, fields, strict=False) if f.is_required()]
 
     def definition(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
@@ -441,7 +448,7 @@ class PromptSpec:
             out["description"] = self.description
         args = []
         fields = list(self.signature.model.model_fields.values())
-        for param, field in zip(self.signature.params, fields):
+        for param, field in zip(self.signature.params, fields, strict=False):
             arg: dict[str, Any] = {"name": param, "required": field.is_required()}
             if field.description:
                 arg["description"] = field.description
@@ -459,7 +466,9 @@ def prompt_messages(value: Any) -> list[dict[str, Any]]:
     """
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list):
-        raise ValueError(f"a prompt must return a str or a list of messages, not {type(value).__name__}")
+        raise ValueError(
+            f"a prompt must return a str or a list of messages, not {type(value).__name__}"
+        )
     messages = []
     for item in items:
         if isinstance(item, str):
@@ -508,12 +517,16 @@ class Registry:
         caps["completions"] = {}
         return caps
 
-    def _page(self, kind: str, items: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+    def _page(
+        self, kind: str, items: list[dict[str, Any]], params: dict[str, Any]
+    ) -> dict[str, Any]:
         cursor = params.get("cursor")
         start = 0
         if cursor is not None:
             try:
-                k, _, off = base64.urlsafe_b64decode(str(cursor).encode("ascii")).decode().partition(":")
+                k, _, off = (
+                    base64.urlsafe_b64decode(str(cursor).encode("ascii")).decode().partition(":")
+                )
                 start = int(off)
                 if k != kind or start < 0:
                     raise ValueError(cursor)
@@ -574,7 +587,9 @@ class Registry:
             log.info("tool %s failed", spec.name, exc_info=True)
             return _error_result(str(exc) or type(exc).__name__)
 
-    def read_resource(self, params: dict[str, Any], ctx: Any, not_found: type[RpcError]) -> dict[str, Any]:
+    def read_resource(
+        self, params: dict[str, Any], ctx: Any, not_found: type[RpcError]
+    ) -> dict[str, Any]:
         """``resources/read``; an unknown URI raises ``not_found`` (the code differs by era)."""
         uri = params.get("uri")
         if not isinstance(uri, str):
@@ -637,11 +652,19 @@ class Registry:
         values: list[str] = []
         if self.completion is not None:
             context = params.get("context")
-            found = _run_or_internal(self.completion, {"ref": ref, "argument": argument,
-                                                       "context": context}, "completion")
+            found = _run_or_internal(
+                self.completion,
+                {"ref": ref, "argument": argument, "context": context},
+                "completion",
+            )
             values = [str(v) for v in (found or [])]
-        return {"completion": {"values": values[:100], "total": len(values),
-                               "hasMore": len(values) > 100}}
+        return {
+            "completion": {
+                "values": values[:100],
+                "total": len(values),
+                "hasMore": len(values) > 100,
+            }
+        }
 
 
 def _error_result(text: str) -> dict[str, Any]:

@@ -32,7 +32,8 @@ import queue
 import sys
 import threading
 import time
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from . import _server_tools as st
 from .errors import (
@@ -61,13 +62,27 @@ Send = Callable[[Any], None]
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _CACHEABLE = frozenset(
-    {"server/discover", "tools/list", "resources/list", "resources/templates/list",
-     "prompts/list", "resources/read"}
+    {
+        "server/discover",
+        "tools/list",
+        "resources/list",
+        "resources/templates/list",
+        "prompts/list",
+        "resources/read",
+    }
 )
 _MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 _COMMON = frozenset(
-    {"tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read",
-     "prompts/list", "prompts/get", "completion/complete"}
+    {
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+    }
 )
 _LEGACY_ONLY = frozenset(
     {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
@@ -263,10 +278,9 @@ class Context:
 
     def _ask(self, method: str, params: dict[str, Any], need: dict[str, Any]) -> dict[str, Any]:
         caps = self._req.client_caps
-        (cap, sub), = need.items()
+        ((cap, sub),) = need.items()
         has = isinstance(caps.get(cap), dict) and all(
-            k in caps[cap] or (cap == "elicitation" and not caps[cap] and k == "form")
-            for k in sub
+            k in caps[cap] or (cap == "elicitation" and not caps[cap] and k == "form") for k in sub
         )
         if not self._req.modern:
             if not has:
@@ -315,8 +329,10 @@ class Server:
         chosen = tuple(pv.SUPPORTED_VERSIONS if versions is None else versions)
         unknown = [v for v in chosen if v not in pv.SUPPORTED_VERSIONS]
         if unknown or not chosen:
-            raise ValueError(f"unsupported protocol versions {unknown or chosen!r}; "
-                             f"known: {pv.SUPPORTED_VERSIONS}")
+            raise ValueError(
+                f"unsupported protocol versions {unknown or chosen!r}; "
+                f"known: {pv.SUPPORTED_VERSIONS}"
+            )
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.name = name
@@ -349,7 +365,7 @@ class Server:
         if callable(name):  # bare ``@server.tool``
             fn, name = name, None
             self.tool()(fn)
-            return fn  # type: ignore[return-value]
+            return fn
 
         def decorator(fn: F) -> F:
             spec = st.ToolSpec.build(fn, Context, name, description, title, annotations)
@@ -587,8 +603,12 @@ class ServerConnection:
             return
         rid = msg["id"]
         if not isinstance(rid, (str, int)) or isinstance(rid, bool) or not isinstance(method, str):
-            reply(_error(None if not isinstance(rid, (str, int)) else rid,
-                         InvalidRequest("Invalid Request: bad id or method")))
+            reply(
+                _error(
+                    None if not isinstance(rid, (str, int)) else rid,
+                    InvalidRequest("Invalid Request: bad id or method"),
+                )
+            )
             return
         if not isinstance(params, dict):
             reply(_error(rid, InvalidParams("params must be an object")))
@@ -611,7 +631,9 @@ class ServerConnection:
         self._workers.submit(lambda: self._finish(req, self._execute(req), reply))
 
     def _finish(
-        self, req: _Request, response: dict[str, Any] | None,
+        self,
+        req: _Request,
+        response: dict[str, Any] | None,
         reply: Callable[[dict[str, Any] | None], None],
     ) -> None:
         """Deliver a request's response; ``None`` means an open listen (no response yet)."""
@@ -672,10 +694,7 @@ class ServerConnection:
 
     def _execute(self, req: _Request) -> dict[str, Any] | None:
         try:
-            if self._is_modern(req):
-                result = self._modern(req)
-            else:
-                result = self._legacy(req)
+            result = self._modern(req) if self._is_modern(req) else self._legacy(req)
             return {"jsonrpc": "2.0", "id": req.id, "result": result}
         except RpcError as exc:
             return _error(req.id, exc)
@@ -713,7 +732,9 @@ class ServerConnection:
             if not isinstance(uri, str):
                 raise InvalidParams("uri must be a string")
             with self._lock:
-                (self._subscribed.add if m.endswith("/subscribe") else self._subscribed.discard)(uri)
+                (self._subscribed.add if m.endswith("/subscribe") else self._subscribed.discard)(
+                    uri
+                )
             return {}
         return self._common(req)
 
@@ -725,7 +746,8 @@ class ServerConnection:
         if not handshake:
             raise UnsupportedVersionError(
                 "Unsupported protocol version: this server speaks only "
-                + ", ".join(self.server.versions) + " (no initialize handshake)",
+                + ", ".join(self.server.versions)
+                + " (no initialize handshake)",
                 data={"supported": list(self.server.versions), "requested": requested},
             )
         caps = req.params.get("capabilities")
@@ -786,8 +808,9 @@ class ServerConnection:
         result: dict[str, Any] = {
             "supportedVersions": list(self.server.versions),
             "capabilities": self.server.capabilities(),
-            "_meta": {pv.META_SERVER_INFO: {"name": self.server.name,
-                                            "version": self.server.version}},
+            "_meta": {
+                pv.META_SERVER_INFO: {"name": self.server.name, "version": self.server.version}
+            },
         }
         if self.server.instructions is not None:
             result["instructions"] = self.server.instructions
@@ -824,15 +847,19 @@ class ServerConnection:
     # older than an hour.
 
     def _digest(self, req: _Request) -> str:
-        salient = {k: v for k, v in req.params.items()
-                   if k not in ("_meta", "inputResponses", "requestState")}
+        salient = {
+            k: v
+            for k, v in req.params.items()
+            if k not in ("_meta", "inputResponses", "requestState")
+        }
         raw = json.dumps([req.method, salient], sort_keys=True, default=str).encode()
         return hashlib.sha256(raw).hexdigest()[:32]
 
     def _encode_state(self, req: _Request) -> str:
         payload = json.dumps(
             {"m": req.method, "p": self._digest(req), "t": time.time(), "r": req.inputs},
-            separators=(",", ":"), sort_keys=True,
+            separators=(",", ":"),
+            sort_keys=True,
         ).encode()
         mac = hmac.new(self.server._secret, payload, hashlib.sha256).digest()[:16]
         return base64.urlsafe_b64encode(mac + payload).decode("ascii")
@@ -875,15 +902,21 @@ class ServerConnection:
             return _error(req.id, exc)
         caps = self.server.capabilities()
         agreed: dict[str, Any] = {}
-        for flag, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"),
-                           ("resourcesListChanged", "resources")):
+        for flag, kind in (
+            ("toolsListChanged", "tools"),
+            ("promptsListChanged", "prompts"),
+            ("resourcesListChanged", "resources"),
+        ):
             if wanted.get(flag) is True and kind in caps:
                 agreed[flag] = True
         uris = wanted.get("resourceSubscriptions")
         if isinstance(uris, list) and "resources" in caps:
             agreed["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
-        ack = {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-               "params": {"_meta": {pv.META_SUBSCRIPTION_ID: req.id}, "notifications": agreed}}
+        ack = {
+            "jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {"_meta": {pv.META_SUBSCRIPTION_ID: req.id}, "notifications": agreed},
+        }
         with self._write_lock:  # the ack goes out before any notification of this stream
             with self._lock:
                 self._listens[req.key] = (req.id, agreed)
@@ -902,13 +935,18 @@ class ServerConnection:
     def _resource_updated(self, uri: str) -> None:
         with self._lock:
             legacy = self.protocol_version is not None and uri in self._subscribed
-            listens = [rid for rid, agreed in self._listens.values()
-                       if uri in agreed.get("resourceSubscriptions", ())]
+            listens = [
+                rid
+                for rid, agreed in self._listens.values()
+                if uri in agreed.get("resourceSubscriptions", ())
+            ]
         if legacy:
             self._notify("notifications/resources/updated", {"uri": uri})
         for rid in listens:
-            self._notify("notifications/resources/updated",
-                         {"_meta": {pv.META_SUBSCRIPTION_ID: rid}, "uri": uri})
+            self._notify(
+                "notifications/resources/updated",
+                {"_meta": {pv.META_SUBSCRIPTION_ID: rid}, "uri": uri},
+            )
 
     # --- server → client requests (handshake era) --------------------------------------
 
@@ -933,8 +971,9 @@ class ServerConnection:
                     raise McpError(f"{method}: the request was cancelled")
                 raise RequestTimeout(f"{method}: no answer from the client in {timeout} s", timeout)
         if isinstance(waiter.error, RpcError):  # not re-sent as a JSON-RPC error of ours
-            raise McpError(f"the client answered {method} with an error: {waiter.error}") \
-                from waiter.error
+            raise McpError(
+                f"the client answered {method} with an error: {waiter.error}"
+            ) from waiter.error
         if waiter.error is not None:
             raise waiter.error
         assert waiter.result is not None
@@ -978,10 +1017,12 @@ class ServerConnection:
             w.event.set()
         for rid in listens:
             meta = {pv.META_SUBSCRIPTION_ID: rid}
-            self._send({"jsonrpc": "2.0", "id": rid,
-                        "result": {"resultType": "complete", "_meta": meta}})
-            self._notify("notifications/cancelled",
-                         {"requestId": rid, "reason": "server shutting down"})
+            self._send(
+                {"jsonrpc": "2.0", "id": rid, "result": {"resultType": "complete", "_meta": meta}}
+            )
+            self._notify(
+                "notifications/cancelled", {"requestId": rid, "reason": "server shutting down"}
+            )
         deadline = time.monotonic() + timeout
         with self._lock:
             while self._inflight and time.monotonic() < deadline:

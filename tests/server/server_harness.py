@@ -69,8 +69,13 @@ class Peer:
             lambda m: isinstance(m, dict) and m.get("method") == method and "id" not in m, timeout
         )
 
-    def request(self, method: str, params: dict[str, Any] | None = None,
-                rid: Any = None, timeout: float = 5.0) -> dict[str, Any]:
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        rid: Any = None,
+        timeout: float = 5.0,
+    ) -> dict[str, Any]:
         """Send a request and return its whole response message."""
         rid = next(self._ids) if rid is None else rid
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
@@ -84,17 +89,27 @@ class Peer:
         assert "result" in response, response
         return response["result"]  # type: ignore[no-any-return]
 
-    def modern(self, method: str, params: dict[str, Any] | None = None,
-               caps: dict[str, Any] | None = None, **meta: Any) -> dict[str, Any]:
+    def modern(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        caps: dict[str, Any] | None = None,
+        **meta: Any,
+    ) -> dict[str, Any]:
         """A 2026-07-28 request: ``params`` plus the per-request ``_meta``."""
         return self.request(method, {**(params or {}), "_meta": modern_meta(caps, **meta)})
 
-    def initialize(self, version: str = pv.V2025_11_25,
-                   caps: dict[str, Any] | None = None) -> dict[str, Any]:
-        result = self.result("initialize", {
-            "protocolVersion": version, "capabilities": caps or {},
-            "clientInfo": {"name": "test", "version": "0"},
-        })
+    def initialize(
+        self, version: str = pv.V2025_11_25, caps: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        result = self.result(
+            "initialize",
+            {
+                "protocolVersion": version,
+                "capabilities": caps or {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        )
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return result
 

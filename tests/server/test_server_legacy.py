@@ -105,8 +105,11 @@ def test_malformed_messages(peer: Any) -> None:
     peer.send({"id": 5, "method": "ping"})  # no "jsonrpc"
     assert peer.next()["error"]["code"] == -32600
     peer.send({"jsonrpc": "2.0", "id": None, "method": "ping"})
-    assert peer.next() == {"jsonrpc": "2.0", "id": None, "error": {
-        "code": -32600, "message": "Invalid Request: bad id or method"}}
+    assert peer.next() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Invalid Request: bad id or method"},
+    }
     assert peer.request("ping", params=[1])["error"]["code"] == -32602  # type: ignore[arg-type]
     peer.send([])
     assert peer.next()["error"]["code"] == -32600
@@ -138,26 +141,40 @@ def test_tool_errors(peer: Any) -> None:
     err = peer.request("tools/call", {"name": "nope", "arguments": {}})["error"]
     assert err["code"] == -32602 and "nope" in err["message"]
     assert peer.result("tools/call", {"name": "boom"}) == {
-        "content": [{"type": "text", "text": "kaboom"}], "isError": True}
+        "content": [{"type": "text", "text": "kaboom"}],
+        "isError": True,
+    }
     invalid = peer.result("tools/call", {"name": "add", "arguments": {"a": 1}})
     assert invalid["isError"] is True and "b" in invalid["content"][0]["text"]
-    assert peer.request("tools/call", {"name": "add", "arguments": [1, 2]})["error"]["code"] == -32602
+    assert (
+        peer.request("tools/call", {"name": "add", "arguments": [1, 2]})["error"]["code"] == -32602
+    )
     # An RpcError raised by a tool is a JSON-RPC error, not a tool error.
     assert peer.request("tools/call", {"name": "strict"})["error"] == {
-        "code": -32602, "message": "strict says no", "data": {"why": "test"}}
+        "code": -32602,
+        "message": "strict says no",
+        "data": {"why": "test"},
+    }
 
 
 # --- resources, prompts, completion ------------------------------------------------------
 
 
 def test_resources(peer: Any) -> None:
-    assert peer.result("resources/list") == {"resources": [
-        {"uri": "file:///demo/readme.txt", "name": "readme", "description": "Read me"}]}
-    assert peer.result("resources/templates/list") == {"resourceTemplates": [
-        {"uriTemplate": "note://{name}", "name": "note"}]}
-    assert peer.result("resources/read", {"uri": "file:///demo/readme.txt"}) == {"contents": [
-        {"uri": "file:///demo/readme.txt", "mimeType": "text/plain", "text": "hello"}]}
-    assert peer.result("resources/read", {"uri": "note://a%2Fb"})["contents"][0]["text"] == "note:a/b"
+    assert peer.result("resources/list") == {
+        "resources": [
+            {"uri": "file:///demo/readme.txt", "name": "readme", "description": "Read me"}
+        ]
+    }
+    assert peer.result("resources/templates/list") == {
+        "resourceTemplates": [{"uriTemplate": "note://{name}", "name": "note"}]
+    }
+    assert peer.result("resources/read", {"uri": "file:///demo/readme.txt"}) == {
+        "contents": [{"uri": "file:///demo/readme.txt", "mimeType": "text/plain", "text": "hello"}]
+    }
+    assert (
+        peer.result("resources/read", {"uri": "note://a%2Fb"})["contents"][0]["text"] == "note:a/b"
+    )
     err = peer.request("resources/read", {"uri": "file:///missing"})["error"]
     assert err["code"] == -32002 and err["data"] == {"uri": "file:///missing"}
 
@@ -169,8 +186,11 @@ def test_resource_subscription(peer: Any, peers: Any) -> None:
     assert peer.result("resources/subscribe", {"uri": "note://x"}) == {}
     server.notify_resource_updated("note://x")
     server.notify_resource_updated("note://y")
-    assert peer.next() == {"jsonrpc": "2.0", "method": "notifications/resources/updated",
-                           "params": {"uri": "note://x"}}
+    assert peer.next() == {
+        "jsonrpc": "2.0",
+        "method": "notifications/resources/updated",
+        "params": {"uri": "note://x"},
+    }
     peer.assert_quiet()
     other.assert_quiet(0.01)  # not subscribed
     assert peer.result("resources/unsubscribe", {"uri": "note://x"}) == {}
@@ -185,15 +205,24 @@ def test_list_changed_goes_to_every_initialized_connection(peer: Any, peers: Any
     server.notify_prompts_changed()
     server.notify_resources_changed()
     methods = [peer.next()["method"] for _ in range(3)]
-    assert methods == ["notifications/tools/list_changed", "notifications/prompts/list_changed",
-                       "notifications/resources/list_changed"]
+    assert methods == [
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+    ]
     fresh.assert_quiet()
 
 
 def test_prompts(peer: Any) -> None:
-    assert peer.result("prompts/list") == {"prompts": [{
-        "name": "summarize", "description": "Summarize a text.",
-        "arguments": [{"name": "text", "required": True}]}]}
+    assert peer.result("prompts/list") == {
+        "prompts": [
+            {
+                "name": "summarize",
+                "description": "Summarize a text.",
+                "arguments": [{"name": "text", "required": True}],
+            }
+        ]
+    }
     assert peer.result("prompts/get", {"name": "summarize", "arguments": {"text": "x"}}) == {
         "description": "Summarize a text.",
         "messages": [{"role": "user", "content": {"type": "text", "text": "Summarize: x"}}],
@@ -204,9 +233,13 @@ def test_prompts(peer: Any) -> None:
 
 
 def test_completion(peer: Any) -> None:
-    got = peer.result("completion/complete", {
-        "ref": {"type": "ref/prompt", "name": "summarize"},
-        "argument": {"name": "text", "value": "al"}})
+    got = peer.result(
+        "completion/complete",
+        {
+            "ref": {"type": "ref/prompt", "name": "summarize"},
+            "argument": {"name": "text", "value": "al"},
+        },
+    )
     assert got == {"completion": {"values": ["alpha", "alps"], "total": 2, "hasMore": False}}
     assert peer.request("completion/complete", {"ref": "x"})["error"]["code"] == -32602
 
@@ -237,14 +270,20 @@ def test_pagination(peers: Any) -> None:
 
 
 def test_batch_is_answered_as_a_list(peer: Any) -> None:
-    peer.send([
-        {"jsonrpc": "2.0", "id": "a", "method": "ping"},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": "b", "method": "tools/call",
-         "params": {"name": "add", "arguments": {"a": 1, "b": 1}}},
-        {"jsonrpc": "2.0", "id": "c", "method": "nope"},
-        42,
-    ])
+    peer.send(
+        [
+            {"jsonrpc": "2.0", "id": "a", "method": "ping"},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {
+                "jsonrpc": "2.0",
+                "id": "b",
+                "method": "tools/call",
+                "params": {"name": "add", "arguments": {"a": 1, "b": 1}},
+            },
+            {"jsonrpc": "2.0", "id": "c", "method": "nope"},
+            42,
+        ]
+    )
     answer = peer.next()
     assert isinstance(answer, list)
     by_id = {m.get("id"): m for m in answer}
@@ -289,8 +328,13 @@ def test_cancellation_sets_the_event_and_suppresses_the_response(peers: Any) -> 
     p.initialize()
     p.send({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "wait"}})
     assert started.wait(5)
-    p.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
-            "params": {"requestId": 9, "reason": "user"}})
+    p.send(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": 9, "reason": "user"},
+        }
+    )
     deadline = time.monotonic() + 5
     while not outcome and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -305,9 +349,14 @@ def test_progress_only_with_a_token(peers: Any) -> None:
     s, _, _ = slow_server()
     p = peers(s)
     p.initialize()
-    assert p.result("tools/call", {"name": "steps", "arguments": {"n": 2}})["content"][0]["text"] == "ok"
+    assert (
+        p.result("tools/call", {"name": "steps", "arguments": {"n": 2}})["content"][0]["text"]
+        == "ok"
+    )
     p.assert_quiet(0.05)
-    p.result("tools/call", {"name": "steps", "arguments": {"n": 2}, "_meta": {"progressToken": "tok"}})
+    p.result(
+        "tools/call", {"name": "steps", "arguments": {"n": 2}, "_meta": {"progressToken": "tok"}}
+    )
     notes = [p.notification("notifications/progress")["params"] for _ in range(2)]
     assert notes == [
         {"progressToken": "tok", "progress": 1, "total": 2, "message": "step 1"},
@@ -321,12 +370,18 @@ def test_logging_level_filter(peers: Any) -> None:
     p.initialize()
     p.result("tools/call", {"name": "chatty"})
     assert [p.notification("notifications/message")["params"]["level"] for _ in range(4)] == [
-        "debug", "info", "warning", "error"]  # before setLevel: everything
+        "debug",
+        "info",
+        "warning",
+        "error",
+    ]  # before setLevel: everything
     assert p.result("logging/setLevel", {"level": "warning"}) == {}
     p.result("tools/call", {"name": "chatty"})
     got = [p.notification("notifications/message")["params"] for _ in range(2)]
-    assert got == [{"level": "warning", "data": {"at": "warning"}, "logger": "chat"},
-                   {"level": "error", "data": {"at": "error"}, "logger": "chat"}]
+    assert got == [
+        {"level": "warning", "data": {"at": "warning"}, "logger": "chat"},
+        {"level": "error", "data": {"at": "error"}, "logger": "chat"},
+    ]
     p.assert_quiet(0.05)
     assert p.request("logging/setLevel", {"level": "loud"})["error"]["code"] == -32602
 
@@ -339,8 +394,9 @@ def asking_server(**kwargs: Any) -> Server:
 
     @s.tool()
     def ask(ctx: Context) -> dict[str, Any]:
-        answer = ctx.elicit("Your name?", {"type": "object",
-                                           "properties": {"name": {"type": "string"}}})
+        answer = ctx.elicit(
+            "Your name?", {"type": "object", "properties": {"name": {"type": "string"}}}
+        )
         return {"answer": answer}
 
     @s.tool()
@@ -363,12 +419,20 @@ def test_elicitation_round_trip(peers: Any) -> None:
     p.initialize(pv.V2025_06_18, caps={"elicitation": {}})
     p.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask"}})
     req = p.wait_for(lambda m: m.get("method") == "elicitation/create")
-    assert req["params"] == {"message": "Your name?", "requestedSchema": {
-        "type": "object", "properties": {"name": {"type": "string"}}}}  # no "mode" before 2025-11-25
-    p.send({"jsonrpc": "2.0", "id": req["id"],
-            "result": {"action": "accept", "content": {"name": "Ann"}}})
+    assert req["params"] == {
+        "message": "Your name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+    }  # no "mode" before 2025-11-25
+    p.send(
+        {
+            "jsonrpc": "2.0",
+            "id": req["id"],
+            "result": {"action": "accept", "content": {"name": "Ann"}},
+        }
+    )
     assert p.response(1)["result"]["structuredContent"] == {
-        "answer": {"action": "accept", "content": {"name": "Ann"}}}
+        "answer": {"action": "accept", "content": {"name": "Ann"}}
+    }
 
 
 def test_sampling_roots_and_url_elicitation(peers: Any) -> None:
@@ -376,10 +440,18 @@ def test_sampling_roots_and_url_elicitation(peers: Any) -> None:
     p.initialize(pv.V2025_11_25, caps={"sampling": {}, "roots": {}, "elicitation": {"url": {}}})
     p.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "think"}})
     req = p.wait_for(lambda m: m.get("method") == "sampling/createMessage")
-    assert req["params"] == {"messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
-                             "maxTokens": 5, "temperature": 0}
-    p.send({"jsonrpc": "2.0", "id": req["id"], "result": {
-        "role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m"}})
+    assert req["params"] == {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
+        "maxTokens": 5,
+        "temperature": 0,
+    }
+    p.send(
+        {
+            "jsonrpc": "2.0",
+            "id": req["id"],
+            "result": {"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m"},
+        }
+    )
     assert p.response(1)["result"]["content"][0]["text"] == "4"
 
     p.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "roots"}})
@@ -389,8 +461,12 @@ def test_sampling_roots_and_url_elicitation(peers: Any) -> None:
 
     p.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "visit"}})
     req = p.wait_for(lambda m: m.get("method") == "elicitation/create")
-    assert req["params"] == {"mode": "url", "message": "Log in",
-                             "url": "https://example.com/login", "elicitationId": "el-1"}
+    assert req["params"] == {
+        "mode": "url",
+        "message": "Log in",
+        "url": "https://example.com/login",
+        "elicitationId": "el-1",
+    }
     p.send({"jsonrpc": "2.0", "id": req["id"], "result": {"action": "decline"}})
     assert p.response(3)["result"]["content"][0]["text"] == "decline"
 

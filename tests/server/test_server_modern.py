@@ -25,14 +25,19 @@ def make_server(**kwargs: Any) -> Server:
     @s.tool()
     def signup(ctx: Context) -> dict[str, Any]:
         """Two questions, then one model call: three rounds."""
-        name = ctx.elicit("Name?", {"type": "object", "properties": {"name": {"type": "string"}},
-                                    "required": ["name"]})
+        name = ctx.elicit(
+            "Name?",
+            {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+        )
         if name["action"] != "accept":
             return {"status": name["action"]}
         age = ctx.elicit("Age?", {"type": "object", "properties": {"age": {"type": "integer"}}})
         poem = ctx.sample(f"A poem for {name['content']['name']}", max_tokens=20)
-        return {"name": name["content"]["name"], "age": age["content"]["age"],
-                "poem": poem["content"]["text"]}
+        return {
+            "name": name["content"]["name"],
+            "age": age["content"]["age"],
+            "poem": poem["content"]["text"],
+        }
 
     @s.tool()
     def where(ctx: Context) -> list[str]:
@@ -88,10 +93,18 @@ def test_discover(peer: Any) -> None:
 def test_no_initialize_needed_and_result_fields(peer: Any) -> None:
     listed = peer.modern("tools/list")["result"]
     assert [t["name"] for t in listed["tools"]] == ["add", "signup", "where", "chatty"]
-    assert (listed["resultType"], listed["ttlMs"], listed["cacheScope"]) == ("complete", 0, "private")
+    assert (listed["resultType"], listed["ttlMs"], listed["cacheScope"]) == (
+        "complete",
+        0,
+        "private",
+    )
     called = peer.modern("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})["result"]
-    assert called == {"content": [{"type": "text", "text": "3"}], "structuredContent": {"result": 3},
-                      "isError": False, "resultType": "complete"}  # not cacheable: no ttlMs
+    assert called == {
+        "content": [{"type": "text", "text": "3"}],
+        "structuredContent": {"result": 3},
+        "isError": False,
+        "resultType": "complete",
+    }  # not cacheable: no ttlMs
     read = peer.modern("resources/read", {"uri": "demo://r"})["result"]
     assert read["contents"][0]["text"] == "R" and read["ttlMs"] == 0
     for method in ("resources/list", "resources/templates/list", "prompts/list"):
@@ -101,8 +114,10 @@ def test_no_initialize_needed_and_result_fields(peer: Any) -> None:
 
 
 def test_era_errors(peer: Any) -> None:
-    err = peer.request("tools/list", {"_meta": {pv.META_PROTOCOL_VERSION: "2030-01-01",
-                                                pv.META_CLIENT_CAPABILITIES: {}}})["error"]
+    err = peer.request(
+        "tools/list",
+        {"_meta": {pv.META_PROTOCOL_VERSION: "2030-01-01", pv.META_CLIENT_CAPABILITIES: {}}},
+    )["error"]
     assert err["code"] == -32022
     assert err["data"] == {"supported": list(pv.SUPPORTED_VERSIONS), "requested": "2030-01-01"}
     for method in ("ping", "logging/setLevel", "resources/subscribe", "initialize"):
@@ -115,8 +130,14 @@ def test_era_errors(peer: Any) -> None:
 
 def test_modern_only_server(peers: Any) -> None:
     p = peers(make_server(versions=(pv.V2026_07_28,)))
-    init = p.request("initialize", {"protocolVersion": pv.V2025_06_18, "capabilities": {},
-                                    "clientInfo": {"name": "old", "version": "1"}})["error"]
+    init = p.request(
+        "initialize",
+        {
+            "protocolVersion": pv.V2025_06_18,
+            "capabilities": {},
+            "clientInfo": {"name": "old", "version": "1"},
+        },
+    )["error"]
     assert init["code"] == -32022 and init["data"]["supported"] == [pv.V2026_07_28]
     assert pv.V2026_07_28 in init["message"]
     assert p.request("tools/list")["error"]["code"] == -32602  # no _meta
@@ -131,8 +152,13 @@ def test_dual_era_on_one_connection(peer: Any) -> None:
     assert "resultType" not in peer.result("tools/list")
 
 
-def run_mrtr(peer: Any, method: str, params: dict[str, Any], caps: dict[str, Any],
-             answers: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def run_mrtr(
+    peer: Any,
+    method: str,
+    params: dict[str, Any],
+    caps: dict[str, Any],
+    answers: list[dict[str, Any]],
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Play the client's side of MRTR: answer each round from ``answers``, in order."""
     asked: list[dict[str, Any]] = []
     retry: dict[str, Any] = {}
@@ -143,22 +169,36 @@ def run_mrtr(peer: Any, method: str, params: dict[str, Any], caps: dict[str, Any
         assert res["resultType"] == "input_required"
         ((key, request),) = res["inputRequests"].items()
         asked.append(request)
-        retry = {"inputResponses": {key: answers[len(asked) - 1]},
-                 "requestState": res["requestState"]}
+        retry = {
+            "inputResponses": {key: answers[len(asked) - 1]},
+            "requestState": res["requestState"],
+        }
     raise AssertionError("too many rounds")
 
 
 def test_mrtr_multi_round(peer: Any) -> None:
     caps = {"elicitation": {}, "sampling": {}}
-    answers = [{"action": "accept", "content": {"name": "Ann"}},
-               {"action": "accept", "content": {"age": 7}},
-               {"role": "assistant", "content": {"type": "text", "text": "roses"}, "model": "m"}]
+    answers = [
+        {"action": "accept", "content": {"name": "Ann"}},
+        {"action": "accept", "content": {"age": 7}},
+        {"role": "assistant", "content": {"type": "text", "text": "roses"}, "model": "m"},
+    ]
     res, asked = run_mrtr(peer, "tools/call", {"name": "signup"}, caps, answers)
     assert res["structuredContent"] == {"name": "Ann", "age": 7, "poem": "roses"}
-    assert [a["method"] for a in asked] == ["elicitation/create", "elicitation/create",
-                                            "sampling/createMessage"]
-    assert asked[0]["params"] == {"mode": "form", "message": "Name?", "requestedSchema": {
-        "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}
+    assert [a["method"] for a in asked] == [
+        "elicitation/create",
+        "elicitation/create",
+        "sampling/createMessage",
+    ]
+    assert asked[0]["params"] == {
+        "mode": "form",
+        "message": "Name?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"],
+        },
+    }
     assert asked[2]["params"]["maxTokens"] == 20
     # A decline ends it after one round.
     res, asked = run_mrtr(peer, "tools/call", {"name": "signup"}, caps, [{"action": "decline"}])
@@ -166,11 +206,17 @@ def test_mrtr_multi_round(peer: Any) -> None:
 
 
 def test_mrtr_on_resources_and_roots(peer: Any) -> None:
-    res, asked = run_mrtr(peer, "resources/read", {"uri": "demo://secret/box"},
-                          {"elicitation": {}}, [{"action": "accept", "content": {}}])
+    res, asked = run_mrtr(
+        peer,
+        "resources/read",
+        {"uri": "demo://secret/box"},
+        {"elicitation": {}},
+        [{"action": "accept", "content": {}}],
+    )
     assert res["contents"][0]["text"] == "opened" and asked[0]["params"]["message"] == "Unlock box?"
-    res, asked = run_mrtr(peer, "tools/call", {"name": "where"}, {"roots": {}},
-                          [{"roots": [{"uri": "file:///w"}]}])
+    res, asked = run_mrtr(
+        peer, "tools/call", {"name": "where"}, {"roots": {}}, [{"roots": [{"uri": "file:///w"}]}]
+    )
     assert res["structuredContent"] == {"result": ["file:///w"]}
     assert asked == [{"method": "roots/list", "params": {}}]
 
@@ -178,9 +224,14 @@ def test_mrtr_on_resources_and_roots(peer: Any) -> None:
 def test_mrtr_keys_are_input_n_and_inputs_are_accepted_without_state(peer: Any) -> None:
     first = peer.modern("tools/call", {"name": "signup"}, caps={"elicitation": {}})["result"]
     assert list(first["inputRequests"]) == ["input_0"]
-    direct = peer.modern("tools/call", {"name": "signup", "inputResponses": {
-        "input_0": {"action": "accept", "content": {"name": "B"}}}},
-        caps={"elicitation": {}})["result"]
+    direct = peer.modern(
+        "tools/call",
+        {
+            "name": "signup",
+            "inputResponses": {"input_0": {"action": "accept", "content": {"name": "B"}}},
+        },
+        caps={"elicitation": {}},
+    )["result"]
     assert list(direct["inputRequests"]) == ["input_1"]
 
 
@@ -188,11 +239,22 @@ def test_mrtr_missing_capability(peer: Any) -> None:
     err = peer.modern("tools/call", {"name": "signup"}, caps={})["error"]
     assert err["code"] == -32021
     assert err["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}
-    res = peer.modern("tools/call", {"name": "signup", "inputResponses": {
-        "input_0": {"action": "accept", "content": {"name": "x"}},
-        "input_1": {"action": "accept", "content": {"age": 1}}}}, caps={"elicitation": {}})
-    assert res["error"] == {"code": -32021, "message": "this request needs the client capability "
-                            "'sampling'", "data": {"requiredCapabilities": {"sampling": {}}}}
+    res = peer.modern(
+        "tools/call",
+        {
+            "name": "signup",
+            "inputResponses": {
+                "input_0": {"action": "accept", "content": {"name": "x"}},
+                "input_1": {"action": "accept", "content": {"age": 1}},
+            },
+        },
+        caps={"elicitation": {}},
+    )
+    assert res["error"] == {
+        "code": -32021,
+        "message": "this request needs the client capability 'sampling'",
+        "data": {"requiredCapabilities": {"sampling": {}}},
+    }
 
 
 def test_request_state_is_validated(peer: Any, peers: Any) -> None:
@@ -211,15 +273,20 @@ def test_request_state_is_validated(peer: Any, peers: Any) -> None:
     other_server = peers(make_server())
     err = other_server.modern("tools/call", {"name": "signup", "requestState": state}, caps=caps)
     assert err["error"]["code"] == -32602
-    assert peer.modern("tools/call", {"name": "signup", "inputResponses": []},
-                       caps=caps)["error"]["code"] == -32602
+    assert (
+        peer.modern("tools/call", {"name": "signup", "inputResponses": []}, caps=caps)["error"][
+            "code"
+        ]
+        == -32602
+    )
 
 
 def test_logging_needs_the_meta_level(peer: Any) -> None:
     peer.modern("tools/call", {"name": "chatty"})
     peer.assert_quiet(0.05)  # no logLevel, no progress token: nothing
-    res = peer.modern("tools/call", {"name": "chatty"}, **{pv.META_LOG_LEVEL: "info",
-                                                            "progressToken": 5})
+    res = peer.modern(
+        "tools/call", {"name": "chatty"}, **{pv.META_LOG_LEVEL: "info", "progressToken": 5}
+    )
     assert res["result"]["content"][0]["text"] == "ok"
     got = [peer.next() for _ in range(3)]
     assert [m["params"].get("level") for m in got] == ["info", "error", None]
@@ -231,18 +298,36 @@ def ack_params(agreed: dict[str, Any], rid: Any) -> dict[str, Any]:
 
 
 def listen(peer: Any, rid: Any, notifications: dict[str, Any]) -> None:
-    peer.send({"jsonrpc": "2.0", "id": rid, "method": "subscriptions/listen",
-               "params": {"_meta": modern_meta(), "notifications": notifications}})
+    peer.send(
+        {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "subscriptions/listen",
+            "params": {"_meta": modern_meta(), "notifications": notifications},
+        }
+    )
 
 
 def test_listen_ack_notifications_and_cancel(peer: Any) -> None:
     server = peer.conn.server
-    listen(peer, "L1", {"toolsListChanged": True, "resourceSubscriptions": ["demo://r"],
-                        "promptsListChanged": False, "bogus": True})
+    listen(
+        peer,
+        "L1",
+        {
+            "toolsListChanged": True,
+            "resourceSubscriptions": ["demo://r"],
+            "promptsListChanged": False,
+            "bogus": True,
+        },
+    )
     ack = peer.next()
-    assert ack == {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-                   "params": ack_params({"toolsListChanged": True,
-                                         "resourceSubscriptions": ["demo://r"]}, "L1")}
+    assert ack == {
+        "jsonrpc": "2.0",
+        "method": "notifications/subscriptions/acknowledged",
+        "params": ack_params(
+            {"toolsListChanged": True, "resourceSubscriptions": ["demo://r"]}, "L1"
+        ),
+    }
     listen(peer, 2, {"promptsListChanged": True})
     assert peer.next()["params"] == ack_params({"promptsListChanged": True}, 2)
     server.notify_tools_changed()
@@ -250,22 +335,33 @@ def test_listen_ack_notifications_and_cancel(peer: Any) -> None:
     server.notify_resources_changed()  # nobody asked
     server.notify_resource_updated("demo://r")
     server.notify_resource_updated("demo://other")
-    assert peer.next() == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
-                           "params": {"_meta": {SUB: "L1"}}}
+    assert peer.next() == {
+        "jsonrpc": "2.0",
+        "method": "notifications/tools/list_changed",
+        "params": {"_meta": {SUB: "L1"}},
+    }
     assert peer.next()["params"] == {"_meta": {SUB: 2}}
-    assert peer.next() == {"jsonrpc": "2.0", "method": "notifications/resources/updated",
-                           "params": {"_meta": {SUB: "L1"}, "uri": "demo://r"}}
+    assert peer.next() == {
+        "jsonrpc": "2.0",
+        "method": "notifications/resources/updated",
+        "params": {"_meta": {SUB: "L1"}, "uri": "demo://r"},
+    }
     peer.assert_quiet()
     # The client cancels L1: no response, no more notifications for it.
-    peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "L1"}})
+    peer.send(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "L1"}}
+    )
     server.notify_tools_changed()
     server.notify_prompts_changed()
     assert peer.next()["params"] == {"_meta": {SUB: 2}}
     peer.assert_quiet()
     # Closing the connection ends listen 2 gracefully: a result, then notifications/cancelled.
     peer.conn.close()
-    assert peer.next() == {"jsonrpc": "2.0", "id": 2,
-                           "result": {"resultType": "complete", "_meta": {SUB: 2}}}
+    assert peer.next() == {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "result": {"resultType": "complete", "_meta": {SUB: 2}},
+    }
     assert peer.next()["params"]["requestId"] == 2
 
 
@@ -273,13 +369,22 @@ def test_listen_only_agrees_to_what_the_server_has(peers: Any) -> None:
     p = peers(Server("bare"))
     listen(p, 1, {"toolsListChanged": True, "resourceSubscriptions": ["x://y"]})
     assert p.next()["params"] == ack_params({}, 1)
-    bad = p.request("subscriptions/listen", rid=2, params={"_meta": {pv.META_PROTOCOL_VERSION: "1999-01-01",
-                                                       pv.META_CLIENT_CAPABILITIES: {}},
-                                             "notifications": {}})
+    bad = p.request(
+        "subscriptions/listen",
+        rid=2,
+        params={
+            "_meta": {pv.META_PROTOCOL_VERSION: "1999-01-01", pv.META_CLIENT_CAPABILITIES: {}},
+            "notifications": {},
+        },
+    )
     assert bad["error"]["code"] == -32022
-    bad = p.request("subscriptions/listen", rid=3, params={"_meta": modern_meta(), "notifications": 3})
+    bad = p.request(
+        "subscriptions/listen", rid=3, params={"_meta": modern_meta(), "notifications": 3}
+    )
     assert bad["error"]["code"] == -32602
-    dup = p.request("subscriptions/listen", rid=1, params={"_meta": modern_meta(), "notifications": {}})
+    dup = p.request(
+        "subscriptions/listen", rid=1, params={"_meta": modern_meta(), "notifications": {}}
+    )
     assert dup["error"]["code"] == -32600  # id 1 is still open
 
 
@@ -294,8 +399,14 @@ def test_cancel_a_modern_call(peers: Any) -> None:
         return "late"
 
     p = peers(s)
-    p.send({"jsonrpc": "2.0", "id": "w", "method": "tools/call",
-            "params": {"name": "wait", "_meta": modern_meta()}})
+    p.send(
+        {
+            "jsonrpc": "2.0",
+            "id": "w",
+            "method": "tools/call",
+            "params": {"name": "wait", "_meta": modern_meta()},
+        }
+    )
     assert started.wait(5)
     p.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "w"}})
     p.assert_quiet(0.3)

@@ -86,7 +86,7 @@ def server() -> Server:
         return list(range(0, n, 2))
 
     @s.tool()
-    def untyped(x):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202
+    def untyped(x):  # type: ignore[no-untyped-def]
         return {"x": x, "list": [1, 2]}
 
     @s.tool()
@@ -144,7 +144,9 @@ def test_defaults_descriptions_optional_and_context_left_out(server: Server) -> 
 
 def test_no_parameters_gives_closed_object(server: Server) -> None:
     assert tool_def(server, "nothing")["inputSchema"] == {
-        "type": "object", "properties": {}, "additionalProperties": False,
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
     }
     assert "outputSchema" not in tool_def(server, "nothing")
     assert call(server, "nothing") == {"content": [], "isError": False}
@@ -163,32 +165,51 @@ def test_nested_model_argument_uses_defs_and_validates(server: Server) -> None:
 @pytest.mark.parametrize(
     ("name", "schema", "structured"),
     [
-        ("weather",
-         {"type": "object", "title": "Weather",
-          "properties": {"city": {"type": "string"}, "celsius": {"type": "number"}},
-          "required": ["city", "celsius"]},
-         {"city": "x", "celsius": 21.5}),
-        ("point",
-         {"type": "object", "title": "Point",
-          "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
-          "required": ["x", "y"]},
-         {"x": 1, "y": 2}),
-        ("pair",
-         {"type": "object", "title": "Pair",
-          "properties": {"left": {"type": "string"}, "right": {"type": "string"}},
-          "required": ["left", "right"]},
-         {"left": "l", "right": "r"}),
-        ("counts",
-         {"type": "object", "additionalProperties": {"type": "integer"}},
-         {"words": 2}),
-        ("evens",
-         {"type": "object", "properties": {"result": {"type": "array", "items": {"type": "integer"}}},
-          "required": ["result"]},
-         {"result": [0, 2, 4]}),
+        (
+            "weather",
+            {
+                "type": "object",
+                "title": "Weather",
+                "properties": {"city": {"type": "string"}, "celsius": {"type": "number"}},
+                "required": ["city", "celsius"],
+            },
+            {"city": "x", "celsius": 21.5},
+        ),
+        (
+            "point",
+            {
+                "type": "object",
+                "title": "Point",
+                "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+                "required": ["x", "y"],
+            },
+            {"x": 1, "y": 2},
+        ),
+        (
+            "pair",
+            {
+                "type": "object",
+                "title": "Pair",
+                "properties": {"left": {"type": "string"}, "right": {"type": "string"}},
+                "required": ["left", "right"],
+            },
+            {"left": "l", "right": "r"},
+        ),
+        ("counts", {"type": "object", "additionalProperties": {"type": "integer"}}, {"words": 2}),
+        (
+            "evens",
+            {
+                "type": "object",
+                "properties": {"result": {"type": "array", "items": {"type": "integer"}}},
+                "required": ["result"],
+            },
+            {"result": [0, 2, 4]},
+        ),
     ],
 )
-def test_structured_output(server: Server, name: str, schema: dict[str, Any],
-                           structured: dict[str, Any]) -> None:
+def test_structured_output(
+    server: Server, name: str, schema: dict[str, Any], structured: dict[str, Any]
+) -> None:
     assert tool_def(server, name)["outputSchema"] == schema
     args = {"weather": {"city": "x"}, "counts": {"text": "a b"}, "evens": {"n": 5}}.get(name, {})
     res = call(server, name, **args)
@@ -196,6 +217,7 @@ def test_structured_output(server: Server, name: str, schema: dict[str, Any],
     jsonschema.validate(res["structuredContent"], schema)
     # The same JSON as a text block, for clients that ignore structuredContent.
     import json
+
     assert json.loads(res["content"][0]["text"]) == (
         structured["result"] if name == "evens" else structured
     )
@@ -206,8 +228,10 @@ def test_unstructured_results(server: Server) -> None:
     assert "outputSchema" not in untyped
     assert untyped["inputSchema"]["properties"] == {"x": {}}
     res = call(server, "untyped", x=3)
-    assert res == {"content": [{"type": "text", "text": '{"x": 3, "list": [1, 2]}'}],
-                   "isError": False}
+    assert res == {
+        "content": [{"type": "text", "text": '{"x": 3, "list": [1, 2]}'}],
+        "isError": False,
+    }
     assert "outputSchema" not in tool_def(server, "opaque")
     assert call(server, "opaque")["content"][0]["text"].startswith("<")
     assert call(server, "raw") == {"content": [{"type": "text", "text": "as is"}], "isError": False}
@@ -239,14 +263,20 @@ def test_wrong_return_value_is_a_tool_error() -> None:
 def test_registration_errors() -> None:
     s = Server("x")
     with pytest.raises(TypeError, match=r"\*args"):
+
         @s.tool()
         def star(*args: int) -> None: ...
+
     with pytest.raises(TypeError, match="must match"):
+
         @s.resource("note://{name}")
         def note(other: str) -> str: ...
+
     with pytest.raises(TypeError, match="takes no arguments"):
+
         @s.resource("fixed://x")
         def fixed(required: str) -> str: ...
+
     with pytest.raises(ValueError, match="unsupported protocol versions"):
         Server("x", versions=("1999-01-01",))
 
@@ -265,15 +295,24 @@ def test_prompt_arguments_and_messages() -> None:
     s = Server("x")
 
     @s.prompt(description="Review code")
-    def review(code: Annotated[str, Field(description="The code")], style: str = "terse") -> list[Any]:
-        return ["Review this:", {"role": "assistant", "content": "OK"},
-                {"role": "user", "content": {"type": "text", "text": code + style}}]
+    def review(
+        code: Annotated[str, Field(description="The code")], style: str = "terse"
+    ) -> list[Any]:
+        return [
+            "Review this:",
+            {"role": "assistant", "content": "OK"},
+            {"role": "user", "content": {"type": "text", "text": code + style}},
+        ]
 
     (d,) = s._registry.list_prompts({})["prompts"]
-    assert d == {"name": "review", "description": "Review code", "arguments": [
-        {"name": "code", "required": True, "description": "The code"},
-        {"name": "style", "required": False},
-    ]}
+    assert d == {
+        "name": "review",
+        "description": "Review code",
+        "arguments": [
+            {"name": "code", "required": True, "description": "The code"},
+            {"name": "style", "required": False},
+        ],
+    }
     got = s._registry.get_prompt({"name": "review", "arguments": {"code": "x"}}, ctx=None)
     assert got["messages"] == [
         {"role": "user", "content": {"type": "text", "text": "Review this:"}},
@@ -291,8 +330,15 @@ def test_resource_template_matching() -> None:
 
     (t,) = s._registry.list_templates({})["resourceTemplates"]
     assert t == {"uriTemplate": "users://{user}/files/{name}", "name": "user_file"}
-    got = s._registry.read_resource({"uri": "users://ann%20b/files/a.txt"}, None,
-                                    pydantic.ValidationError)  # type: ignore[arg-type]
-    assert got == {"contents": [{"uri": "users://ann%20b/files/a.txt",
-                                 "mimeType": "application/octet-stream",
-                                 "blob": "YW5uIGIvYS50eHQ="}]}
+    got = s._registry.read_resource(
+        {"uri": "users://ann%20b/files/a.txt"}, None, pydantic.ValidationError
+    )  # type: ignore[arg-type]
+    assert got == {
+        "contents": [
+            {
+                "uri": "users://ann%20b/files/a.txt",
+                "mimeType": "application/octet-stream",
+                "blob": "YW5uIGIvYS50eHQ=",
+            }
+        ]
+    }
