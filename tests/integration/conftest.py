@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -31,3 +32,11 @@ def fault_cmd(peer_python: str, peers_dir: Path) -> Callable[..., list[str]]:
         return cmd
 
     return build
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_after_each_test() -> Iterator[None]:
+    """Collect garbage at teardown, so that a ResourceWarning (an unclosed pipe or socket,
+    an error under ``filterwarnings = error``) is blamed on the test that leaked it."""
+    yield
+    gc.collect()

@@ -6,8 +6,10 @@ hangs (pytest-timeout would fail the test), and that no process is left behind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -27,6 +29,12 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _reap_stray(pid: int) -> None:
+    """Kill a process a failed test would otherwise leave running for ten minutes."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def test_echo_server_works(fault_cmd: FaultCmd) -> None:
@@ -124,7 +132,23 @@ def test_close_kills_the_grandchild(
         grandchild = int(record.read_text())
         assert not pid_gone(grandchild, wait=0.0), "the grandchild should be running"
         assert client.call_tool("echo", {"text": "hi"}).text == "hi"
-    assert pid_gone(grandchild), f"grandchild pid {grandchild} survived close()"
+    survived = not pid_gone(grandchild)
+    _reap_stray(grandchild)
+    assert not survived, f"grandchild pid {grandchild} survived close()"
+
+
+def test_close_after_a_crash_still_kills_the_grandchild(
+    fault_cmd: FaultCmd, tmp_path: Path, pid_gone: Callable[..., bool]
+) -> None:
+    record = tmp_path / "grandchild.pid"
+    with mcp_lite.connect(fault_cmd("grandchild", record), timeout=10.0) as client:
+        grandchild = int(record.read_text())
+        with pytest.raises(ConnectionClosed):
+            client.call_tool("crash", {}, timeout=60.0)
+    # The server is dead, but its process group still holds the grandchild.
+    survived = not pid_gone(grandchild)
+    _reap_stray(grandchild)
+    assert not survived, f"grandchild pid {grandchild} survived close()"
 
 
 def test_exit_during_initialize_names_exit_code_and_stderr(fault_cmd: FaultCmd) -> None:

@@ -17,7 +17,8 @@ there is one, else the arguments as compact JSON. What each mode does wrong:
   two JSON-RPC responses with ids nobody asked for.
 - ``oversized``: ``tools/call`` of ``big`` is answered with a single line of about 3 MB.
 - ``ignore-sigterm``: ignores SIGINT and SIGTERM and stays alive after stdin closes.
-- ``grandchild``: at start spawns ``sleep 600`` and writes its pid to ``--record PATH``.
+- ``grandchild``: at start spawns ``sleep 600`` and writes its pid to ``--record PATH``;
+  a ``tools/call`` of ``crash`` then exits with code 3, leaving the grandchild behind.
 - ``exit-during-initialize``: reads ``initialize``, writes a message to stderr and exits 7.
 """
 
@@ -143,7 +144,7 @@ def main() -> None:
         elif method == "tools/list":
             result = {"tools": tools}
         elif method == "tools/call":
-            if mode == "crash-mid-call":
+            if mode == "crash-mid-call" or (mode == "grandchild" and params.get("name") == "crash"):
                 sys.stderr.write("boom: fatal\n")
                 sys.stderr.flush()
                 sys.exit(3)
