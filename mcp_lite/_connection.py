@@ -86,6 +86,7 @@ class _Call:
     on_progress: Callable[[Progress], Any] | None = None
     reset_on_progress: bool = False
     cancel_on_timeout: bool = True
+    total: float = 0.0
     request_id: jsonrpc.RequestId = 0
     rounds: int = 0
 
@@ -185,7 +186,7 @@ class Connection:
         now = time.monotonic()
         hard = now + (max_total_timeout if max_total_timeout is not None else timeout)
         call = _Call(Future(), method, params, timeout, min(now + timeout, hard), hard,
-                     on_progress, reset_on_progress, cancel_on_timeout)
+                     on_progress, reset_on_progress, cancel_on_timeout, hard - now)
         self._send_call(call)
         return call.future
 
@@ -250,10 +251,10 @@ class Connection:
                 self._expire(call)
 
     def _expire(self, call: _Call) -> None:
-        elapsed = call.timeout if call.deadline < call.hard_deadline else call.hard_deadline
+        why = (f"within {call.timeout:g} s" if call.deadline < call.hard_deadline
+               else f"before its total deadline ({call.total:g} s)")
         _fail(call.future, RequestTimeout(
-            f"{call.method} to MCP server {self.name!r} got no answer within {elapsed:g} s",
-            call.timeout))
+            f"{call.method} to MCP server {self.name!r} got no answer {why}", call.timeout))
         cancel = getattr(self.transport, "cancel_request", None)
         if call.cancel_on_timeout and not (cancel is not None and cancel(call.request_id)):
             try:
@@ -318,6 +319,11 @@ class Connection:
             return
         if input_required:
             self._run(self._workers, self._answer_input_required, call, result)
+        elif call.on_progress is not None:
+            # Resolve behind the progress callbacks already queued: the caller sees every
+            # progress event before the call returns.
+            if not self._run(self._notifier, _resolve, call.future, result):
+                _resolve(call.future, result)
         else:
             _resolve(call.future, result)
 
@@ -418,15 +424,20 @@ class Connection:
             call.hard_deadline = max(call.hard_deadline, now + call.timeout)
             call.deadline = now + call.timeout
             self._send_call(call)
+        except McpError as exc:
+            _fail(call.future, exc)
         except Exception as exc:
-            _fail(call.future, exc if isinstance(exc, McpError) else
-                  McpError(f"answering the server's input request failed: {exc!r}"))
+            error = McpError(f"{call.method}: a handler answering the server's input request "
+                             f"raised {exc!r}")
+            error.__cause__ = exc
+            _fail(call.future, error)
 
-    def _run(self, pool: ThreadPoolExecutor, fn: Callable[..., Any], *args: Any) -> None:
+    def _run(self, pool: ThreadPoolExecutor, fn: Callable[..., Any], *args: Any) -> bool:
         try:
             pool.submit(_guarded, fn, *args)
+            return True
         except RuntimeError:  # pool shut down: the connection is closing
-            pass
+            return False
 
 
 def _guarded(fn: Callable[..., Any], *args: Any) -> None:

@@ -555,7 +555,9 @@ class Client:
 def _wait(future: Future[dict[str, Any]], limit: float) -> dict[str, Any]:
     try:
         return future.result(limit)
-    except FutureTimeout:
+    except FutureTimeout as exc:
+        if isinstance(exc, McpError):  # our own RequestTimeout is a TimeoutError too
+            raise
         raise RequestTimeout(f"no answer within {limit:g} s", limit) from None
 
 

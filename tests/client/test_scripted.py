@@ -1,0 +1,142 @@
+"""Client behaviour against a scripted server: misbehaviour that real servers rarely show."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from mcp_lite.errors import ConnectionClosed, MessageTooLarge, RemoteProtocolError
+
+
+def test_every_page_is_fetched(scripted_client, reply):
+    def answer(msg):
+        cursor = msg.get("params", {}).get("cursor")
+        page = {None: ("p1", ["a", "b"]), "p1": ("p2", ["c"]), "p2": (None, ["d"])}[cursor]
+        value = {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in page[1]]}
+        if page[0]:
+            value["nextCursor"] = page[0]
+        return reply(msg, value)
+
+    client, _ = scripted_client(answer)
+    assert [t.name for t in client.list_tools()] == ["a", "b", "c", "d"]
+
+
+def test_a_repeated_cursor_is_an_error_not_a_loop(scripted_client, reply):
+    client, transport = scripted_client(lambda msg: reply(msg, {"tools": [], "nextCursor": "same"}))
+    with pytest.raises(RemoteProtocolError, match="repeated cursor"):
+        client.list_tools()
+    assert sum(1 for m in transport.sent if m.get("method") == "tools/list") == 2
+
+
+def test_page_cap(scripted_client, reply):
+    counter = iter(range(10**6))
+    client, _ = scripted_client(lambda msg: reply(msg, {"tools": [], "nextCursor": str(next(counter))}),
+                                max_pages=5)
+    with pytest.raises(RemoteProtocolError, match="more than 5 pages"):
+        client.list_tools()
+
+
+def test_unknown_ids_and_junk_are_dropped_and_the_call_still_succeeds(scripted_client, reply):
+    def answer(msg):
+        if msg.get("method") != "tools/call":
+            return []
+        return [b"this is not json", b'{"jsonrpc":"2.0","id":999,"result":{}}', [],
+                {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info"}},
+                *reply(msg, {"content": [{"type": "text", "text": "ok"}]})]
+
+    client, _ = scripted_client(answer)
+    assert client.call_tool("x").text == "ok"
+
+
+def test_oversized_answer_fails_only_its_own_call(scripted_client, reply):
+    def answer(msg):
+        if msg.get("params", {}).get("name") == "big":
+            head = b'{"jsonrpc":"2.0","id":%d,"result":{"content":[' % msg["id"]
+            return [MessageTooLarge("too big", 100, head)]
+        return reply(msg, {"content": [{"type": "text", "text": "small"}]}) if msg.get("id") else []
+
+    client, _ = scripted_client(answer)
+    with pytest.raises(MessageTooLarge, match="max_message_size=100"):
+        client.call_tool("big")
+    assert client.call_tool("small").text == "small"
+
+
+def test_transport_death_fails_pending_calls_at_once_then_reconnects(scripted_client, reply):
+    calls = []
+
+    def answer(msg):
+        if msg.get("method") == "tools/call":
+            calls.append(msg)
+            return [] if len(calls) == 1 else reply(msg, {"content": []})
+        return []
+
+    client, transport = scripted_client(answer)
+    future = client.submit("tools/call", {"name": "slow", "arguments": {}})
+    transport.die(ConnectionClosed("server vanished", 9, "last words"))
+    with pytest.raises(ConnectionClosed) as err:
+        future.result(5)
+    assert err.value.exit_code == 9 and "last words" in str(err.value)
+    # The next call opens a new connection (a new transport from the factory).
+    assert client.call_tool("again").is_error is False
+    assert len(calls) == 2
+
+
+def test_unknown_result_type_is_a_protocol_error_in_2026(scripted_client, reply):
+    from mcp_lite.client import Client
+
+    def answer(msg):
+        if msg.get("method") == "server/discover":
+            return reply(msg, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}})
+        return reply(msg, {"resultType": "sometimes", "content": []})
+
+    from conftest import ScriptedTransport  # type: ignore[import-not-found]
+
+    transport = ScriptedTransport(answer)
+    client = Client("scripted")
+    client._make_transport = lambda: transport  # type: ignore[method-assign]
+    with client:
+        assert client.protocol_version == "2026-07-28"
+        with pytest.raises(RemoteProtocolError, match="resultType"):
+            client.call_tool("x")
+
+
+def test_endless_input_rounds_are_cut_off(reply):
+    from mcp_lite.client import Client
+
+    def answer(msg):
+        if msg.get("method") == "server/discover":
+            return reply(msg, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}})
+        return reply(msg, {"resultType": "input_required", "requestState": "s",
+                           "inputRequests": {"k": {"method": "roots/list"}}})
+
+    from conftest import ScriptedTransport  # type: ignore[import-not-found]
+
+    transport = ScriptedTransport(answer)
+    client = Client("scripted", roots=["file:///x"])
+    client._make_transport = lambda: transport  # type: ignore[method-assign]
+    with client:
+        with pytest.raises(RemoteProtocolError, match="more than 16 times"):
+            client.call_tool("x")
+    retries = [m for m in transport.sent if m.get("method") == "tools/call"]
+    assert len({m["id"] for m in retries}) == len(retries) == 17  # a new id every round
+    assert all(m["params"]["requestState"] == "s" for m in retries[1:])
+    assert retries[1]["params"]["inputResponses"] == {"k": {"roots": [{"uri": "file:///x"}]}}
+
+
+def test_server_ping_is_answered(scripted_client, reply):
+    got = threading.Event()
+    box = {}
+
+    def answer(msg):
+        if msg.get("method") == "tools/call":
+            return [{"jsonrpc": "2.0", "id": "srv-1", "method": "ping"}]
+        if msg.get("id") == "srv-1":
+            box["answer"] = msg
+            got.set()
+        return []
+
+    client, _ = scripted_client(answer)
+    client.submit("tools/call", {"name": "x"})
+    assert got.wait(5)
+    assert box["answer"] == {"jsonrpc": "2.0", "id": "srv-1", "result": {}}
