@@ -9,7 +9,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import ConfigError, McpError
+from ..errors import ConfigError
 from .base import Outgoing, Transport
 
 __all__ = ["Outgoing", "Transport", "make_transport"]
@@ -31,7 +31,6 @@ def make_transport(
 
     Raises:
         ConfigError: the target is not something mcp_lite can connect to.
-        McpError: the target needs a transport that is not supported yet.
     """
     from ..server import Server
 
@@ -44,7 +43,8 @@ def make_transport(
         kind = {"http": "http", "https": "http", "ws": "ws", "wss": "ws"}.get(scheme)
         if kind is None:
             raise ConfigError(f"unsupported URL scheme {scheme!r} in {target!r}")
-        return _remote(kind, {"url": target})
+        return _remote(kind, {"url": target}, name=name, headers=headers, auth=auth,
+                       max_message_size=max_message_size)
     if isinstance(target, Mapping):
         kind = str(target.get("type") or ("stdio" if "command" in target else ""))
         if kind in ("sdk", "in-process"):
@@ -53,7 +53,8 @@ def make_transport(
                 raise ConfigError("an 'sdk' target needs a mcp_lite.Server under 'server'")
             return make_transport(server, name=name)
         if kind in _REMOTE_TYPES:
-            return _remote(kind, target)
+            return _remote(kind, target, name=name, headers=headers, auth=auth,
+                           max_message_size=max_message_size)
         if kind != "stdio":
             raise ConfigError(f"unknown server type {kind!r}; expected stdio, "
                               f"{', '.join(_REMOTE_TYPES)} or sdk")
@@ -81,6 +82,53 @@ def _stdio(command: Any, name: str, env: Mapping[str, str] | None,
                           max_message_size=max_message_size or DEFAULT_MAX_MESSAGE_SIZE)
 
 
-def _remote(kind: str, config: Mapping[str, Any]) -> Transport:
-    raise McpError(f"the {kind!r} transport is not supported yet in this version of mcp_lite "
-                   f"(target {config.get('url')!r}); use a stdio command or an in-process Server")
+def _remote(kind: str, config: Mapping[str, Any], *, name: str = "",
+            headers: Mapping[str, str] | None = None, auth: Any = None,
+            max_message_size: int | None = None) -> Transport:
+    """A remote transport from a config entry (keys as in Claude Code's ``mcpServers``).
+
+    Keys: ``url`` (required), ``headers``; ``sse-ide``/``ws-ide``: ``authToken`` (sent by
+    ``ws-ide`` in ``authHeaderName``, default ``X-Claude-Code-Ide-Authorization``); ``proxy``:
+    ``auth``/``token_provider`` (a bearer-token provider). Optional ``connectTimeout``,
+    ``readTimeout``, ``idleTimeout`` (seconds). ``headers``/``auth`` arguments (from
+    ``connect``) override the config's.
+    """
+    from ._http_common import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, HttpOptions, as_auth
+
+    url = config.get("url")
+    if not isinstance(url, str) or "://" not in url:
+        raise ConfigError(f"a {kind!r} server needs a 'url' like http://host/path, got {url!r}")
+    scheme = url.split("://", 1)[0].lower()
+    want = ("ws", "wss") if kind in ("ws", "ws-ide") else ("http", "https")
+    if scheme not in want:
+        raise ConfigError(f"a {kind!r} server needs a {' or '.join(want)} URL, got {url!r}")
+    merged = {str(k): str(val) for k, val in (config.get("headers") or {}).items()}
+    merged.update({str(k): str(val) for k, val in (headers or {}).items()})
+    if auth is None and kind in ("http", "sse", "proxy"):
+        auth = config.get("auth") or config.get("token_provider") or config.get("tokenProvider")
+    if kind == "proxy" and auth is None:
+        raise ConfigError("a 'proxy' server needs a bearer-token provider under 'auth'")
+    connect_timeout = float(config.get("connectTimeout") or DEFAULT_CONNECT_TIMEOUT)
+    if kind in ("ws", "ws-ide"):
+        from .websocket import WebSocketTransport
+
+        if kind == "ws-ide" and config.get("authToken"):
+            header = str(config.get("authHeaderName") or "X-Claude-Code-Ide-Authorization")
+            merged[header] = str(config["authToken"])
+        return WebSocketTransport(url, headers=merged, auth=as_auth(auth), name=name,
+                                  connect_timeout=connect_timeout,
+                                  max_message_size=max_message_size or 64 * 1024 * 1024)
+    idle = config.get("idleTimeout")
+    options = HttpOptions(
+        url=url, headers=merged, auth=None if kind == "sse-ide" else as_auth(auth),
+        name=name, connect_timeout=connect_timeout,
+        read_timeout=float(config.get("readTimeout") or DEFAULT_READ_TIMEOUT),
+        idle_timeout=float(idle) if idle else None,
+        max_message_size=max_message_size or 64 * 1024 * 1024)
+    if kind in ("sse", "sse-ide"):
+        from .sse import SseTransport
+
+        return SseTransport(options)
+    from .http import HttpTransport
+
+    return HttpTransport(options, fallback_to_sse=kind == "http")

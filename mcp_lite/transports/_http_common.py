@@ -1,0 +1,279 @@
+"""What the HTTP transports share: the pooled ``requests`` session, redirect and origin
+rules, bearer-token auth, header encoding for 2026-07-28, and mapping of ``requests``
+errors to ``mcp_lite.errors`` (nothing from ``requests`` leaves the transports).
+
+Redirects are never followed blindly: a redirect to another origin is refused (a token or
+a session id must not travel to a host the user did not name); 307/308 within the origin
+are followed, up to three times.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import errno
+import logging
+import re
+import socket
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import urljoin, urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+
+from .._version import __version__
+from ..errors import (
+    AuthRequired,
+    ConfigError,
+    ConnectError,
+    ConnectionClosed,
+    McpError,
+    RequestTimeout,
+)
+
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_READ_TIMEOUT",
+    "HttpOptions",
+    "TokenAuth",
+    "as_auth",
+    "body_excerpt",
+    "encode_header_value",
+    "is_terminal_network_error",
+    "make_session",
+    "map_error",
+    "origin",
+    "request",
+]
+
+log = logging.getLogger("mcp_lite.http")
+
+DEFAULT_CONNECT_TIMEOUT = 10.0
+# Read timeout of a POST: the longest silence between two bytes of a response. The session
+# enforces each request's own deadline; this only bounds a worker stuck on a dead socket.
+DEFAULT_READ_TIMEOUT = 600.0
+_EXCERPT = 300
+_REDIRECTS = (301, 302, 303, 307, 308)
+_HEADER_SAFE = re.compile(r"^[\x20-\x7e]*$")
+_SENTINEL = re.compile(r"^=\?base64\?.*\?=$")
+
+
+class Auth(Protocol):
+    """The seam for bearer tokens (OAuth plugs in here later).
+
+    ``token()`` returns the token to send (or None); ``refresh(sent)`` is called after a 401
+    with the token that was sent and returns a new one (or None when it cannot).
+    """
+
+    def token(self) -> str | None: ...
+
+    def refresh(self, sent: str | None) -> str | None: ...
+
+
+class TokenAuth:
+    """Wraps a token-provider callable as an ``Auth``.
+
+    ``provider()`` is called for the first token and again for each refresh. Refresh
+    compares the token that was sent with the current one under a lock, so many requests
+    that got 401 with the same token cause one refresh, not one each (no ABA race).
+    """
+
+    def __init__(self, provider: Callable[[], str | None]) -> None:
+        self._provider = provider
+        self._lock = threading.Lock()
+        self._token: str | None = None
+        self._fetched = False
+
+    def token(self) -> str | None:
+        with self._lock:
+            if not self._fetched:
+                self._token = self._provider()
+                self._fetched = True
+            return self._token
+
+    def refresh(self, sent: str | None) -> str | None:
+        with self._lock:
+            if self._fetched and self._token != sent:
+                return self._token  # another request already refreshed it
+            self._token = self._provider()
+            self._fetched = True
+            return self._token
+
+
+def as_auth(auth: Any) -> Auth | None:
+    """``auth`` as given by the user: None, an object with ``token``/``refresh``, a
+    callable token provider, or a static token string."""
+    if auth is None:
+        return None
+    if hasattr(auth, "token") and hasattr(auth, "refresh"):
+        return auth  # type: ignore[no-any-return]
+    if isinstance(auth, str):
+        value = auth
+        return TokenAuth(lambda: value)
+    if callable(auth):
+        return TokenAuth(auth)
+    raise ConfigError(f"auth must be a token string, a callable or an object with "
+                      f"token()/refresh(), not {type(auth).__name__}")
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """Settings shared by the HTTP transports (built by ``make_transport``)."""
+
+    url: str
+    headers: Mapping[str, str]
+    auth: Auth | None = None
+    name: str = ""
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+    # The GET stream has no read timeout unless this is set: the longest silence accepted.
+    idle_timeout: float | None = None
+    max_message_size: int = 64 * 1024 * 1024
+    pool_size: int = 16
+
+
+def make_session(options: HttpOptions) -> requests.Session:
+    """A pooled session: keep-alive pool as large as our concurrency, environment proxies
+    and CA bundle honoured (``trust_env``), our User-Agent and the configured headers."""
+    session = requests.Session()
+    adapter = HTTPAdapter(pool_connections=4, pool_maxsize=options.pool_size + 4, max_retries=0)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    session.headers["User-Agent"] = f"mcp-lite/{__version__}"
+    # SSE must not be buffered by a decompressor; JSON bodies are small enough.
+    session.headers["Accept-Encoding"] = "identity"
+    session.headers.update(dict(options.headers))
+    return session
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def request(session: requests.Session, method: str, url: str, *, headers: Mapping[str, str],
+            data: bytes | None = None, timeout: tuple[float, float | None],
+            stream: bool = True) -> requests.Response:
+    """One HTTP exchange, following same-origin redirects only.
+
+    Raises:
+        ConnectError: a redirect to another origin, or too many redirects.
+        requests.RequestException: network failures (map them with ``map_error``).
+    """
+    for _ in range(4):
+        response = session.request(method, url, headers=dict(headers), data=data,
+                                   timeout=timeout, stream=stream, allow_redirects=False)
+        if response.status_code not in _REDIRECTS or "location" not in response.headers:
+            return response
+        target = urljoin(url, response.headers["location"])
+        response.close()
+        if origin(target) != origin(url):
+            raise ConnectError(f"refused a redirect from {url} to another origin: {target}")
+        if response.status_code in (301, 302, 303) and method != "GET":
+            raise ConnectError(f"{method} {url} was redirected ({response.status_code}) to "
+                               f"{target}; only 307/308 keep the request body")
+        url = target
+    raise ConnectError(f"too many redirects from {url}")
+
+
+def body_excerpt(response: requests.Response) -> str:
+    """At most a few hundred characters of the body, for error messages; never raises."""
+    try:
+        raw = response.raw.read(_EXCERPT + 1, decode_content=True) if response.raw else b""
+    except Exception:
+        return ""
+    text = raw.decode("utf-8", "replace").strip()
+    return text[:_EXCERPT] + ("..." if len(text) > _EXCERPT else "")
+
+
+def status_error(response: requests.Response, what: str, body: str | None = None) -> McpError:
+    """The error for a non-success status: ``AuthRequired`` for 401/403-with-challenge,
+    else a ``ConnectError`` quoting the status and a bounded excerpt of the body."""
+    text = body_excerpt(response) if body is None else body[:_EXCERPT]
+    status = response.status_code
+    detail = f"HTTP {status} {response.reason or ''}".rstrip()
+    message = f"{what}: {detail}" + (f": {text}" if text else "")
+    if status == 401:
+        return AuthRequired(message + " (authorization required)")
+    return ConnectError(message)
+
+
+def is_terminal_network_error(exc: BaseException) -> bool:
+    """A reset, timeout or broken pipe: the kind that, repeated, means the link is dead."""
+    if isinstance(exc, (requests.Timeout, requests.ConnectionError)):
+        return True
+    return isinstance(exc, OSError) and exc.errno in (errno.ECONNRESET, errno.EPIPE,
+                                                       errno.ETIMEDOUT)
+
+
+def map_error(exc: BaseException, what: str) -> McpError:
+    """A ``requests`` (or socket) failure as an ``mcp_lite`` error."""
+    if isinstance(exc, McpError):
+        return exc
+    if isinstance(exc, requests.ConnectTimeout):
+        return ConnectError(f"{what}: connection timed out ({exc})")
+    if isinstance(exc, requests.Timeout):
+        return RequestTimeout(f"{what}: the server stopped sending ({exc})")
+    if isinstance(exc, requests.exceptions.SSLError):
+        return ConnectError(f"{what}: TLS failure: {exc}")
+    if isinstance(exc, requests.ConnectionError):
+        text = str(exc)
+        if "refused" in text.lower() or "Max retries" in text or "NameResolution" in text:
+            return ConnectError(f"{what}: cannot reach the server: {exc}")
+        return ConnectionClosed(f"{what}: connection lost: {exc}")
+    if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
+                        requests.exceptions.InvalidSchema)):
+        return ConfigError(f"{what}: invalid URL: {exc}")
+    if isinstance(exc, (requests.RequestException, OSError)):
+        return ConnectionClosed(f"{what}: {exc}")
+    return McpError(f"{what}: unexpected {type(exc).__name__}: {exc}")
+
+
+def encode_header_value(value: str) -> str:
+    """A header-safe value: as is when printable ASCII without surrounding spaces, else
+    (and when it happens to look like the sentinel) ``=?base64?<utf-8 base64>?=``."""
+    if (_HEADER_SAFE.match(value) and value == value.strip()
+            and not _SENTINEL.match(value)):
+        return value
+    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+
+
+def abort(response: requests.Response | None) -> None:
+    """Close a streaming response from another thread, waking its blocked reader.
+
+    Closing the file object alone does not wake a thread blocked in ``recv``; shutting the
+    socket down does.
+    """
+    if response is None:
+        return
+    sock = _socket_of(response)
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+    with contextlib.suppress(Exception):
+        response.close()
+
+
+def _socket_of(response: requests.Response) -> socket.socket | None:
+    raw = response.raw
+    conn = getattr(raw, "_connection", None)
+    sock = getattr(conn, "sock", None)
+    if isinstance(sock, socket.socket):
+        return sock
+    fp = getattr(getattr(raw, "_fp", None), "fp", None)
+    sock = getattr(getattr(fp, "raw", None), "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def iter_body(response: requests.Response, chunk: int = 65536) -> Any:
+    """Yield the body as it arrives (``read1``: no waiting for a full buffer)."""
+    raw = response.raw
+    while True:
+        data = raw.read1(chunk)
+        if not data:
+            return
+        yield data

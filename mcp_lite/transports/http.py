@@ -1,0 +1,622 @@
+"""The Streamable HTTP transport (``type: "http"``, ``proxy``): one POST per message, JSON or
+SSE answers, an optional GET stream, sessions, resumption, and the 2026-07-28 headers.
+
+Threads (daemons or pool workers, all named): a small pool of workers each owns one POST
+and reads its answer (a JSON body, or an SSE stream carrying the server's notifications and
+requests, then the response), so ``send`` never waits for an answer; one ordered sender
+posts notifications and our answers to the server in order (202 each); one reader owns
+the GET stream of the handshake era. Frames go to ``on_message`` from those threads.
+
+Failures: a failed POST fails only its request (``SendFailed`` with the status and an
+excerpt of the body); a 404 on a known session is ``SessionExpired`` (the Client opens a
+new session and retries once); three terminal network errors in a row close the transport.
+
+Backwards compatibility (spec 2025-11-25 §transports): when ``initialize`` gets 400, 404 or
+405 without a recognised modern error, the same URL is tried as a legacy HTTP+SSE server
+and, if it answers with an ``endpoint`` event, everything goes there from then on.
+
+Gap: ``x-mcp-header`` (``Mcp-Param-*`` headers, checklist §8.6) is not mirrored yet; a
+server that requires those headers answers ``HeaderMismatch`` (-32020).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import random
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+import urllib3
+
+from .._accel import SseParser, decode_message, encode_message
+from ..errors import (
+    ConnectError,
+    ConnectionClosed,
+    McpError,
+    MessageTooLarge,
+    RemoteProtocolError,
+    SessionExpired,
+)
+from ..protocol import versions as v
+from . import _http_common as common
+from .base import OnClose, OnMessage, Outgoing, SendFailed
+
+__all__ = ["HttpTransport"]
+
+log = logging.getLogger("mcp_lite.http")
+
+_NETWORK_ERRORS = (requests.RequestException, urllib3.exceptions.HTTPError, OSError)
+_MAX_TERMINAL_FAILURES = 3
+_MAX_STREAM_FAILURES = 5  # GET reconnects in a row that brought no event
+_MAX_ERROR_BODY = 64 * 1024
+_DELETE_TIMEOUT = (1.0, 2.0)
+_NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_MODERN_ERRORS = (-32022, -32021, -32020)
+_SESSION_NOT_FOUND = -32001
+
+
+@dataclass(eq=False)
+class _Exchange:
+    """One POSTed request whose answer a worker is reading."""
+
+    request_id: int | str
+    method: str
+    modern: bool
+    response: requests.Response | None = None
+    cancelled: bool = False
+    done: bool = False
+
+
+@dataclass
+class _Pumped:
+    answered: bool = False
+    events: int = 0
+    error: BaseException | None = field(default=None, repr=False)
+
+
+class HttpTransport:
+    """Streamable HTTP to ``options.url``; see the module docstring.
+
+    Args:
+        options: URL, headers, auth, timeouts and limits (``_http_common.HttpOptions``).
+        fallback_to_sse: try legacy HTTP+SSE at the same URL when ``initialize`` is refused.
+    """
+
+    def __init__(self, options: common.HttpOptions, *, fallback_to_sse: bool = True) -> None:
+        self.options = options
+        self.name = options.name or options.url
+        self._fallback = fallback_to_sse
+        self._session = common.make_session(options)
+        self._owner_pid = os.getpid()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._closing = False
+        self._dead = False
+        self._on_message: OnMessage | None = None
+        self._on_close: OnClose | None = None
+        self._session_id: str | None = None
+        self._protocol_version: str | None = None
+        self._active: dict[int | str, _Exchange] = {}
+        self._failures = 0
+        self._tail: Future[None] | None = None
+        self._legacy: Any = None  # an SseTransport once we fell back
+        self._listener: threading.Thread | None = None
+        self._listen_response: requests.Response | None = None
+        self._pool = ThreadPoolExecutor(options.pool_size,
+                                         thread_name_prefix=f"mcp-lite-http[{self.name}]")
+        self._ordered = ThreadPoolExecutor(1, thread_name_prefix=f"mcp-lite-http-send[{self.name}]")
+
+    # --- facts --------------------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str | None:
+        return self._session_id
+
+    @property
+    def legacy(self) -> bool:
+        """True once this transport fell back to legacy HTTP+SSE."""
+        return self._legacy is not None
+
+    # --- Transport ----------------------------------------------------------------------------
+
+    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
+        """Nothing goes on the wire yet: the first POST is the connection test."""
+        self._on_message = on_message
+        self._on_close = on_close
+
+    def send(self, message: Outgoing) -> None:
+        legacy = self._legacy
+        if legacy is not None:
+            legacy.send(message)
+            return
+        with self._lock:
+            if self._closing or self._dead:
+                raise ConnectionClosed(f"the connection to MCP server {self.name!r} is closed")
+            modern = _is_modern(message.payload)
+            try:
+                if message.is_request:
+                    exch = _Exchange(message.payload["id"], message.payload["method"], modern)
+                    self._active[exch.request_id] = exch
+                    self._pool.submit(self._run_request, message, exch, self._tail)
+                else:
+                    self._tail = self._ordered.submit(self._run_other, message, modern)
+            except RuntimeError as exc:  # pools shut down by a concurrent close
+                raise ConnectionClosed(f"the connection to {self.name!r} is closed") from exc
+
+    def negotiated(self, protocol_version: str) -> None:
+        """The handshake agreed on a version: send it from now on; open the GET stream."""
+        if self._legacy is not None:
+            return
+        self._protocol_version = protocol_version
+        if v.is_stateless(protocol_version):
+            return  # 2026-07-28: no session, no GET stream
+        with self._lock:
+            if self._listener is not None or self._closing or self._dead:
+                return
+            self._listener = threading.Thread(target=self._listen_loop, daemon=True,
+                                              name=f"mcp-lite-http-get[{self.name}]")
+            self._listener.start()
+
+    def cancel_request(self, request_id: int | str) -> bool:
+        """Stop reading the answer to ``request_id``. True on 2026-07-28, where closing the
+        response stream is the cancellation; the handshake era still needs the notification."""
+        legacy = self._legacy
+        if legacy is not None:
+            return False
+        exch = self._active.get(request_id)
+        if exch is None:
+            return False
+        exch.cancelled = True
+        common.abort(exch.response)
+        return exch.modern
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True
+        if os.getpid() != self._owner_pid:
+            return  # a forked child: the sockets and the session belong to the parent
+        if self._legacy is not None:
+            self._legacy.close()
+        self._teardown(delete=not self._dead)
+
+    # --- sending ------------------------------------------------------------------------------
+
+    def _run_request(self, message: Outgoing, exch: _Exchange, barrier: Future[None] | None) -> None:
+        if barrier is not None:  # notifications sent before this request go first
+            with contextlib.suppress(Exception):
+                barrier.result(self.options.connect_timeout + 5.0)
+        try:
+            self._exchange(message, exch)
+        except McpError as exc:
+            self._fail(exch, exc)
+        except Exception as exc:  # a bug: never lose the request silently
+            log.exception("HTTP worker for %r crashed", self.name)
+            self._fail(exch, ConnectionClosed(f"internal error talking to {self.name!r}: {exc!r}"))
+        finally:
+            self._active.pop(exch.request_id, None)
+
+    def _run_other(self, message: Outgoing, modern: bool) -> None:
+        what = message.payload.get("method") or "a response"
+        try:
+            response = self._post(message, modern, None)
+        except McpError as exc:
+            log.warning("could not send %s to %r: %s", what, self.name, exc)
+            return
+        with response:
+            if response.status_code < 300:
+                return
+            body = _read_limited(response, _MAX_ERROR_BODY)
+            if self._is_expired(response, body, modern):
+                self._expired(None)
+                return
+            error = common.status_error(response, f"POST {what}", body.decode("utf-8", "replace"))
+            log.warning("MCP server %r refused %s: %s", self.name, what, error)
+
+    def _post(self, message: Outgoing, modern: bool, exch: _Exchange | None) -> requests.Response:
+        headers = self._headers(message.payload, modern)
+        auth = self.options.auth
+        token = auth.token() if auth is not None else None
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        response = self._http("POST", headers, message.data, exch)
+        if response.status_code == 401 and auth is not None:
+            response.close()
+            fresh = auth.refresh(token)
+            if fresh and fresh != token:
+                headers["Authorization"] = f"Bearer {fresh}"
+                response = self._http("POST", headers, message.data, exch)
+        return response
+
+    def _http(self, method: str, headers: dict[str, str], data: bytes | None,
+              exch: _Exchange | None, read_timeout: float | None = None) -> requests.Response:
+        timeout = (self.options.connect_timeout, read_timeout or self.options.read_timeout)
+        try:
+            response = common.request(self._session, method, self.options.url, headers=headers,
+                                      data=data, timeout=timeout)
+        except McpError:
+            raise
+        except Exception as exc:
+            raise self._network_failure(exc, f"{method} {self.options.url}", exch) from exc
+        if exch is not None:
+            exch.response = response
+            if exch.cancelled:
+                common.abort(response)
+        return response
+
+    def _headers(self, payload: dict[str, Any], modern: bool) -> dict[str, str]:
+        headers = {"Accept": "application/json, text/event-stream",
+                   "Content-Type": "application/json"}
+        if modern:
+            params = payload.get("params") or {}
+            meta = params.get("_meta") or {}
+            headers["MCP-Protocol-Version"] = str(meta.get(v.META_PROTOCOL_VERSION))
+            method = payload.get("method")
+            if isinstance(method, str):
+                headers["Mcp-Method"] = common.encode_header_value(method)
+                key = _NAMED_METHODS.get(method)
+                value = params.get(key) if key else None
+                if isinstance(value, str):
+                    headers["Mcp-Name"] = common.encode_header_value(value)
+            return headers
+        return self._session_headers(headers)
+
+    def _session_headers(self, headers: dict[str, str]) -> dict[str, str]:
+        if self._session_id:
+            headers["Mcp-Session-Id"] = self._session_id
+        if self._protocol_version:
+            headers["MCP-Protocol-Version"] = self._protocol_version
+        return headers
+
+    # --- answers ------------------------------------------------------------------------------
+
+    def _exchange(self, message: Outgoing, exch: _Exchange) -> None:
+        response = self._post(message, exch.modern, exch)
+        status = response.status_code
+        if status >= 300:
+            with response:
+                self._refused(message, exch, response)
+            return
+        self._success()
+        if exch.method == "initialize" and not exch.modern:
+            session_id = response.headers.get("mcp-session-id")
+            if session_id:
+                self._session_id = session_id
+        ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype == "text/event-stream":
+            self._read_stream(response, exch)
+            return
+        with response:
+            if ctype == "application/json":
+                body = _read_limited(response, self.options.max_message_size)
+                if len(body) > self.options.max_message_size:
+                    self._deliver(MessageTooLarge("too large", self.options.max_message_size,
+                                                  body[:256]))
+                    self._fail(exch, MessageTooLarge(
+                        f"the answer to {exch.method} from {self.name!r} is larger than "
+                        f"max_message_size={self.options.max_message_size} bytes",
+                        self.options.max_message_size, body[:256]))
+                    return
+                exch.done = True
+                self._deliver(body)
+                return
+        what = f"HTTP {status} with content type {ctype or 'none'}"
+        self._fail(exch, RemoteProtocolError(
+            f"MCP server {self.name!r} answered {exch.method} with {what} instead of a "
+            f"JSON-RPC response"))
+
+    def _refused(self, message: Outgoing, exch: _Exchange, response: requests.Response) -> None:
+        status = response.status_code
+        body = _read_limited(response, _MAX_ERROR_BODY)
+        rpc = _rpc_error(body)
+        if self._is_expired(response, body, exch.modern):
+            self._expired(exch)
+            return
+        if (self._fallback and exch.method == "initialize" and status in (400, 404, 405)
+                and not (rpc and rpc.get("code") in _MODERN_ERRORS)):
+            self._fall_back(message, exch, status)
+            return
+        if status != 401 and rpc is not None:
+            exch.done = True
+            self._deliver(encode_message({"jsonrpc": "2.0", "id": exch.request_id,
+                                         "error": rpc}))
+            return
+        self._fail(exch, common.status_error(
+            response, f"MCP server {self.name!r} refused {exch.method} (POST {self.options.url})",
+            body.decode("utf-8", "replace")))
+
+    def _read_stream(self, response: requests.Response, exch: _Exchange) -> None:
+        parser = SseParser(self.options.max_message_size)
+        pumped = self._pump(response, parser, exch)
+        if pumped.answered or exch.cancelled or self._stop.is_set():
+            return
+        if pumped.error is not None and not parser.last_event_id:
+            self._network_failure(pumped.error, f"reading the answer to {exch.method}", exch)
+        if not exch.modern and parser.last_event_id and self._resume(parser, exch):
+            return
+        how = f"broke ({pumped.error})" if pumped.error is not None else "ended"
+        self._fail(exch, ConnectionClosed(
+            f"the response stream for {exch.method} from MCP server {self.name!r} {how} "
+            f"before the response arrived"))
+
+    def _pump(self, response: requests.Response, parser: SseParser,
+              exch: _Exchange | None) -> _Pumped:
+        """Deliver the events of one SSE response until it ends or carries ``exch``'s answer."""
+        pumped = _Pumped()
+        try:
+            for chunk in common.iter_body(response):
+                for item in parser.feed(chunk):
+                    pumped.events += 1
+                    if isinstance(item, MessageTooLarge):
+                        self._deliver(item)
+                        continue
+                    if item.event not in ("message", "") or not item.data:
+                        continue  # a priming event (id only), or an event type we do not use
+                    data = item.data.encode("utf-8")
+                    answered = exch is not None and _answers(data, exch.request_id)
+                    if answered and exch is not None:
+                        exch.done = True
+                    self._deliver(data)
+                    if answered:
+                        pumped.answered = True
+                        return pumped
+        except Exception as exc:  # the socket broke, or close()/cancel aborted it under
+            pumped.error = exc    # http.client (which then fails in odd ways: ValueError...)
+        finally:
+            response.close()
+        return pumped
+
+    def _resume(self, parser: SseParser, exch: _Exchange) -> bool:
+        """Resume a broken POST stream with GET + ``Last-Event-ID`` (handshake era)."""
+        failures = 0
+        while failures < _MAX_STREAM_FAILURES and not (exch.cancelled or self._stop.is_set()):
+            if self._stop.wait(_delay(parser.retry, failures)):
+                return False
+            before = parser.last_event_id
+            try:
+                response = self._get(parser.last_event_id, exch)
+            except McpError as exc:
+                log.info("resuming %s on %r failed: %s", exch.method, self.name, exc)
+                failures += 1
+                continue
+            if response.status_code != 200:
+                with response:
+                    body = _read_limited(response, _MAX_ERROR_BODY)
+                    if self._is_expired(response, body, False):
+                        self._expired(exch)
+                        return True
+                return False
+            pumped = self._pump(response, parser, exch)
+            if pumped.answered:
+                return True
+            failures = 0 if parser.last_event_id != before else failures + 1
+        return False
+
+    # --- the GET stream -------------------------------------------------------------------------
+
+    def _get(self, last_event_id: str, exch: _Exchange | None) -> requests.Response:
+        headers = self._session_headers({"Accept": "text/event-stream"})
+        if last_event_id:
+            headers["Last-Event-ID"] = last_event_id
+        auth = self.options.auth
+        token = auth.token() if auth is not None else None
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        read = self.options.idle_timeout if exch is None else self.options.read_timeout
+        timeout = (self.options.connect_timeout, read)
+        try:
+            response = common.request(self._session, "GET", self.options.url, headers=headers,
+                                      timeout=timeout)
+        except McpError:
+            raise
+        except Exception as exc:
+            raise common.map_error(exc, f"GET {self.options.url}") from exc
+        if exch is not None:
+            exch.response = response
+        else:
+            self._listen_response = response
+        if self._stop.is_set():
+            common.abort(response)
+        return response
+
+    def _listen_loop(self) -> None:
+        """The handshake era's GET stream: server requests and notifications outside any
+        request. 405 means "none" (never retried); a clean end is polling (reconnect after
+        ``retry``); failures are retried with backoff, at most a few times in a row."""
+        parser = SseParser(self.options.max_message_size)
+        failures = 0
+        while not self._stop.is_set():
+            try:
+                response = self._get(parser.last_event_id, None)
+            except McpError as exc:
+                response = None
+                log.info("GET stream of %r failed: %s", self.name, exc)
+            if response is not None and response.status_code != 200:
+                with response:
+                    status = response.status_code
+                    body = _read_limited(response, _MAX_ERROR_BODY)
+                    if status == 405:
+                        log.debug("MCP server %r offers no GET stream (405)", self.name)
+                        return
+                    if self._is_expired(response, body, False):
+                        self._expired(None)
+                        return
+                    log.info("GET stream of %r refused: HTTP %s", self.name, status)
+                    response = None
+            if response is not None:
+                pumped = self._pump(response, parser, None)
+                failures = 0 if pumped.events else failures + 1
+            else:
+                failures += 1
+            if failures >= _MAX_STREAM_FAILURES:
+                log.warning("giving up the GET stream of %r after %d failed attempts",
+                            self.name, failures)
+                return
+            self._stop.wait(_delay(parser.retry, failures))
+
+    # --- failure handling -----------------------------------------------------------------------
+
+    def _is_expired(self, response: requests.Response, body: bytes, modern: bool) -> bool:
+        if response.status_code != 404 or modern:
+            return False
+        rpc = _rpc_error(body)
+        return bool(self._session_id) or (rpc is not None and rpc.get("code") == _SESSION_NOT_FOUND)
+
+    def _expired(self, exch: _Exchange | None) -> None:
+        error = SessionExpired(
+            f"MCP server {self.name!r} no longer knows session {self._session_id!r} (HTTP 404)")
+        if exch is not None:
+            self._fail(exch, error)
+        self._report_close(error)
+
+    def _fall_back(self, message: Outgoing, exch: _Exchange, status: int) -> None:
+        from .sse import SseTransport
+
+        log.info("MCP server %r refused initialize with HTTP %s; trying legacy HTTP+SSE",
+                 self.name, status)
+        legacy = SseTransport(self.options)
+        assert self._on_message is not None and self._on_close is not None
+        try:
+            legacy.start(self._on_message, self._on_close)
+        except McpError as exc:
+            self._fail(exch, ConnectError(
+                f"MCP server {self.name!r} refused Streamable HTTP (HTTP {status}) and is not a "
+                f"legacy HTTP+SSE server either: {exc}"))
+            return
+        self._legacy = legacy
+        exch.done = True
+        try:
+            legacy.send(message)
+        except McpError as exc:
+            self._fail(exch, exc)
+
+    def _network_failure(self, exc: BaseException, what: str, exch: _Exchange | None) -> McpError:
+        error = common.map_error(exc, what)
+        if (exch is not None and exch.cancelled) or self._closing:
+            return error
+        if common.is_terminal_network_error(exc):
+            with self._lock:
+                self._failures += 1
+                failures = self._failures
+            if failures >= _MAX_TERMINAL_FAILURES:
+                if exch is not None:
+                    self._fail(exch, error)
+                self._report_close(ConnectionClosed(
+                    f"MCP server {self.name!r} failed {failures} times in a row; last: {error}"))
+        return error
+
+    def _success(self) -> None:
+        self._failures = 0
+
+    def _fail(self, exch: _Exchange, error: McpError) -> None:
+        if exch.cancelled or exch.done:
+            return
+        exch.done = True
+        self._deliver(SendFailed(exch.request_id, error))
+
+    def _deliver(self, frame: bytes | MessageTooLarge | SendFailed) -> None:
+        on_message = self._on_message
+        if on_message is not None and not self._closing:
+            on_message(frame)
+
+    def _report_close(self, error: McpError) -> None:
+        with self._lock:
+            if self._dead or self._closing:
+                return
+            self._dead = True
+        if self._on_close is not None:
+            self._on_close(error)
+        # The session does not call close() after we reported the end: clean up here.
+        with self._lock:
+            self._closing = True
+        self._teardown(delete=False)
+
+    def _teardown(self, *, delete: bool) -> None:
+        self._stop.set()
+        for exch in list(self._active.values()):
+            exch.cancelled = True
+            common.abort(exch.response)
+        common.abort(self._listen_response)
+        if delete and self._session_id and not self._legacy:
+            headers = self._session_headers({})
+            try:
+                common.request(self._session, "DELETE", self.options.url, headers=headers,
+                               timeout=_DELETE_TIMEOUT, stream=False).close()
+            except Exception as exc:  # 405 or a dead server: the session ends anyway
+                log.debug("DELETE of session on %r failed: %s", self.name, exc)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._ordered.shutdown(wait=False, cancel_futures=True)
+        listener = self._listener
+        if listener is not None and listener is not threading.current_thread():
+            listener.join(1.0)
+        self._session.close()
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def _is_modern(payload: dict[str, Any]) -> bool:
+    params = payload.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and v.is_stateless(str(meta.get(v.META_PROTOCOL_VERSION)))
+
+
+def _answers(data: bytes, request_id: int | str) -> bool:
+    """True when ``data`` is the response (or a batch holding the response) to ``request_id``."""
+    try:
+        message = decode_message(data)
+    except ValueError:
+        return False
+    items = message if isinstance(message, list) else [message]
+    return any(isinstance(m, dict) and m.get("id") == request_id and "method" not in m
+               and ("result" in m or "error" in m) for m in items)
+
+
+def _rpc_error(body: bytes) -> dict[str, Any] | None:
+    """The ``error`` member when ``body`` is one JSON-RPC error response, else None."""
+    try:
+        message = decode_message(body) if body.strip() else None
+    except ValueError:
+        return None
+    if isinstance(message, dict) and isinstance(message.get("error"), dict):
+        error: dict[str, Any] = message["error"]
+        if isinstance(error.get("code"), int):
+            return error
+    return None
+
+
+def _read_limited(response: requests.Response, limit: int) -> bytes:
+    """Up to ``limit + 1`` bytes of the body (one more than allowed shows it is too large)."""
+    parts: list[bytes] = []
+    size = 0
+    try:
+        for chunk in _chunks(response):
+            parts.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                break
+    except _NETWORK_ERRORS as exc:
+        log.debug("reading a body failed: %s", exc)
+    return b"".join(parts)[: limit + 1]
+
+
+def _chunks(response: requests.Response) -> Iterator[bytes]:
+    yield from common.iter_body(response)
+
+
+def _delay(retry_ms: int | None, failures: int) -> float:
+    """Seconds before reconnecting: at least the server's ``retry``, with exponential backoff
+    (0.25 s doubling, capped at 10 s) and jitter after failures."""
+    floor = float(retry_ms) / 1000.0 if retry_ms is not None else 0.0
+    if failures == 0:
+        return max(floor, 0.1)
+    backoff = min(0.25 * 2.0 ** (failures - 1), 10.0) * (0.5 + random.random() / 2)
+    return max(floor, backoff)
+
