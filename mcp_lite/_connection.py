@@ -112,7 +112,9 @@ class Connection:
         self._lock = threading.Lock()
         self._pending: jsonrpc.PendingTable[_Call] = jsonrpc.PendingTable()
         self._incoming: dict[jsonrpc.RequestId, _Incoming] = {}
-        self._heap: list[tuple[float, int, _Call]] = []
+        # (deadline, request id); answered ids are skipped lazily and compacted away, so the
+        # heap never holds results or callers' frames alive.
+        self._heap: list[tuple[float, jsonrpc.RequestId]] = []
         self._wake = threading.Condition(self._lock)
         self._stopping = False
         self._workers = ThreadPoolExecutor(max_workers, thread_name_prefix=f"mcp-lite-worker[{name}]")
@@ -136,8 +138,9 @@ class Connection:
 
     def close(self, reason: str = "the client closed the connection") -> None:
         """Close the transport and fail what is still pending; idempotent, bounded."""
-        if self._shutdown(ConnectionClosed(reason)):
-            self.transport.close()
+        self._shutdown(ConnectionClosed(reason))
+        self.transport.close()  # also after the transport died: it still holds pipes/sockets
+        if self._watcher.is_alive() and self._watcher is not threading.current_thread():
             self._watcher.join(1.0)
 
     def abandon(self) -> None:
@@ -197,10 +200,7 @@ class Connection:
             request_id = self._pending.allocate_id()
             call.request_id = request_id
             self._pending.add(request_id, call)
-            first = not self._heap or call.deadline < self._heap[0][0]
-            heapq.heappush(self._heap, (call.deadline, request_id, call))
-            if first:
-                self._wake.notify()
+            self._schedule(call)
         params = self._prepare_params(call.method, call.params)
         if call.on_progress is not None or call.reset_on_progress:
             params = dict(params or {})
@@ -230,6 +230,17 @@ class Connection:
 
     # --- deadlines -----------------------------------------------------------------------------
 
+    def _schedule(self, call: _Call) -> None:
+        """Put ``call``'s deadline on the heap; the caller holds ``self._lock``."""
+        heap = self._heap
+        if len(heap) > 64 + 2 * len(self._pending):
+            heap[:] = [item for item in heap if item[1] in self._pending]
+            heapq.heapify(heap)
+        first = not heap or call.deadline < heap[0][0]
+        heapq.heappush(heap, (call.deadline, call.request_id))
+        if first:
+            self._wake.notify()
+
     def _watch_deadlines(self) -> None:
         while True:
             expired: list[_Call] = []
@@ -238,9 +249,10 @@ class Connection:
                     return
                 now = time.monotonic()
                 while self._heap and self._heap[0][0] <= now:
-                    deadline, request_id, call = heapq.heappop(self._heap)
-                    if self._pending.get(request_id) is not call or call.deadline > deadline:
-                        continue  # answered, retried under a new id, or deadline moved
+                    _, request_id = heapq.heappop(self._heap)
+                    call = self._pending.get(request_id)
+                    if call is None or call.deadline > now:
+                        continue  # answered, or its deadline moved (a newer entry exists)
                     self._pending.pop(request_id)
                     expired.append(call)
                 wait = self._heap[0][0] - now if self._heap else 5.0
@@ -352,7 +364,7 @@ class Connection:
             call = self._pending.get(token) if isinstance(token, (int, str)) else None
             if call is not None and call.reset_on_progress:
                 call.deadline = min(time.monotonic() + call.timeout, call.hard_deadline)
-                heapq.heappush(self._heap, (call.deadline, call.request_id, call))
+                self._schedule(call)
         if call is not None and call.on_progress is not None:
             self._run(self._notifier, call.on_progress, Progress.model_validate(params))
 
