@@ -544,6 +544,7 @@ class ServerConnection:
         self._workers = _Workers(f"mcp-server-{server.name}", 16)
         self._inflight: dict[str, _Request] = {}
         self._idle = threading.Condition(self._lock)
+        self._replying = 0
         self._outgoing: dict[int, _Waiter] = {}
         self._next_id = 0
         self._listens: dict[str, tuple[Any, dict[str, Any]]] = {}
@@ -645,8 +646,13 @@ class ServerConnection:
             response = None  # no response to a cancelled request
         with self._lock:
             self._inflight.pop(req.key, None)
-            self._idle.notify_all()
-        reply(response)
+            self._replying += 1  # close() waits for this reply too
+        try:
+            reply(response)
+        finally:
+            with self._lock:
+                self._replying -= 1
+                self._idle.notify_all()
 
     def _reply(self, response: dict[str, Any] | None) -> None:
         if response is not None:
@@ -1025,7 +1031,7 @@ class ServerConnection:
             )
         deadline = time.monotonic() + timeout
         with self._lock:
-            while self._inflight and time.monotonic() < deadline:
+            while (self._inflight or self._replying) and time.monotonic() < deadline:
                 self._idle.wait(max(deadline - time.monotonic(), 0.0))
             for req in self._inflight.values():
                 req.cancelled.set()
