@@ -94,11 +94,17 @@ class ScriptedTransport:
 
 @pytest.fixture
 def scripted_client() -> Callable[..., tuple[Client, ScriptedTransport]]:
-    """``scripted_client(answer, **options)`` -> a connected client over a ScriptedTransport."""
+    """``scripted_client(answer, handshake=True, **options)`` -> (connected client, Link).
+
+    With ``handshake`` the script is wrapped as a handshake-era server (discover refused,
+    initialize answered); without, ``answer`` sees every message, ``server/discover`` too.
+    """
     made: list[Client] = []
 
-    def make(answer: Callable[[dict[str, Any]], list[Any]], **options: Any):
-        link = Link(lambda: ScriptedTransport(legacy(answer)))
+    def make(answer: Callable[[dict[str, Any]], list[Any]], *, handshake: bool = True,
+             **options: Any):
+        script = legacy(answer) if handshake else answer
+        link = Link(lambda: ScriptedTransport(script))
         client = Client("scripted", **options)
         client._make_transport = link.new  # type: ignore[method-assign]
         client.open()

@@ -83,41 +83,27 @@ def test_transport_death_fails_pending_calls_at_once_then_reconnects(scripted_cl
 
 
 def test_unknown_result_type_is_a_protocol_error_in_2026(scripted_client, reply):
-    from mcp_lite.client import Client
-
     def answer(msg):
         if msg.get("method") == "server/discover":
             return reply(msg, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}})
         return reply(msg, {"resultType": "sometimes", "content": []})
 
-    from conftest import ScriptedTransport  # type: ignore[import-not-found]
-
-    transport = ScriptedTransport(answer)
-    client = Client("scripted")
-    client._make_transport = lambda: transport  # type: ignore[method-assign]
-    with client:
-        assert client.protocol_version == "2026-07-28"
-        with pytest.raises(RemoteProtocolError, match="resultType"):
-            client.call_tool("x")
+    client, _ = scripted_client(answer, handshake=False)
+    assert client.protocol_version == "2026-07-28"
+    with pytest.raises(RemoteProtocolError, match="resultType"):
+        client.call_tool("x")
 
 
-def test_endless_input_rounds_are_cut_off(reply):
-    from mcp_lite.client import Client
-
+def test_endless_input_rounds_are_cut_off(scripted_client, reply):
     def answer(msg):
         if msg.get("method") == "server/discover":
             return reply(msg, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}})
         return reply(msg, {"resultType": "input_required", "requestState": "s",
                            "inputRequests": {"k": {"method": "roots/list"}}})
 
-    from conftest import ScriptedTransport  # type: ignore[import-not-found]
-
-    transport = ScriptedTransport(answer)
-    client = Client("scripted", roots=["file:///x"])
-    client._make_transport = lambda: transport  # type: ignore[method-assign]
-    with client:
-        with pytest.raises(RemoteProtocolError, match="more than 16 times"):
-            client.call_tool("x")
+    client, transport = scripted_client(answer, handshake=False, roots=["file:///x"])
+    with pytest.raises(RemoteProtocolError, match="more than 16 times"):
+        client.call_tool("x")
     retries = [m for m in transport.sent if m.get("method") == "tools/call"]
     assert len({m["id"] for m in retries}) == len(retries) == 17  # a new id every round
     assert all(m["params"]["requestState"] == "s" for m in retries[1:])
