@@ -1,0 +1,301 @@
+"""A misbehaving Streamable HTTP MCP server (stdlib only), for the transport fault tests.
+
+Import it and call ``FaultHttpServer().start()`` (tests do, in-process, so they can read its
+counters), or run ``python fault_http_server.py --port N``. Always bound to 127.0.0.1.
+
+Paths (each is a Streamable HTTP endpoint of the handshake era, sessions required):
+
+- ``/mcp``: GET answers 405 (counted).
+- ``/poll``: GET sends ``retry: 10``, one event with an id (a log notification) and ends the
+  stream cleanly: the 2025-11-25 polling pattern. Records each ``Last-Event-ID``.
+- ``/get500``: GET always answers 500.
+- ``/auth``: every request needs ``Authorization: Bearer <state.token>`` (else 401).
+- ``/redirect``: POST answers 307 to the same path on ``localhost`` (another origin).
+- ``/modern``: also answers ``server/discover`` as a 2026-07-28 server (stateless requests).
+- ``/sse``: legacy HTTP+SSE whose ``endpoint`` event names another origin.
+
+Tools (``tools/call`` by name): ``echo`` (JSON answer), ``stream`` (SSE: a progress
+notification, then the answer), ``drop`` (SSE with event ids, the connection closed before the
+answer; GET with ``Last-Event-ID`` replays it), ``boom`` (HTTP 500 with a body), ``slow`` (an
+SSE stream of keep-alives until the client cancels or disconnects), ``reset`` (the first
+``state.resets`` calls reset the TCP connection), ``garbage`` (a malformed event, then the
+answer), ``garbage_close`` (a malformed event, then the end), ``expire`` (the first call forgets
+every session and answers 404).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import socket
+import struct
+import threading
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+TOOLS = ["echo", "stream", "drop", "boom", "slow", "reset", "garbage", "garbage_close", "expire"]
+
+
+@dataclass
+class State:
+    """What the server saw and how it behaves; read by tests."""
+
+    sessions: set[str] = field(default_factory=set)
+    counts: Counter[str] = field(default_factory=Counter)
+    last_event_ids: list[str] = field(default_factory=list)
+    cancelled: list[Any] = field(default_factory=list)
+    disconnected: list[Any] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    replay: dict[str, bytes] = field(default_factory=dict)
+    token: str = "good"
+    resets: int = 3
+    expired_once: bool = False
+    stopping: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def count(self, key: str) -> None:
+        with self.lock:
+            self.counts[key] += 1
+
+
+def _sse(data: Any, event_id: str | None = None) -> bytes:
+    out = f"id: {event_id}\n" if event_id else ""
+    text = data if isinstance(data, str) else json.dumps(data)
+    return (out + "".join(f"data: {line}\n" for line in text.split("\n")) + "\n").encode()
+
+
+def _result(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def _text(request_id: Any, text: str) -> dict[str, Any]:
+    return _result(request_id, {"content": [{"type": "text", "text": text}], "isError": False})
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: FaultHttpServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    @property
+    def state(self) -> State:
+        return self.server.state
+
+    # --- plumbing -----------------------------------------------------------------------------
+
+    def _send(self, status: int, body: bytes = b"", ctype: str = "application/json",
+              headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, message: Any, headers: dict[str, str] | None = None, status: int = 200) -> None:
+        self._send(status, json.dumps(message).encode(), headers=headers)
+
+    def _open_stream(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+    def _reset(self) -> None:
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
+        self.close_connection = True
+
+    def _authorized(self) -> bool:
+        if not self.path.startswith("/auth"):
+            return True
+        if self.headers.get("Authorization") == f"Bearer {self.state.token}":
+            return True
+        self.state.count("401")
+        self._send(401, b'{"error": "invalid_token"}', headers={"WWW-Authenticate": "Bearer"})
+        return False
+
+    # --- GET and DELETE -------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        self.state.count("GET " + self.path)
+        if self.path.startswith("/sse"):
+            self._open_stream()
+            self.wfile.write(b"event: endpoint\ndata: http://localhost:1/messages\n\n")
+            self.wfile.flush()
+            return
+        if not self._authorized():
+            return
+        last = self.headers.get("Last-Event-ID")
+        if last:
+            self.state.last_event_ids.append(last)
+        if last and last in self.state.replay:
+            self._open_stream()
+            self.wfile.write(self.state.replay.pop(last))
+            return
+        if self.path.startswith("/poll"):
+            n = self.state.counts["GET " + self.path]
+            self._open_stream()
+            note = {"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "info", "data": f"poll {n}"}}
+            self.wfile.write(b"retry: 10\n\n" + _sse(note, f"p{n}"))
+            return
+        if self.path.startswith("/get500"):
+            self._send(500, b"no stream today", "text/plain")
+            return
+        self._send(405, b"", "text/plain", {"Allow": "POST, DELETE"})
+
+    def do_DELETE(self) -> None:
+        sid = self.headers.get("Mcp-Session-Id", "")
+        self.state.deleted.append(sid)
+        self.state.sessions.discard(sid)
+        self._send(204 if sid else 400)
+
+    # --- POST ---------------------------------------------------------------------------------
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"null")
+        if self.path.startswith("/redirect"):
+            port = self.server.server_address[1]
+            self._send(307, b"", "text/plain", {"Location": f"http://localhost:{port}/mcp"})
+            return
+        if not self._authorized():
+            return
+        method = body.get("method")
+        request_id = body.get("id")
+        self.state.count(f"POST {method}")
+        if method == "server/discover" and self.path.startswith("/modern"):
+            self._json(_result(request_id, {
+                "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fault", "version": "1"}}}))
+            return
+        modern = self.headers.get("MCP-Protocol-Version") == "2026-07-28"
+        if method == "initialize":
+            sid = uuid.uuid4().hex
+            self.state.sessions.add(sid)
+            self._json(_result(request_id, {
+                "protocolVersion": body["params"]["protocolVersion"],
+                "capabilities": {"tools": {}, "logging": {}},
+                "serverInfo": {"name": "fault-http", "version": "1.0"}}),
+                headers={"Mcp-Session-Id": sid})
+            return
+        if not modern and self.headers.get("Mcp-Session-Id") not in self.state.sessions:
+            self._send(404, b"session not found", "text/plain")
+            return
+        if request_id is None or method is None:
+            if method == "notifications/cancelled":
+                self.state.cancelled.append(body["params"].get("requestId"))
+            self._send(202)
+            return
+        if method == "tools/list":
+            self._json(_result(request_id, {"tools": [
+                {"name": n, "inputSchema": {"type": "object"}} for n in TOOLS]}))
+        elif method == "tools/call":
+            self._tool(body["params"]["name"], request_id)
+        else:
+            self._json({"jsonrpc": "2.0", "id": request_id,
+                        "error": {"code": -32601, "message": f"no method {method}"}})
+
+    def _tool(self, name: str, request_id: Any) -> None:
+        state = self.state
+        state.count(f"tool {name}")
+        if name == "echo":
+            self._json(_text(request_id, "echo"))
+        elif name == "stream":
+            self._open_stream()
+            progress = {"jsonrpc": "2.0", "method": "notifications/progress",
+                        "params": {"progressToken": request_id, "progress": 1, "total": 2}}
+            self.wfile.write(_sse(progress) + _sse(_text(request_id, "streamed")))
+        elif name == "drop":
+            key = f"d{request_id}"
+            state.replay[f"{key}-2"] = _sse(_text(request_id, "resumed"), f"{key}-3")
+            self._open_stream()
+            progress = {"jsonrpc": "2.0", "method": "notifications/progress",
+                        "params": {"progressToken": request_id, "progress": 1}}
+            self.wfile.write(b"retry: 10\n" + _sse("", f"{key}-1") + _sse(progress, f"{key}-2"))
+        elif name == "boom":
+            self._send(500, b"kaboom: the tool server fell over", "text/plain")
+        elif name == "reset" and state.counts["tool reset"] <= state.resets:
+            self._reset()
+        elif name == "reset":
+            self._json(_text(request_id, "no reset"))
+        elif name == "garbage":
+            self._open_stream()
+            self.wfile.write(b"data: {not json\n\n" + _sse(_text(request_id, "after garbage")))
+        elif name == "garbage_close":
+            self._open_stream()
+            self.wfile.write(b"data: {not json\n\n")
+        elif name == "expire" and not state.expired_once:
+            state.expired_once = True
+            state.sessions.clear()
+            self._send(404, b"session expired", "text/plain")
+        elif name == "expire":
+            self._json(_text(request_id, "fresh session"))
+        elif name == "slow":
+            self._slow(request_id)
+
+    def _slow(self, request_id: Any) -> None:
+        self._open_stream()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not self.state.stopping.is_set():
+            if request_id in self.state.cancelled:
+                return
+            try:
+                self.wfile.write(b": keep-alive\n\n")
+                self.wfile.flush()
+            except OSError:
+                self.state.disconnected.append(request_id)
+                return
+            time.sleep(0.05)
+
+
+class FaultHttpServer(ThreadingHTTPServer):
+    """The server; ``url(path)`` gives a full URL, ``state`` what it saw."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), Handler)
+        self.state = State()
+        self._thread: threading.Thread | None = None
+
+    def url(self, path: str = "/mcp") -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}{path}"
+
+    def start(self) -> FaultHttpServer:
+        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="fault-http-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.state.stopping.set()
+        self.shutdown()
+        self.server_close()
+        if self._thread is not None:
+            self._thread.join(5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, required=True)
+    args = parser.parse_args()
+    server = FaultHttpServer(args.port)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
