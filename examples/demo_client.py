@@ -1,0 +1,27 @@
+"""The demo from a script: connect to the demo server over stdio, list its tools, call two.
+
+    python examples/demo_client.py
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import mcp_lite
+
+SERVER = [sys.executable, str(Path(__file__).with_name("demo_server.py"))]
+
+
+def main() -> None:
+    with mcp_lite.connect(SERVER, timeout=30) as client:
+        print(f"connected to {client.server_info.name} (protocol {client.protocol_version})")
+        for tool in client.list_tools():
+            print(f"  {tool.name}: {tool.description}")
+        print("add(2, 3) =", client.call_tool("add", {"a": 2, "b": 3}).structured_content)
+        progress = lambda p: print(f"  progress {p.progress:g}/{p.total:g} {p.message or ''}")
+        print(client.call_tool("countdown", {"n": 3}, on_progress=progress).text)
+
+
+if __name__ == "__main__":
+    main()
