@@ -1,6 +1,6 @@
 """The demo from a script: connect to the demo server over stdio, list its tools, call two.
 
-    python examples/demo_client.py
+python examples/demo_client.py
 """
 
 from __future__ import annotations
@@ -19,8 +19,11 @@ def main() -> None:
         for tool in client.list_tools():
             print(f"  {tool.name}: {tool.description}")
         print("add(2, 3) =", client.call_tool("add", {"a": 2, "b": 3}).structured_content)
-        progress = lambda p: print(f"  progress {p.progress:g}/{p.total:g} {p.message or ''}")
-        print(client.call_tool("countdown", {"n": 3}, on_progress=progress).text)
+        print(client.call_tool("countdown", {"n": 3}, on_progress=show_progress).text)
+
+
+def show_progress(progress: mcp_lite.Progress) -> None:
+    print(f"  progress {progress.progress:g}/{progress.total or 0:g} {progress.message or ''}")
 
 
 if __name__ == "__main__":

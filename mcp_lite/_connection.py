@@ -102,8 +102,9 @@ class _Incoming:
 class Connection:
     """See the module docstring. ``info`` is set by the Client once the handshake is done."""
 
-    def __init__(self, transport: Transport, handlers: Handlers, *, name: str,
-                 max_workers: int = 4) -> None:
+    def __init__(
+        self, transport: Transport, handlers: Handlers, *, name: str, max_workers: int = 4
+    ) -> None:
         self.transport = transport
         self.handlers = handlers
         self.name = name
@@ -117,10 +118,13 @@ class Connection:
         self._heap: list[tuple[float, jsonrpc.RequestId]] = []
         self._wake = threading.Condition(self._lock)
         self._stopping = False
-        self._workers = ThreadPoolExecutor(max_workers, thread_name_prefix=f"mcp-lite-worker[{name}]")
+        self._workers = ThreadPoolExecutor(
+            max_workers, thread_name_prefix=f"mcp-lite-worker[{name}]"
+        )
         self._notifier = ThreadPoolExecutor(1, thread_name_prefix=f"mcp-lite-notify[{name}]")
-        self._watcher = threading.Thread(target=self._watch_deadlines, daemon=True,
-                                         name=f"mcp-lite-deadlines[{name}]")
+        self._watcher = threading.Thread(
+            target=self._watch_deadlines, daemon=True, name=f"mcp-lite-deadlines[{name}]"
+        )
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -188,8 +192,18 @@ class Connection:
         or the error: ``RpcError`` from the server, ``RequestTimeout``, ``ConnectionClosed``."""
         now = time.monotonic()
         hard = now + (max_total_timeout if max_total_timeout is not None else timeout)
-        call = _Call(Future(), method, params, timeout, min(now + timeout, hard), hard,
-                     on_progress, reset_on_progress, cancel_on_timeout, hard - now)
+        call = _Call(
+            Future(),
+            method,
+            params,
+            timeout,
+            min(now + timeout, hard),
+            hard,
+            on_progress,
+            reset_on_progress,
+            cancel_on_timeout,
+            hard - now,
+        )
         self._send_call(call)
         return call.future
 
@@ -220,8 +234,12 @@ class Connection:
         if info is None or info.era != "stateless":
             return params
         return proto.add_stateless_meta(
-            params, version=info.protocol_version, capabilities=self.handlers.capabilities,
-            client_info=self.handlers.client_info, log_level=self.handlers.log_level)
+            params,
+            version=info.protocol_version,
+            capabilities=self.handlers.capabilities,
+            client_info=self.handlers.client_info,
+            log_level=self.handlers.log_level,
+        )
 
     def _write(self, message: dict[str, Any]) -> None:
         if self.closed_error is not None:
@@ -263,15 +281,23 @@ class Connection:
                 self._expire(call)
 
     def _expire(self, call: _Call) -> None:
-        why = (f"within {call.timeout:g} s" if call.deadline < call.hard_deadline
-               else f"before its total deadline ({call.total:g} s)")
-        _fail(call.future, RequestTimeout(
-            f"{call.method} to MCP server {self.name!r} got no answer {why}", call.timeout))
+        why = (
+            f"within {call.timeout:g} s"
+            if call.deadline < call.hard_deadline
+            else f"before its total deadline ({call.total:g} s)"
+        )
+        _fail(
+            call.future,
+            RequestTimeout(
+                f"{call.method} to MCP server {self.name!r} got no answer {why}", call.timeout
+            ),
+        )
         cancel = getattr(self.transport, "cancel_request", None)
         if call.cancel_on_timeout and not (cancel is not None and cancel(call.request_id)):
             try:
-                self.notify("notifications/cancelled",
-                            {"requestId": call.request_id, "reason": "timeout"})
+                self.notify(
+                    "notifications/cancelled", {"requestId": call.request_id, "reason": "timeout"}
+                )
             except McpError:
                 pass
 
@@ -295,8 +321,9 @@ class Connection:
             elif isinstance(event, jsonrpc.Request):
                 self._on_request(event)
             else:
-                log.warning("dropped invalid message from %r: %s: %s",
-                            self.name, event.reason, event.raw)
+                log.warning(
+                    "dropped invalid message from %r: %s: %s", self.name, event.reason, event.raw
+                )
 
     def _on_oversized(self, error: MessageTooLarge) -> None:
         match = _ID_IN_HEAD.search(error.head)
@@ -309,9 +336,15 @@ class Connection:
         if call is None:
             log.warning("dropped a message over %d bytes from %r", error.max_size, self.name)
             return
-        _fail(call.future, MessageTooLarge(
-            f"the answer to {call.method} from MCP server {self.name!r} is larger than "
-            f"max_message_size={error.max_size} bytes", error.max_size, error.head))
+        _fail(
+            call.future,
+            MessageTooLarge(
+                f"the answer to {call.method} from MCP server {self.name!r} is larger than "
+                f"max_message_size={error.max_size} bytes",
+                error.max_size,
+                error.head,
+            ),
+        )
 
     def _on_response(self, event: jsonrpc.Response | jsonrpc.ErrorResponse) -> None:
         with self._lock:
@@ -324,8 +357,11 @@ class Connection:
             return
         result = event.result
         try:
-            input_required = (self.info is not None and self.info.era == "stateless"
-                              and proto.is_input_required(result))
+            input_required = (
+                self.info is not None
+                and self.info.era == "stateless"
+                and proto.is_input_required(result)
+            )
         except McpError as exc:
             _fail(call.future, exc)
             return
@@ -424,7 +460,8 @@ class Connection:
             call.rounds += 1
             if call.rounds > _MAX_INPUT_ROUNDS:
                 raise RemoteProtocolError(
-                    f"{call.method}: server asked for input more than {_MAX_INPUT_ROUNDS} times")
+                    f"{call.method}: server asked for input more than {_MAX_INPUT_ROUNDS} times"
+                )
             responses = {
                 key: self.fulfil(request["method"], request.get("params") or {})
                 for key, request in proto.input_requests(result).items()
@@ -439,8 +476,9 @@ class Connection:
         except McpError as exc:
             _fail(call.future, exc)
         except Exception as exc:
-            error = McpError(f"{call.method}: a handler answering the server's input request "
-                             f"raised {exc!r}")
+            error = McpError(
+                f"{call.method}: a handler answering the server's input request raised {exc!r}"
+            )
             error.__cause__ = exc
             _fail(call.future, error)
 

@@ -32,8 +32,13 @@ def _parser() -> argparse.ArgumentParser:
     target = common.add_argument_group("server")
     target.add_argument("--stdio", metavar="CMD", help="run this command as a stdio server")
     target.add_argument("--url", help="connect to a remote server at this URL")
-    target.add_argument("--env", metavar="KEY=VALUE", action="append", default=[],
-                        help="environment variable for a --stdio server (repeatable)")
+    target.add_argument(
+        "--env",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="environment variable for a --stdio server (repeatable)",
+    )
     common.add_argument("--json", action="store_true", help="print JSON on stdout")
     common.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
     common.add_argument("--protocol-version", default="auto", help="'auto' or a version to pin")
@@ -114,16 +119,23 @@ def _run(args: argparse.Namespace) -> int:
     from .client import connect
 
     show_progress = sys.stderr.isatty()
-    with connect(target, timeout=args.timeout, protocol_version=args.protocol_version,
-                 **options) as client:
+    with connect(
+        target, timeout=args.timeout, protocol_version=args.protocol_version, **options
+    ) as client:
         if args.command == "tools":
             tools = client.list_tools()
-            _emit(args, [t.to_wire() for t in tools],
-                  "\n".join(f"{t.name}\t{(t.description or '').splitlines()[0] if t.description else ''}"
-                            for t in tools))
+            _emit(
+                args,
+                [t.to_wire() for t in tools],
+                "\n".join(
+                    f"{t.name}\t{(t.description or '').splitlines()[0] if t.description else ''}"
+                    for t in tools
+                ),
+            )
         elif args.command == "call":
-            result = client.call_tool(args.name, arguments,
-                                      on_progress=_print_progress if show_progress else None)
+            result = client.call_tool(
+                args.name, arguments, on_progress=_print_progress if show_progress else None
+            )
             if show_progress:
                 sys.stderr.write("\r\033[K")
             _emit(args, result.to_wire(), result.text)
@@ -131,22 +143,37 @@ def _run(args: argparse.Namespace) -> int:
         elif args.command == "resources":
             resources = client.list_resources()
             templates = client.list_resource_templates()
-            _emit(args, {"resources": [r.to_wire() for r in resources],
-                         "resourceTemplates": [t.to_wire() for t in templates]},
-                  "\n".join([f"{r.uri}\t{r.name}" for r in resources]
-                            + [f"{t.uri_template}\t{t.name} (template)" for t in templates]))
+            _emit(
+                args,
+                {
+                    "resources": [r.to_wire() for r in resources],
+                    "resourceTemplates": [t.to_wire() for t in templates],
+                },
+                "\n".join(
+                    [f"{r.uri}\t{r.name}" for r in resources]
+                    + [f"{t.uri_template}\t{t.name} (template)" for t in templates]
+                ),
+            )
         elif args.command == "read":
             read = client.read_resource(args.uri)
             _emit(args, read.to_wire(), read.text)
         elif args.command == "prompts":
             prompts = client.list_prompts()
-            _emit(args, [p.to_wire() for p in prompts],
-                  "\n".join(f"{p.name}\t{p.description or ''}" for p in prompts))
+            _emit(
+                args,
+                [p.to_wire() for p in prompts],
+                "\n".join(f"{p.name}\t{p.description or ''}" for p in prompts),
+            )
         elif args.command == "prompt":
             got = client.get_prompt(args.name, {k: str(val) for k, val in arguments.items()})
-            _emit(args, got.to_wire(), "\n\n".join(
-                f"[{m.role}] {m.content.text if m.content.text is not None else m.content.type}"
-                for m in got.messages))
+            _emit(
+                args,
+                got.to_wire(),
+                "\n\n".join(
+                    f"[{m.role}] {m.content.text if m.content.text is not None else m.content.type}"
+                    for m in got.messages
+                ),
+            )
     return EXIT_OK
 
 

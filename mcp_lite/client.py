@@ -135,14 +135,21 @@ class Client:
         if timeout is None or timeout <= 0:
             raise ConfigError("timeout must be a positive number of seconds")
         if protocol_version != "auto" and protocol_version not in v.SUPPORTED_VERSIONS:
-            raise ConfigError(f"protocol_version {protocol_version!r} is not one of "
-                              f"'auto', {', '.join(v.SUPPORTED_VERSIONS)}")
+            raise ConfigError(
+                f"protocol_version {protocol_version!r} is not one of "
+                f"'auto', {', '.join(v.SUPPORTED_VERSIONS)}"
+            )
         self.target = target
         self.timeout = float(timeout)
         self.name = name or _target_name(target)
         self._protocol_version = protocol_version
-        self._transport_options = {"env": env, "cwd": cwd, "max_message_size": max_message_size,
-                                   "headers": headers, "auth": auth}
+        self._transport_options = {
+            "env": env,
+            "cwd": cwd,
+            "max_message_size": max_message_size,
+            "headers": headers,
+            "auth": auth,
+        }
         self._handlers = Handlers(
             client_info=dict(client_info or {"name": "mcp-lite", "version": __version__}),
             sampling=sampling_handler,
@@ -242,7 +249,8 @@ class Client:
         assert conn.info is not None
         proto.check_method_allowed(method, conn.info)
         return conn.submit(
-            method, params,
+            method,
+            params,
             timeout=self._timeout(timeout),
             max_total_timeout=self.max_total_timeout if self.reset_timeout_on_progress else None,
             on_progress=on_progress,
@@ -299,7 +307,8 @@ class Client:
         """
         params = {"name": name, "arguments": dict(arguments or {})}
         result = CallToolResult.model_validate(
-            self.request("tools/call", params, timeout=timeout, on_progress=on_progress))
+            self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
+        )
         schema = self._output_schemas.get(name)
         if schema is not None and not result.is_error:
             _validate_structured(name, schema, result.structured_content)
@@ -312,13 +321,15 @@ class Client:
         return [Resource.model_validate(item) for item in items]
 
     def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
-        items = self._list_all("resources/templates/list", "resourceTemplates", "resources",
-                               timeout)
+        items = self._list_all(
+            "resources/templates/list", "resourceTemplates", "resources", timeout
+        )
         return [ResourceTemplate.model_validate(item) for item in items]
 
     def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
         return ReadResourceResult.model_validate(
-            self.request("resources/read", {"uri": uri}, timeout=timeout))
+            self.request("resources/read", {"uri": uri}, timeout=timeout)
+        )
 
     def subscribe_resource(self, uri: str, *, timeout: float | None = None) -> None:
         """Ask for ``notifications/resources/updated`` about ``uri`` (to ``notification_handler``).
@@ -349,24 +360,34 @@ class Client:
         items = self._list_all("prompts/list", "prompts", "prompts", timeout)
         return [Prompt.model_validate(item) for item in items]
 
-    def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None, *,
-                   timeout: float | None = None) -> GetPromptResult:
+    def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: float | None = None
+    ) -> GetPromptResult:
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {str(k): str(val) for k, val in arguments.items()}
         return GetPromptResult.model_validate(self.request("prompts/get", params, timeout=timeout))
 
-    def complete(self, ref: Mapping[str, Any], argument_name: str, value: str, *,
-                 context: Mapping[str, str] | None = None,
-                 timeout: float | None = None) -> CompleteResult:
+    def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument_name: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> CompleteResult:
         """``completion/complete``; ``ref`` is ``{"type": "ref/prompt", "name": ...}`` or
         ``{"type": "ref/resource", "uri": ...}``."""
-        params: dict[str, Any] = {"ref": dict(ref), "argument": {"name": argument_name,
-                                                                  "value": value}}
+        params: dict[str, Any] = {
+            "ref": dict(ref),
+            "argument": {"name": argument_name, "value": value},
+        }
         if context:
             params["context"] = {"arguments": dict(context)}
         return CompleteResult.model_validate(
-            self.request("completion/complete", params, timeout=timeout))
+            self.request("completion/complete", params, timeout=timeout)
+        )
 
     def set_log_level(self, level: str, *, timeout: float | None = None) -> None:
         """Ask the server for log messages at ``level`` and above (to ``log_handler``)."""
@@ -402,10 +423,10 @@ class Client:
             what = f"{capability}.{sub}" if sub else capability
             raise LocalProtocolError(
                 f"MCP server {self.name!r} did not declare the {what!r} capability "
-                f"needed for {method}")
+                f"needed for {method}"
+            )
 
-    def _list_all(self, method: str, key: str, capability: str,
-                  timeout: float | None) -> list[Any]:
+    def _list_all(self, method: str, key: str, capability: str, timeout: float | None) -> list[Any]:
         info = self.session
         if info.era == "handshake" and capability not in info.capabilities:
             return []  # the server has none of these; asking would only get an error
@@ -448,8 +469,9 @@ class Client:
         return make_transport(self.target, name=self.name, **self._transport_options)
 
     def _open_connection(self) -> Connection:
-        conn = Connection(self._make_transport(), self._handlers, name=self.name,
-                          max_workers=self._max_workers)
+        conn = Connection(
+            self._make_transport(), self._handlers, name=self.name, max_workers=self._max_workers
+        )
         conn.start()
         try:
             conn.info = self._negotiate(conn)
@@ -464,15 +486,17 @@ class Client:
         if wanted == "auto" and self._era_hint is not None:
             wanted = self._era_hint
         if wanted == "auto" or v.is_stateless(wanted):
-            info = self._discover(conn, v.LATEST_VERSION if wanted == "auto" else wanted,
-                                  fallback=wanted == "auto")
+            info = self._discover(
+                conn, v.LATEST_VERSION if wanted == "auto" else wanted, fallback=wanted == "auto"
+            )
             if info is not None:
                 self._era_hint = info.protocol_version
                 return info
         pinned = wanted if wanted in v.HANDSHAKE_VERSIONS else None
         requested = pinned or v.LATEST_HANDSHAKE_VERSION
-        params = proto.initialize_params(requested, self._handlers.capabilities,
-                                         self._handlers.client_info)
+        params = proto.initialize_params(
+            requested, self._handlers.capabilities, self._handlers.client_info
+        )
         future = conn.submit("initialize", params, timeout=self.timeout, cancel_on_timeout=False)
         info = proto.accept_initialize(_wait(future, self.timeout + 30), pinned=pinned)
         _tell_transport(conn, info)
@@ -485,8 +509,11 @@ class Client:
         """The ``server/discover`` probe; None means "use the handshake" (only with fallback)."""
         for _ in range(2):  # at most one retry with a version the server names
             params = proto.add_stateless_meta(
-                {}, version=version, capabilities=self._handlers.capabilities,
-                client_info=self._handlers.client_info)
+                {},
+                version=version,
+                capabilities=self._handlers.capabilities,
+                client_info=self._handlers.client_info,
+            )
             limit = min(self.discover_timeout, self.timeout) if fallback else self.timeout
             future = conn.submit("server/discover", params, timeout=limit)
             event: Response | ErrorResponse | None
@@ -510,7 +537,8 @@ class Client:
             break
         if not fallback:
             raise LocalProtocolError(
-                f"MCP server {self.name!r} does not speak protocol {version} (pinned)")
+                f"MCP server {self.name!r} does not speak protocol {version} (pinned)"
+            )
         return None
 
     def _listen(self) -> None:
@@ -523,8 +551,14 @@ class Client:
             old.cancel()
         if not uris:
             return
-        params = {"notifications": {"toolsListChanged": True, "promptsListChanged": True,
-                                    "resourcesListChanged": True, "resourceSubscriptions": uris}}
+        params = {
+            "notifications": {
+                "toolsListChanged": True,
+                "promptsListChanged": True,
+                "resourcesListChanged": True,
+                "resourceSubscriptions": uris,
+            }
+        }
         # A listen stream lasts as long as the connection: its deadline is a day.
         future = conn.submit("subscriptions/listen", params, timeout=86400.0)
         with self._lock:
@@ -609,7 +643,8 @@ def _validate_structured(tool: str, schema: dict[str, Any], value: Any) -> None:
     except jsonschema.ValidationError as exc:
         raise RemoteProtocolError(
             f"tool {tool!r} returned structuredContent that does not match its outputSchema: "
-            f"{exc.message}") from None
+            f"{exc.message}"
+        ) from None
     except jsonschema.SchemaError as exc:
         log.warning("tool %r has an invalid outputSchema: %s", tool, exc.message)
 

@@ -155,7 +155,9 @@ class MessageTooLarge(RemoteProtocolError):
 class UnsupportedProtocolVersion(RemoteProtocolError):
     """The server answered with a protocol version mcp_lite does not speak."""
 
-    def __init__(self, message: str = "", offered: str = "", supported: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, message: str = "", offered: str = "", supported: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(message)
         self.args = (message, offered, supported)
         self.offered = offered

@@ -10,7 +10,7 @@ which the session logs and drops (a server printing junk on stdout must not kill
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, Union
+from typing import Any, Generic, TypeVar
 
 from .._accel import decode_message
 from ..errors import RpcError, rpc_error_from_wire
@@ -31,10 +31,12 @@ __all__ = [
     "parse_frame",
 ]
 
-RequestId = Union[int, str]
+RequestId = int | str
 
 
-def make_request(request_id: RequestId, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+def make_request(
+    request_id: RequestId, method: str, params: dict[str, Any] | None
+) -> dict[str, Any]:
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
         message["params"] = params
@@ -98,7 +100,7 @@ class Invalid:
     raw: str = ""
 
 
-Incoming = Union[Response, ErrorResponse, Request, Notification, Invalid]
+Incoming = Response | ErrorResponse | Request | Notification | Invalid
 
 
 def _excerpt(data: bytes | str, limit: int = 200) -> str:
@@ -130,8 +132,9 @@ def classify(message: Any) -> Incoming:
         return Notification(method, params)
     if "error" in message:
         request_id = message.get("id")
-        return ErrorResponse(request_id if _valid_id(request_id) else None,
-                             rpc_error_from_wire(message["error"]))
+        return ErrorResponse(
+            request_id if _valid_id(request_id) else None, rpc_error_from_wire(message["error"])
+        )
     if "result" in message:
         if not _valid_id(message.get("id")):
             return Invalid("response id is not a string or integer", _excerpt(repr(message)))

@@ -313,4 +313,3 @@ def check_method_allowed(method: str, info: SessionInfo) -> None:
 _REMOVED_IN_STATELESS = frozenset(
     {"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "initialize"}
 )
-

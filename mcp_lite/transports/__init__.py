@@ -43,8 +43,14 @@ def make_transport(
         kind = {"http": "http", "https": "http", "ws": "ws", "wss": "ws"}.get(scheme)
         if kind is None:
             raise ConfigError(f"unsupported URL scheme {scheme!r} in {target!r}")
-        return _remote(kind, {"url": target}, name=name, headers=headers, auth=auth,
-                       max_message_size=max_message_size)
+        return _remote(
+            kind,
+            {"url": target},
+            name=name,
+            headers=headers,
+            auth=auth,
+            max_message_size=max_message_size,
+        )
     if isinstance(target, Mapping):
         kind = str(target.get("type") or ("stdio" if "command" in target else ""))
         if kind in ("sdk", "in-process"):
@@ -53,11 +59,18 @@ def make_transport(
                 raise ConfigError("an 'sdk' target needs a mcp_lite.Server under 'server'")
             return make_transport(server, name=name)
         if kind in _REMOTE_TYPES:
-            return _remote(kind, target, name=name, headers=headers, auth=auth,
-                           max_message_size=max_message_size)
+            return _remote(
+                kind,
+                target,
+                name=name,
+                headers=headers,
+                auth=auth,
+                max_message_size=max_message_size,
+            )
         if kind != "stdio":
-            raise ConfigError(f"unknown server type {kind!r}; expected stdio, "
-                              f"{', '.join(_REMOTE_TYPES)} or sdk")
+            raise ConfigError(
+                f"unknown server type {kind!r}; expected stdio, {', '.join(_REMOTE_TYPES)} or sdk"
+            )
         command = target.get("command")
         if not isinstance(command, str) or not command:
             raise ConfigError("a stdio target needs a non-empty 'command'")
@@ -65,26 +78,42 @@ def make_transport(
         if not isinstance(args, Sequence) or isinstance(args, str):
             raise ConfigError("'args' must be a list of strings")
         merged_env = {**(target.get("env") or {}), **(env or {})}
-        return _stdio([command, *map(str, args)], name, merged_env, target.get("cwd") or cwd,
-                      max_message_size)
-    if isinstance(target, str) or (isinstance(target, Sequence) and target
-                                   and all(isinstance(a, str) for a in target)):
+        return _stdio(
+            [command, *map(str, args)], name, merged_env, target.get("cwd") or cwd, max_message_size
+        )
+    if isinstance(target, str) or (
+        isinstance(target, Sequence) and target and all(isinstance(a, str) for a in target)
+    ):
         return _stdio(target, name, env, cwd, max_message_size)
-    raise ConfigError(f"cannot connect to {target!r}: expected a command list, a config "
-                      "dict, a URL or a mcp_lite.Server")
+    raise ConfigError(
+        f"cannot connect to {target!r}: expected a command list, a config "
+        "dict, a URL or a mcp_lite.Server"
+    )
 
 
-def _stdio(command: Any, name: str, env: Mapping[str, str] | None,
-           cwd: Any, max_message_size: int | None) -> Transport:
+def _stdio(
+    command: Any, name: str, env: Mapping[str, str] | None, cwd: Any, max_message_size: int | None
+) -> Transport:
     from .stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioTransport
 
-    return StdioTransport(command, env=env, cwd=cwd, name=name,
-                          max_message_size=max_message_size or DEFAULT_MAX_MESSAGE_SIZE)
+    return StdioTransport(
+        command,
+        env=env,
+        cwd=cwd,
+        name=name,
+        max_message_size=max_message_size or DEFAULT_MAX_MESSAGE_SIZE,
+    )
 
 
-def _remote(kind: str, config: Mapping[str, Any], *, name: str = "",
-            headers: Mapping[str, str] | None = None, auth: Any = None,
-            max_message_size: int | None = None) -> Transport:
+def _remote(
+    kind: str,
+    config: Mapping[str, Any],
+    *,
+    name: str = "",
+    headers: Mapping[str, str] | None = None,
+    auth: Any = None,
+    max_message_size: int | None = None,
+) -> Transport:
     """A remote transport from a config entry (keys as in Claude Code's ``mcpServers``).
 
     Keys: ``url`` (required), ``headers``; ``sse-ide``/``ws-ide``: ``authToken`` (sent by
@@ -115,16 +144,25 @@ def _remote(kind: str, config: Mapping[str, Any], *, name: str = "",
         if kind == "ws-ide" and config.get("authToken"):
             header = str(config.get("authHeaderName") or "X-Claude-Code-Ide-Authorization")
             merged[header] = str(config["authToken"])
-        return WebSocketTransport(url, headers=merged, auth=as_auth(auth), name=name,
-                                  connect_timeout=connect_timeout,
-                                  max_message_size=max_message_size or 64 * 1024 * 1024)
+        return WebSocketTransport(
+            url,
+            headers=merged,
+            auth=as_auth(auth),
+            name=name,
+            connect_timeout=connect_timeout,
+            max_message_size=max_message_size or 64 * 1024 * 1024,
+        )
     idle = config.get("idleTimeout")
     options = HttpOptions(
-        url=url, headers=merged, auth=None if kind == "sse-ide" else as_auth(auth),
-        name=name, connect_timeout=connect_timeout,
+        url=url,
+        headers=merged,
+        auth=None if kind == "sse-ide" else as_auth(auth),
+        name=name,
+        connect_timeout=connect_timeout,
         read_timeout=float(config.get("readTimeout") or DEFAULT_READ_TIMEOUT),
         idle_timeout=float(idle) if idle else None,
-        max_message_size=max_message_size or 64 * 1024 * 1024)
+        max_message_size=max_message_size or 64 * 1024 * 1024,
+    )
     if kind in ("sse", "sse-ide"):
         from .sse import SseTransport
 

@@ -25,8 +25,9 @@ as a ``SendFailed`` frame to ``on_message``: that request fails, the connection 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from ..errors import McpError, MessageTooLarge
 

@@ -37,8 +37,12 @@ class InProcessTransport:
 
     def start(self, on_message: OnMessage, on_close: OnClose) -> None:
         self._connection = self.server.open_connection(self._from_server)
-        self._reader = threading.Thread(target=self._read, args=(on_message,), daemon=True,
-                                        name=f"mcp-lite-inprocess-reader[{self.name}]")
+        self._reader = threading.Thread(
+            target=self._read,
+            args=(on_message,),
+            daemon=True,
+            name=f"mcp-lite-inprocess-reader[{self.name}]",
+        )
         self._reader.start()
 
     def _from_server(self, message: dict[str, Any]) -> None:

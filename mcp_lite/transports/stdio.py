@@ -39,11 +39,35 @@ stderr_log = logging.getLogger("mcp_lite.stderr")
 
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 SAFE_ENV_KEYS = (
-    ("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE",
-     "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE", "PROGRAMFILES")
+    (
+        "APPDATA",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "LOCALAPPDATA",
+        "PATH",
+        "PATHEXT",
+        "PROCESSOR_ARCHITECTURE",
+        "SYSTEMDRIVE",
+        "SYSTEMROOT",
+        "TEMP",
+        "USERNAME",
+        "USERPROFILE",
+        "PROGRAMFILES",
+    )
     if sys.platform == "win32"
-    else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE",
-          "TMPDIR", "TZ")
+    else (
+        "HOME",
+        "LOGNAME",
+        "PATH",
+        "SHELL",
+        "TERM",
+        "USER",
+        "LANG",
+        "LC_ALL",
+        "LC_CTYPE",
+        "TMPDIR",
+        "TZ",
+    )
 )
 _STDERR_TAIL_LINES = 40
 _STDERR_TAIL_CHARS = 4000
@@ -138,8 +162,9 @@ class StdioTransport:
                 bufsize=0,
             )
         except FileNotFoundError as exc:
-            raise ConnectError(f"cannot start MCP server {self.name!r}: command not found: "
-                               f"{self.argv[0]!r}") from exc
+            raise ConnectError(
+                f"cannot start MCP server {self.name!r}: command not found: {self.argv[0]!r}"
+            ) from exc
         except (PermissionError, NotADirectoryError, OSError) as exc:
             raise ConnectError(f"cannot start MCP server {self.name!r}: {exc}") from exc
         assert self._proc.stdin and self._proc.stdout and self._proc.stderr
@@ -157,8 +182,12 @@ class StdioTransport:
             try:
                 self._write_all(proc.stdin.fileno(), data)
             except (BrokenPipeError, ConnectionResetError, ValueError, OSError) as exc:
-                if isinstance(exc, OSError) and exc.errno not in (errno.EPIPE, errno.EBADF,
-                                                                  errno.ECONNRESET, None):
+                if isinstance(exc, OSError) and exc.errno not in (
+                    errno.EPIPE,
+                    errno.EBADF,
+                    errno.ECONNRESET,
+                    None,
+                ):
                     raise
                 raise self._closed_error("MCP server stopped reading its input") from exc
 
@@ -206,7 +235,9 @@ class StdioTransport:
                 if remaining <= 0:
                     raise RequestTimeout(
                         f"MCP server {self.name!r} did not read its input for "
-                        f"{self._write_timeout:g} s", self._write_timeout) from None
+                        f"{self._write_timeout:g} s",
+                        self._write_timeout,
+                    ) from None
                 select.select([], [fd], [], min(remaining, 0.5))
                 continue
             view = view[written:]
@@ -219,12 +250,11 @@ class StdioTransport:
         error: McpError | None = None
         try:
             while True:
-                if not self._readable(fd, proc):
-                    break  # the server died but a grandchild keeps its stdout open
-                chunk = os.read(fd, _READ_CHUNK)
+                # Not readable: the server died but a grandchild keeps its stdout open.
+                chunk = os.read(fd, _READ_CHUNK) if self._readable(fd, proc) else b""
                 if not chunk:
-                    for frame in splitter.flush():
-                        on_message(frame)
+                    for last in splitter.flush():
+                        on_message(last)
                     break
                 for frame in splitter.feed(chunk):
                     on_message(frame)

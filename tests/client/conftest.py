@@ -18,6 +18,7 @@ import pytest
 from mcp_lite.client import Client
 from mcp_lite.transports.base import OnClose, OnMessage, Outgoing
 
+
 class Link:
     """Every transport a client made (a reconnect makes a new one); ``sent`` spans them all."""
 
@@ -37,8 +38,11 @@ class Link:
         self.transports[-1].die(error)
 
 
-LEGACY_INIT = {"protocolVersion": "2025-11-25", "serverInfo": {"name": "scripted", "version": "1"},
-               "capabilities": {"tools": {}, "resources": {}, "prompts": {}}}
+LEGACY_INIT = {
+    "protocolVersion": "2025-11-25",
+    "serverInfo": {"name": "scripted", "version": "1"},
+    "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
+}
 
 
 def legacy(answer: Callable[[dict[str, Any]], list[Any]]) -> Callable[[dict[str, Any]], list[Any]]:
@@ -47,8 +51,13 @@ def legacy(answer: Callable[[dict[str, Any]], list[Any]]) -> Callable[[dict[str,
     def wrapped(message: dict[str, Any]) -> list[Any]:
         method = message.get("method")
         if method == "server/discover":
-            return [{"jsonrpc": "2.0", "id": message["id"],
-                     "error": {"code": -32601, "message": "Method not found"}}]
+            return [
+                {
+                    "jsonrpc": "2.0",
+                    "id": message["id"],
+                    "error": {"code": -32601, "message": "Method not found"},
+                }
+            ]
         if method == "initialize":
             return [{"jsonrpc": "2.0", "id": message["id"], "result": LEGACY_INIT}]
         if method == "notifications/initialized":
@@ -81,7 +90,9 @@ class ScriptedTransport:
             self.push(frame)
 
     def push(self, frame: Any) -> None:
-        self._queue.put(frame if not isinstance(frame, (dict, list)) else json.dumps(frame).encode())
+        self._queue.put(
+            frame if not isinstance(frame, (dict, list)) else json.dumps(frame).encode()
+        )
 
     def die(self, error: Exception) -> None:
         assert self._on_close is not None
@@ -101,8 +112,9 @@ def scripted_client() -> Callable[..., tuple[Client, ScriptedTransport]]:
     """
     made: list[Client] = []
 
-    def make(answer: Callable[[dict[str, Any]], list[Any]], *, handshake: bool = True,
-             **options: Any):
+    def make(
+        answer: Callable[[dict[str, Any]], list[Any]], *, handshake: bool = True, **options: Any
+    ):
         script = legacy(answer) if handshake else answer
         link = Link(lambda: ScriptedTransport(script))
         client = Client("scripted", **options)
@@ -126,4 +138,3 @@ def era(request: pytest.FixtureRequest) -> str:
 def reply() -> Callable[[dict[str, Any], dict[str, Any]], list[dict[str, Any]]]:
     """``reply(message, result)`` -> the frames answering ``message`` with ``result``."""
     return lambda message, value: [{"jsonrpc": "2.0", "id": message["id"], "result": value}]
-

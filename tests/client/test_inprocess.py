@@ -77,8 +77,12 @@ def make_server() -> tuple[Server, dict]:
 def answers(**overrides):
     handlers = {
         "elicitation_handler": lambda p: {"action": "accept", "content": {"v": p.message[:-1]}},
-        "sampling_handler": lambda p: {"role": "assistant", "model": "m", "stopReason": "endTurn",
-                                       "content": {"type": "text", "text": "4"}},
+        "sampling_handler": lambda p: {
+            "role": "assistant",
+            "model": "m",
+            "stopReason": "endTurn",
+            "content": {"type": "text", "text": "4"},
+        },
         "roots": ["file:///data", "/tmp/x"],
     }
     handlers.update(overrides)
@@ -152,7 +156,11 @@ def test_progress_reaches_the_callback_in_order(era):
     with mcp_lite.connect(server, protocol_version=era) as client:
         client.call_tool("ticker", {"steps": 4}, on_progress=events.append)
     assert [(p.progress, p.total, p.message) for p in events] == [
-        (1, 4, "step 1"), (2, 4, "step 2"), (3, 4, "step 3"), (4, 4, "step 4")]
+        (1, 4, "step 1"),
+        (2, 4, "step 2"),
+        (3, 4, "step 3"),
+        (4, 4, "step 4"),
+    ]
 
 
 def test_progress_resets_the_timeout_up_to_the_total_cap():
@@ -160,9 +168,9 @@ def test_progress_resets_the_timeout_up_to_the_total_cap():
     with mcp_lite.connect(server, reset_timeout_on_progress=True, max_total_timeout=30) as client:
         # 12 steps of 50 ms: 0.6 s in all, far past the 0.25 s per-progress timeout.
         assert client.call_tool("ticker", {"steps": 12}, timeout=0.25).text == "ticked"
-    with mcp_lite.connect(server, reset_timeout_on_progress=True, max_total_timeout=0.3) as client:
-        with pytest.raises(RequestTimeout):
-            client.call_tool("ticker", {"steps": 40}, timeout=0.25)
+    capped = mcp_lite.connect(server, reset_timeout_on_progress=True, max_total_timeout=0.3)
+    with capped, pytest.raises(RequestTimeout, match="total deadline"):
+        capped.call_tool("ticker", {"steps": 40}, timeout=0.25)
 
 
 def test_log_messages_follow_the_level(era):
@@ -195,6 +203,7 @@ def test_sixteen_threads_share_one_client_and_each_gets_its_own_answer():
     server, _ = make_server()
     wrong: list = []
     with mcp_lite.connect(server) as client:
+
         def worker(n: int) -> None:
             for i in range(200):
                 got = client.call_tool("add", {"a": n, "b": i}).structured_content["result"]
@@ -213,10 +222,13 @@ def test_sixteen_threads_share_one_client_and_each_gets_its_own_answer():
 def test_submit_fans_out_with_futures():
     server, _ = make_server()
     with mcp_lite.connect(server) as client:
-        futures = [client.submit("tools/call", {"name": "add", "arguments": {"a": i, "b": i}})
-                   for i in range(50)]
+        futures = [
+            client.submit("tools/call", {"name": "add", "arguments": {"a": i, "b": i}})
+            for i in range(50)
+        ]
         assert [f.result(10)["structuredContent"]["result"] for f in futures] == [
-            2 * i for i in range(50)]
+            2 * i for i in range(50)
+        ]
 
 
 def test_closed_client_fails_clearly_and_close_is_idempotent():

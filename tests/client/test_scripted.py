@@ -31,8 +31,9 @@ def test_a_repeated_cursor_is_an_error_not_a_loop(scripted_client, reply):
 
 def test_page_cap(scripted_client, reply):
     counter = iter(range(10**6))
-    client, _ = scripted_client(lambda msg: reply(msg, {"tools": [], "nextCursor": str(next(counter))}),
-                                max_pages=5)
+    client, _ = scripted_client(
+        lambda msg: reply(msg, {"tools": [], "nextCursor": str(next(counter))}), max_pages=5
+    )
     with pytest.raises(RemoteProtocolError, match="more than 5 pages"):
         client.list_tools()
 
@@ -41,9 +42,13 @@ def test_unknown_ids_and_junk_are_dropped_and_the_call_still_succeeds(scripted_c
     def answer(msg):
         if msg.get("method") != "tools/call":
             return []
-        return [b"this is not json", b'{"jsonrpc":"2.0","id":999,"result":{}}', [],
-                {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info"}},
-                *reply(msg, {"content": [{"type": "text", "text": "ok"}]})]
+        return [
+            b"this is not json",
+            b'{"jsonrpc":"2.0","id":999,"result":{}}',
+            [],
+            {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info"}},
+            *reply(msg, {"content": [{"type": "text", "text": "ok"}]}),
+        ]
 
     client, _ = scripted_client(answer)
     assert client.call_tool("x").text == "ok"
@@ -98,8 +103,14 @@ def test_endless_input_rounds_are_cut_off(scripted_client, reply):
     def answer(msg):
         if msg.get("method") == "server/discover":
             return reply(msg, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}})
-        return reply(msg, {"resultType": "input_required", "requestState": "s",
-                           "inputRequests": {"k": {"method": "roots/list"}}})
+        return reply(
+            msg,
+            {
+                "resultType": "input_required",
+                "requestState": "s",
+                "inputRequests": {"k": {"method": "roots/list"}},
+            },
+        )
 
     client, transport = scripted_client(answer, handshake=False, roots=["file:///x"])
     with pytest.raises(RemoteProtocolError, match="more than 16 times"):

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.integration
 def test_sixteen_threads_by_two_hundred_calls_over_stdio(no_leftover_processes):
     wrong: list = []
     with mcp_lite.connect(DEMO) as client:
+
         def worker(n: int) -> None:
             for i in range(200):
                 got = client.call_tool("add", {"a": n, "b": i}).structured_content
@@ -89,8 +90,9 @@ def test_interpreter_exit_stops_the_server(pid_gone):
         print(client.transport.pid, flush=True)
         # no close(): the exit backstop must stop the server
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=60, cwd=REPO)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=REPO
+    )
     assert out.returncode == 0, out.stderr
     assert pid_gone(int(out.stdout.strip()))
 
@@ -106,7 +108,10 @@ def test_a_dead_server_is_replaced_on_the_next_call(pid_gone):
 
 
 def test_environment_is_an_allow_list_plus_configured_env():
-    probe = [sys.executable, "-c", textwrap.dedent("""
+    probe = [
+        sys.executable,
+        "-c",
+        textwrap.dedent("""
         import json, os, sys
         for line in sys.stdin:
             msg = json.loads(line)
@@ -122,7 +127,8 @@ def test_environment_is_an_allow_list_plus_configured_env():
                                   "error": {"code": -32601, "message": "nope"}}), flush=True)
                 continue
             print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
-    """)]
+    """),
+    ]
     os.environ["MCP_LITE_TEST_SECRET"] = "do-not-leak"
     try:
         with mcp_lite.connect(probe, env={"EXTRA": "1"}) as client:

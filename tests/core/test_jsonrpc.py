@@ -9,11 +9,22 @@ from mcp_lite.protocol import jsonrpc as j
 
 
 def test_builders_shape_messages():
-    assert j.make_request(1, "tools/list", None) == {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-    assert j.make_notification("n", {"a": 1}) == {"jsonrpc": "2.0", "method": "n", "params": {"a": 1}}
+    assert j.make_request(1, "tools/list", None) == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/list",
+    }
+    assert j.make_notification("n", {"a": 1}) == {
+        "jsonrpc": "2.0",
+        "method": "n",
+        "params": {"a": 1},
+    }
     assert j.make_result("x", {}) == {"jsonrpc": "2.0", "id": "x", "result": {}}
     assert j.make_error(3, MethodNotFound("nope")) == {
-        "jsonrpc": "2.0", "id": 3, "error": {"code": -32601, "message": "nope"}}
+        "jsonrpc": "2.0",
+        "id": 3,
+        "error": {"code": -32601, "message": "nope"},
+    }
 
 
 def test_response_request_notification_are_told_apart():
@@ -21,7 +32,8 @@ def test_response_request_notification_are_told_apart():
         b'[{"jsonrpc":"2.0","id":1,"result":{"x":1}},'
         b'{"jsonrpc":"2.0","id":"s1","method":"ping"},'
         b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}},'
-        b'{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"bad"}}]')
+        b'{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"bad"}}]'
+    )
     assert events[0] == j.Response(1, {"x": 1})
     assert events[1] == j.Request("s1", "ping", {})
     assert events[2] == j.Notification("notifications/progress", {"progress": 1})
@@ -29,17 +41,20 @@ def test_response_request_notification_are_told_apart():
     assert events[3].error.code == -32602 and events[3].error.message == "bad"
 
 
-@pytest.mark.parametrize("frame, reason", [
-    (b"not json", "invalid JSON"),
-    (b"[]", "empty batch"),
-    (b"42", "not a JSON object"),
-    (b'{"id":1,"result":{}}', "jsonrpc"),
-    (b'{"jsonrpc":"2.0","id":null,"result":{}}', "response id"),
-    (b'{"jsonrpc":"2.0","id":true,"method":"x"}', "request id"),
-    (b'{"jsonrpc":"2.0","id":1,"result":[1]}', "result is not an object"),
-    (b'{"jsonrpc":"2.0","method":"x","params":[1]}', "params"),
-    (b'{"jsonrpc":"2.0","id":1}', "neither"),
-])
+@pytest.mark.parametrize(
+    "frame, reason",
+    [
+        (b"not json", "invalid JSON"),
+        (b"[]", "empty batch"),
+        (b"42", "not a JSON object"),
+        (b'{"id":1,"result":{}}', "jsonrpc"),
+        (b'{"jsonrpc":"2.0","id":null,"result":{}}', "response id"),
+        (b'{"jsonrpc":"2.0","id":true,"method":"x"}', "request id"),
+        (b'{"jsonrpc":"2.0","id":1,"result":[1]}', "result is not an object"),
+        (b'{"jsonrpc":"2.0","method":"x","params":[1]}', "params"),
+        (b'{"jsonrpc":"2.0","id":1}', "neither"),
+    ],
+)
 def test_garbage_becomes_invalid_never_an_exception(frame, reason):
     [event] = j.parse_frame(frame)
     assert isinstance(event, j.Invalid)

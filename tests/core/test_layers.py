@@ -14,8 +14,16 @@ import mcp_lite
 from mcp_lite import errors
 
 PACKAGE = pathlib.Path(mcp_lite.__file__).parent
-FORBIDDEN_IN_CORE = {"threading", "socket", "subprocess", "time", "requests", "websocket",
-                     "select", "asyncio"}
+FORBIDDEN_IN_CORE = {
+    "threading",
+    "socket",
+    "subprocess",
+    "time",
+    "requests",
+    "websocket",
+    "select",
+    "asyncio",
+}
 
 
 def _imports(path: pathlib.Path) -> set[str]:
@@ -28,7 +36,9 @@ def _imports(path: pathlib.Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("module", sorted((PACKAGE / "protocol").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "module", sorted((PACKAGE / "protocol").glob("*.py")), ids=lambda p: p.name
+)
 def test_protocol_core_does_no_io(module):
     assert not (_imports(module) & FORBIDDEN_IN_CORE)
 
@@ -37,13 +47,22 @@ def test_all_is_complete_and_importable():
     for name in mcp_lite.__all__:
         assert getattr(mcp_lite, name) is not None, name
     public = {n for n in dir(mcp_lite) if not n.startswith("_")}
-    assert {"connect", "Client", "Server", "normalize_name", "build_tool_name",
-            "parse_tool_name", "USE_EXTENSIONS"} <= public
+    assert {
+        "connect",
+        "Client",
+        "Server",
+        "normalize_name",
+        "build_tool_name",
+        "parse_tool_name",
+        "USE_EXTENSIONS",
+    } <= public
 
 
 def test_import_is_cheap_no_pydantic_models_or_http_stacks():
-    code = ("import sys, mcp_lite; bad = [m for m in ('pydantic', 'requests', 'websocket', "
-            "'mcp_lite.client', 'concurrent.futures') if m in sys.modules]; print(bad)")
+    code = (
+        "import sys, mcp_lite; bad = [m for m in ('pydantic', 'requests', 'websocket', "
+        "'mcp_lite.client', 'concurrent.futures') if m in sys.modules]; print(bad)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -70,7 +89,8 @@ def test_error_details_survive_pickling():
 
 
 def test_wire_errors_map_to_their_classes():
-    assert isinstance(errors.rpc_error_from_wire({"code": -32601, "message": "m"}),
-                      errors.MethodNotFound)
+    assert isinstance(
+        errors.rpc_error_from_wire({"code": -32601, "message": "m"}), errors.MethodNotFound
+    )
     odd = errors.rpc_error_from_wire({"code": 12, "message": "m", "data": [1]})
     assert type(odd) is errors.RpcError and odd.code == 12 and odd.data == [1]

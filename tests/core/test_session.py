@@ -6,6 +6,7 @@ import pytest
 
 from mcp_lite.errors import (
     LocalProtocolError,
+    MethodNotFound,
     RemoteProtocolError,
     UnsupportedProtocolVersion,
     UnsupportedVersionError,
@@ -13,7 +14,6 @@ from mcp_lite.errors import (
 from mcp_lite.protocol import session as s
 from mcp_lite.protocol import versions as v
 from mcp_lite.protocol.jsonrpc import ErrorResponse, Response
-from mcp_lite.errors import MethodNotFound
 
 
 def test_initialize_asks_for_what_we_declare():
@@ -28,9 +28,15 @@ def test_initialize_asks_for_what_we_declare():
 
 @pytest.mark.parametrize("offered", list(v.HANDSHAKE_VERSIONS))
 def test_an_older_supported_answer_is_accepted(offered):
-    info = s.accept_initialize({"protocolVersion": offered, "capabilities": {"tools": {}},
-                                "serverInfo": {"name": "x", "version": "2"},
-                                "instructions": "hi"}, pinned=None)
+    info = s.accept_initialize(
+        {
+            "protocolVersion": offered,
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "x", "version": "2"},
+            "instructions": "hi",
+        },
+        pinned=None,
+    )
     assert info.protocol_version == offered and info.era == "handshake"
     assert info.has_capability("tools") and not info.has_capability("prompts")
     assert info.instructions == "hi" and info.server_info["name"] == "x"
@@ -48,8 +54,13 @@ def test_an_unsupported_answer_is_refused_clearly():
 
 def test_stateless_meta_is_added_without_touching_the_callers_params():
     params = {"name": "x", "_meta": {"progressToken": 3}}
-    out = s.add_stateless_meta(params, version=v.V2026_07_28, capabilities={"sampling": {}},
-                               client_info={"name": "c"}, log_level="info")
+    out = s.add_stateless_meta(
+        params,
+        version=v.V2026_07_28,
+        capabilities={"sampling": {}},
+        client_info={"name": "c"},
+        log_level="info",
+    )
     assert params == {"name": "x", "_meta": {"progressToken": 3}}
     meta = out["_meta"]
     assert meta["progressToken"] == 3
@@ -60,8 +71,11 @@ def test_stateless_meta_is_added_without_touching_the_callers_params():
 
 
 def test_discover_result_means_stateless():
-    result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
-              "_meta": {v.META_SERVER_INFO: {"name": "srv", "version": "9"}}}
+    result = {
+        "supportedVersions": ["2026-07-28"],
+        "capabilities": {"tools": {}},
+        "_meta": {v.META_SERVER_INFO: {"name": "srv", "version": "9"}},
+    }
     outcome = s.discover_outcome(Response(1, result), v.V2026_07_28)
     assert outcome.kind == "stateless" and outcome.session is not None
     assert outcome.session.server_info["name"] == "srv"
@@ -70,7 +84,9 @@ def test_discover_result_means_stateless():
 
 def test_any_other_error_or_a_timeout_means_handshake():
     assert s.discover_outcome(None, v.V2026_07_28).kind == "handshake"
-    assert s.discover_outcome(ErrorResponse(1, MethodNotFound("x")), v.V2026_07_28).kind == "handshake"
+    assert (
+        s.discover_outcome(ErrorResponse(1, MethodNotFound("x")), v.V2026_07_28).kind == "handshake"
+    )
     assert s.discover_outcome(Response(1, {"unrelated": True}), v.V2026_07_28).kind == "handshake"
 
 
@@ -91,13 +107,24 @@ def test_input_required_detection():
 
 
 def test_retry_params_echo_request_state_exactly_and_drop_old_rounds():
-    original = {"name": "t", "arguments": {"a": 1}, "inputResponses": {"old": 1},
-                "requestState": "old"}
-    result = {"resultType": "input_required", "requestState": "opaque==",
-              "inputRequests": {"k": {"method": "roots/list"}}}
+    original = {
+        "name": "t",
+        "arguments": {"a": 1},
+        "inputResponses": {"old": 1},
+        "requestState": "old",
+    }
+    result = {
+        "resultType": "input_required",
+        "requestState": "opaque==",
+        "inputRequests": {"k": {"method": "roots/list"}},
+    }
     out = s.retry_params(original, result, {"k": {"roots": []}})
-    assert out == {"name": "t", "arguments": {"a": 1}, "inputResponses": {"k": {"roots": []}},
-                   "requestState": "opaque=="}
+    assert out == {
+        "name": "t",
+        "arguments": {"a": 1},
+        "inputResponses": {"k": {"roots": []}},
+        "requestState": "opaque==",
+    }
     assert "requestState" not in s.retry_params({"name": "t"}, {"resultType": "input_required"}, {})
     with pytest.raises(RemoteProtocolError):
         s.input_requests({"inputRequests": {"k": {"params": {}}}})
