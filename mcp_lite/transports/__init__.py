@@ -119,7 +119,7 @@ def _remote(
     Keys: ``url`` (required), ``headers``; ``sse-ide``/``ws-ide``: ``authToken`` (sent by
     ``ws-ide`` in ``authHeaderName``, default ``X-Claude-Code-Ide-Authorization``); ``proxy``:
     ``auth``/``token_provider`` (a bearer-token provider). Optional ``connectTimeout``,
-    ``readTimeout``, ``idleTimeout`` (seconds). ``headers``/``auth`` arguments (from
+    ``readTimeout``, ``idleTimeout``, ``pingInterval`` (WebSocket; seconds). ``headers``/``auth`` arguments (from
     ``connect``) override the config's.
     """
     from ._http_common import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, HttpOptions, as_auth
@@ -144,12 +144,14 @@ def _remote(
         if kind == "ws-ide" and config.get("authToken"):
             header = str(config.get("authHeaderName") or "X-Claude-Code-Ide-Authorization")
             merged[header] = str(config["authToken"])
+        ping = config.get("pingInterval", 20.0)
         return WebSocketTransport(
             url,
             headers=merged,
             auth=as_auth(auth),
             name=name,
             connect_timeout=connect_timeout,
+            ping_interval=float(ping) if ping else None,
             max_message_size=max_message_size or 64 * 1024 * 1024,
         )
     idle = config.get("idleTimeout")

@@ -115,8 +115,10 @@ def as_auth(auth: Any) -> Auth | None:
         return TokenAuth(lambda: value)
     if callable(auth):
         return TokenAuth(auth)
-    raise ConfigError(f"auth must be a token string, a callable or an object with "
-                      f"token()/refresh(), not {type(auth).__name__}")
+    raise ConfigError(
+        f"auth must be a token string, a callable or an object with "
+        f"token()/refresh(), not {type(auth).__name__}"
+    )
 
 
 @dataclass(frozen=True)
@@ -155,9 +157,16 @@ def origin(url: str) -> tuple[str, str, int | None]:
     return parts.scheme.lower(), (parts.hostname or "").lower(), port
 
 
-def request(session: requests.Session, method: str, url: str, *, headers: Mapping[str, str],
-            data: bytes | None = None, timeout: tuple[float, float | None],
-            stream: bool = True) -> requests.Response:
+def request(
+    session: requests.Session,
+    method: str,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    data: bytes | None = None,
+    timeout: tuple[float, float | None],
+    stream: bool = True,
+) -> requests.Response:
     """One HTTP exchange, following same-origin redirects only.
 
     Raises:
@@ -165,8 +174,15 @@ def request(session: requests.Session, method: str, url: str, *, headers: Mappin
         requests.RequestException: network failures (map them with ``map_error``).
     """
     for _ in range(4):
-        response = session.request(method, url, headers=dict(headers), data=data,
-                                   timeout=timeout, stream=stream, allow_redirects=False)
+        response = session.request(
+            method,
+            url,
+            headers=dict(headers),
+            data=data,
+            timeout=timeout,
+            stream=stream,
+            allow_redirects=False,
+        )
         if response.status_code not in _REDIRECTS or "location" not in response.headers:
             return response
         target = urljoin(url, response.headers["location"])
@@ -174,8 +190,10 @@ def request(session: requests.Session, method: str, url: str, *, headers: Mappin
         if origin(target) != origin(url):
             raise ConnectError(f"refused a redirect from {url} to another origin: {target}")
         if response.status_code in (301, 302, 303) and method != "GET":
-            raise ConnectError(f"{method} {url} was redirected ({response.status_code}) to "
-                               f"{target}; only 307/308 keep the request body")
+            raise ConnectError(
+                f"{method} {url} was redirected ({response.status_code}) to "
+                f"{target}; only 307/308 keep the request body"
+            )
         url = target
     raise ConnectError(f"too many redirects from {url}")
 
@@ -206,8 +224,11 @@ def is_terminal_network_error(exc: BaseException) -> bool:
     """A reset, timeout or broken pipe: the kind that, repeated, means the link is dead."""
     if isinstance(exc, (requests.Timeout, requests.ConnectionError)):
         return True
-    return isinstance(exc, OSError) and exc.errno in (errno.ECONNRESET, errno.EPIPE,
-                                                       errno.ETIMEDOUT)
+    return isinstance(exc, OSError) and exc.errno in (
+        errno.ECONNRESET,
+        errno.EPIPE,
+        errno.ETIMEDOUT,
+    )
 
 
 def map_error(exc: BaseException, what: str) -> McpError:
@@ -225,8 +246,14 @@ def map_error(exc: BaseException, what: str) -> McpError:
         if "refused" in text.lower() or "Max retries" in text or "NameResolution" in text:
             return ConnectError(f"{what}: cannot reach the server: {exc}")
         return ConnectionClosed(f"{what}: connection lost: {exc}")
-    if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
-                        requests.exceptions.InvalidSchema)):
+    if isinstance(
+        exc,
+        (
+            requests.exceptions.InvalidURL,
+            requests.exceptions.MissingSchema,
+            requests.exceptions.InvalidSchema,
+        ),
+    ):
         return ConfigError(f"{what}: invalid URL: {exc}")
     if isinstance(exc, (requests.RequestException, OSError)):
         return ConnectionClosed(f"{what}: {exc}")
@@ -236,8 +263,7 @@ def map_error(exc: BaseException, what: str) -> McpError:
 def encode_header_value(value: str) -> str:
     """A header-safe value: as is when printable ASCII without surrounding spaces, else
     (and when it happens to look like the sentinel) ``=?base64?<utf-8 base64>?=``."""
-    if (_HEADER_SAFE.match(value) and value == value.strip()
-            and not _SENTINEL.match(value)):
+    if _HEADER_SAFE.match(value) and value == value.strip() and not _SENTINEL.match(value):
         return value
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 

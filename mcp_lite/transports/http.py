@@ -108,8 +108,9 @@ class HttpTransport:
         self._legacy: Any = None  # an SseTransport once we fell back
         self._listener: threading.Thread | None = None
         self._listen_response: requests.Response | None = None
-        self._pool = ThreadPoolExecutor(options.pool_size,
-                                         thread_name_prefix=f"mcp-lite-http[{self.name}]")
+        self._pool = ThreadPoolExecutor(
+            options.pool_size, thread_name_prefix=f"mcp-lite-http[{self.name}]"
+        )
         self._ordered = ThreadPoolExecutor(1, thread_name_prefix=f"mcp-lite-http-send[{self.name}]")
 
     # --- facts --------------------------------------------------------------------------------
@@ -159,8 +160,9 @@ class HttpTransport:
         with self._lock:
             if self._listener is not None or self._closing or self._dead:
                 return
-            self._listener = threading.Thread(target=self._listen_loop, daemon=True,
-                                              name=f"mcp-lite-http-get[{self.name}]")
+            self._listener = threading.Thread(
+                target=self._listen_loop, daemon=True, name=f"mcp-lite-http-get[{self.name}]"
+            )
             self._listener.start()
 
     def cancel_request(self, request_id: int | str) -> bool:
@@ -189,7 +191,9 @@ class HttpTransport:
 
     # --- sending ------------------------------------------------------------------------------
 
-    def _run_request(self, message: Outgoing, exch: _Exchange, barrier: Future[None] | None) -> None:
+    def _run_request(
+        self, message: Outgoing, exch: _Exchange, barrier: Future[None] | None
+    ) -> None:
         if barrier is not None:  # notifications sent before this request go first
             with contextlib.suppress(Exception):
                 barrier.result(self.options.connect_timeout + 5.0)
@@ -235,12 +239,19 @@ class HttpTransport:
                 response = self._http("POST", headers, message.data, exch)
         return response
 
-    def _http(self, method: str, headers: dict[str, str], data: bytes | None,
-              exch: _Exchange | None, read_timeout: float | None = None) -> requests.Response:
+    def _http(
+        self,
+        method: str,
+        headers: dict[str, str],
+        data: bytes | None,
+        exch: _Exchange | None,
+        read_timeout: float | None = None,
+    ) -> requests.Response:
         timeout = (self.options.connect_timeout, read_timeout or self.options.read_timeout)
         try:
-            response = common.request(self._session, method, self.options.url, headers=headers,
-                                      data=data, timeout=timeout)
+            response = common.request(
+                self._session, method, self.options.url, headers=headers, data=data, timeout=timeout
+            )
         except McpError:
             raise
         except Exception as exc:
@@ -252,8 +263,10 @@ class HttpTransport:
         return response
 
     def _headers(self, payload: dict[str, Any], modern: bool) -> dict[str, str]:
-        headers = {"Accept": "application/json, text/event-stream",
-                   "Content-Type": "application/json"}
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        }
         if modern:
             params = payload.get("params") or {}
             meta = params.get("_meta") or {}
@@ -297,20 +310,30 @@ class HttpTransport:
             if ctype == "application/json":
                 body = _read_limited(response, self.options.max_message_size)
                 if len(body) > self.options.max_message_size:
-                    self._deliver(MessageTooLarge("too large", self.options.max_message_size,
-                                                  body[:256]))
-                    self._fail(exch, MessageTooLarge(
-                        f"the answer to {exch.method} from {self.name!r} is larger than "
-                        f"max_message_size={self.options.max_message_size} bytes",
-                        self.options.max_message_size, body[:256]))
+                    self._deliver(
+                        MessageTooLarge("too large", self.options.max_message_size, body[:256])
+                    )
+                    self._fail(
+                        exch,
+                        MessageTooLarge(
+                            f"the answer to {exch.method} from {self.name!r} is larger than "
+                            f"max_message_size={self.options.max_message_size} bytes",
+                            self.options.max_message_size,
+                            body[:256],
+                        ),
+                    )
                     return
                 exch.done = True
                 self._deliver(body)
                 return
         what = f"HTTP {status} with content type {ctype or 'none'}"
-        self._fail(exch, RemoteProtocolError(
-            f"MCP server {self.name!r} answered {exch.method} with {what} instead of a "
-            f"JSON-RPC response"))
+        self._fail(
+            exch,
+            RemoteProtocolError(
+                f"MCP server {self.name!r} answered {exch.method} with {what} instead of a "
+                f"JSON-RPC response"
+            ),
+        )
 
     def _refused(self, message: Outgoing, exch: _Exchange, response: requests.Response) -> None:
         status = response.status_code
@@ -319,18 +342,26 @@ class HttpTransport:
         if self._is_expired(response, body, exch.modern):
             self._expired(exch)
             return
-        if (self._fallback and exch.method == "initialize" and status in (400, 404, 405)
-                and not (rpc and rpc.get("code") in _MODERN_ERRORS)):
+        if (
+            self._fallback
+            and exch.method == "initialize"
+            and status in (400, 404, 405)
+            and not (rpc and rpc.get("code") in _MODERN_ERRORS)
+        ):
             self._fall_back(message, exch, status)
             return
         if status != 401 and rpc is not None:
             exch.done = True
-            self._deliver(encode_message({"jsonrpc": "2.0", "id": exch.request_id,
-                                         "error": rpc}))
+            self._deliver(encode_message({"jsonrpc": "2.0", "id": exch.request_id, "error": rpc}))
             return
-        self._fail(exch, common.status_error(
-            response, f"MCP server {self.name!r} refused {exch.method} (POST {self.options.url})",
-            body.decode("utf-8", "replace")))
+        self._fail(
+            exch,
+            common.status_error(
+                response,
+                f"MCP server {self.name!r} refused {exch.method} (POST {self.options.url})",
+                body.decode("utf-8", "replace"),
+            ),
+        )
 
     def _read_stream(self, response: requests.Response, exch: _Exchange) -> None:
         parser = SseParser(self.options.max_message_size)
@@ -342,12 +373,17 @@ class HttpTransport:
         if not exch.modern and parser.last_event_id and self._resume(parser, exch):
             return
         how = f"broke ({pumped.error})" if pumped.error is not None else "ended"
-        self._fail(exch, ConnectionClosed(
-            f"the response stream for {exch.method} from MCP server {self.name!r} {how} "
-            f"before the response arrived"))
+        self._fail(
+            exch,
+            ConnectionClosed(
+                f"the response stream for {exch.method} from MCP server {self.name!r} {how} "
+                f"before the response arrived"
+            ),
+        )
 
-    def _pump(self, response: requests.Response, parser: SseParser,
-              exch: _Exchange | None) -> _Pumped:
+    def _pump(
+        self, response: requests.Response, parser: SseParser, exch: _Exchange | None
+    ) -> _Pumped:
         """Deliver the events of one SSE response until it ends or carries ``exch``'s answer."""
         pumped = _Pumped()
         try:
@@ -368,7 +404,7 @@ class HttpTransport:
                         pumped.answered = True
                         return pumped
         except Exception as exc:  # the socket broke, or close()/cancel aborted it under
-            pumped.error = exc    # http.client (which then fails in odd ways: ValueError...)
+            pumped.error = exc  # http.client (which then fails in odd ways: ValueError...)
         finally:
             response.close()
         return pumped
@@ -412,8 +448,9 @@ class HttpTransport:
         read = self.options.idle_timeout if exch is None else self.options.read_timeout
         timeout = (self.options.connect_timeout, read)
         try:
-            response = common.request(self._session, "GET", self.options.url, headers=headers,
-                                      timeout=timeout)
+            response = common.request(
+                self._session, "GET", self.options.url, headers=headers, timeout=timeout
+            )
         except McpError:
             raise
         except Exception as exc:
@@ -456,8 +493,9 @@ class HttpTransport:
             else:
                 failures += 1
             if failures >= _MAX_STREAM_FAILURES:
-                log.warning("giving up the GET stream of %r after %d failed attempts",
-                            self.name, failures)
+                log.warning(
+                    "giving up the GET stream of %r after %d failed attempts", self.name, failures
+                )
                 return
             self._stop.wait(_delay(parser.retry, failures))
 
@@ -471,7 +509,8 @@ class HttpTransport:
 
     def _expired(self, exch: _Exchange | None) -> None:
         error = SessionExpired(
-            f"MCP server {self.name!r} no longer knows session {self._session_id!r} (HTTP 404)")
+            f"MCP server {self.name!r} no longer knows session {self._session_id!r} (HTTP 404)"
+        )
         if exch is not None:
             self._fail(exch, error)
         self._report_close(error)
@@ -479,16 +518,23 @@ class HttpTransport:
     def _fall_back(self, message: Outgoing, exch: _Exchange, status: int) -> None:
         from .sse import SseTransport
 
-        log.info("MCP server %r refused initialize with HTTP %s; trying legacy HTTP+SSE",
-                 self.name, status)
+        log.info(
+            "MCP server %r refused initialize with HTTP %s; trying legacy HTTP+SSE",
+            self.name,
+            status,
+        )
         legacy = SseTransport(self.options)
         assert self._on_message is not None and self._on_close is not None
         try:
             legacy.start(self._on_message, self._on_close)
         except McpError as exc:
-            self._fail(exch, ConnectError(
-                f"MCP server {self.name!r} refused Streamable HTTP (HTTP {status}) and is not a "
-                f"legacy HTTP+SSE server either: {exc}"))
+            self._fail(
+                exch,
+                ConnectError(
+                    f"MCP server {self.name!r} refused Streamable HTTP (HTTP {status}) and is not a "
+                    f"legacy HTTP+SSE server either: {exc}"
+                ),
+            )
             return
         self._legacy = legacy
         exch.done = True
@@ -508,8 +554,11 @@ class HttpTransport:
             if failures >= _MAX_TERMINAL_FAILURES:
                 if exch is not None:
                     self._fail(exch, error)
-                self._report_close(ConnectionClosed(
-                    f"MCP server {self.name!r} failed {failures} times in a row; last: {error}"))
+                self._report_close(
+                    ConnectionClosed(
+                        f"MCP server {self.name!r} failed {failures} times in a row; last: {error}"
+                    )
+                )
         return error
 
     def _success(self) -> None:
@@ -547,8 +596,14 @@ class HttpTransport:
         if delete and self._session_id and not self._legacy:
             headers = self._session_headers({})
             try:
-                common.request(self._session, "DELETE", self.options.url, headers=headers,
-                               timeout=_DELETE_TIMEOUT, stream=False).close()
+                common.request(
+                    self._session,
+                    "DELETE",
+                    self.options.url,
+                    headers=headers,
+                    timeout=_DELETE_TIMEOUT,
+                    stream=False,
+                ).close()
             except Exception as exc:  # 405 or a dead server: the session ends anyway
                 log.debug("DELETE of session on %r failed: %s", self.name, exc)
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -575,8 +630,13 @@ def _answers(data: bytes, request_id: int | str) -> bool:
     except ValueError:
         return False
     items = message if isinstance(message, list) else [message]
-    return any(isinstance(m, dict) and m.get("id") == request_id and "method" not in m
-               and ("result" in m or "error" in m) for m in items)
+    return any(
+        isinstance(m, dict)
+        and m.get("id") == request_id
+        and "method" not in m
+        and ("result" in m or "error" in m)
+        for m in items
+    )
 
 
 def _rpc_error(body: bytes) -> dict[str, Any] | None:
@@ -619,4 +679,3 @@ def _delay(retry_ms: int | None, failures: int) -> float:
         return max(floor, 0.1)
     backoff = min(0.25 * 2.0 ** (failures - 1), 10.0) * (0.5 + random.random() / 2)
     return max(floor, backoff)
-

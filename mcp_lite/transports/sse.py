@@ -27,7 +27,6 @@ __all__ = ["SseTransport"]
 log = logging.getLogger("mcp_lite.sse")
 
 
-
 class SseTransport:
     """Legacy HTTP+SSE to ``options.url``; see the module docstring.
 
@@ -37,7 +36,9 @@ class SseTransport:
             (default: the connect timeout).
     """
 
-    def __init__(self, options: common.HttpOptions, *, endpoint_timeout: float | None = None) -> None:
+    def __init__(
+        self, options: common.HttpOptions, *, endpoint_timeout: float | None = None
+    ) -> None:
         self.options = options
         self.name = options.name or options.url
         self._endpoint_timeout = endpoint_timeout or options.connect_timeout
@@ -75,8 +76,12 @@ class SseTransport:
         headers = {"Accept": "text/event-stream", **self._auth_headers()}
         try:
             response = common.request(
-                self._session, "GET", self.options.url, headers=headers,
-                timeout=(self.options.connect_timeout, self.options.idle_timeout))
+                self._session,
+                "GET",
+                self.options.url,
+                headers=headers,
+                timeout=(self.options.connect_timeout, self.options.idle_timeout),
+            )
         except McpError:
             self._session.close()
             raise
@@ -87,20 +92,23 @@ class SseTransport:
         if response.status_code != 200 or ctype != "text/event-stream":
             with response:
                 error = common.status_error(
-                    response, f"MCP server {self.name!r} did not open an SSE stream at "
-                    f"{self.options.url}")
+                    response,
+                    f"MCP server {self.name!r} did not open an SSE stream at {self.options.url}",
+                )
                 if response.status_code == 200:
                     error = ConnectError(f"{error} (content type {ctype or 'none'})")
             self._session.close()
             raise error
         self._response = response
-        self._reader = threading.Thread(target=self._read, daemon=True,
-                                        name=f"mcp-lite-sse-reader[{self.name}]")
+        self._reader = threading.Thread(
+            target=self._read, daemon=True, name=f"mcp-lite-sse-reader[{self.name}]"
+        )
         self._reader.start()
         if not self._endpoint_ready.wait(self._endpoint_timeout):
             self._endpoint_error = ConnectError(
                 f"MCP server {self.name!r} sent no 'endpoint' event within "
-                f"{self._endpoint_timeout:g} s at {self.options.url}")
+                f"{self._endpoint_timeout:g} s at {self.options.url}"
+            )
         if self._endpoint_error is not None:
             self.close()
             raise self._endpoint_error
@@ -112,10 +120,15 @@ class SseTransport:
         headers = {"Content-Type": "application/json", **self._auth_headers()}
         what = message.payload.get("method") or "a response"
         try:
-            response = common.request(self._session, "POST", endpoint, headers=headers,
-                                      data=message.data, stream=False,
-                                      timeout=(self.options.connect_timeout,
-                                               self.options.read_timeout))
+            response = common.request(
+                self._session,
+                "POST",
+                endpoint,
+                headers=headers,
+                data=message.data,
+                stream=False,
+                timeout=(self.options.connect_timeout, self.options.read_timeout),
+            )
         except McpError:
             raise
         except Exception as exc:
@@ -127,13 +140,20 @@ class SseTransport:
                 if fresh and fresh != sent:
                     headers["Authorization"] = f"Bearer {fresh}"
                     response = common.request(
-                        self._session, "POST", endpoint, headers=headers, data=message.data,
+                        self._session,
+                        "POST",
+                        endpoint,
+                        headers=headers,
+                        data=message.data,
                         stream=False,
-                        timeout=(self.options.connect_timeout, self.options.read_timeout))
+                        timeout=(self.options.connect_timeout, self.options.read_timeout),
+                    )
             if response.status_code >= 300:
                 raise common.status_error(
-                    response, f"MCP server {self.name!r} refused {what} (POST {endpoint})",
-                    response.text)
+                    response,
+                    f"MCP server {self.name!r} refused {what} (POST {endpoint})",
+                    response.text,
+                )
 
     def close(self) -> None:
         with self._lock:
@@ -171,7 +191,8 @@ class SseTransport:
         if not self._endpoint_ready.is_set():
             self._endpoint_error = ConnectError(
                 f"MCP server {self.name!r} closed the SSE stream before sending its endpoint "
-                f"({error})")
+                f"({error})"
+            )
             self._endpoint_ready.set()
             return
         with self._lock:
@@ -200,7 +221,8 @@ class SseTransport:
         if not value or common.origin(target) != common.origin(self.options.url):
             self._endpoint_error = ConnectError(
                 f"MCP server {self.name!r} announced an endpoint on another origin "
-                f"({target!r}); refused: messages go only to {self.options.url}'s origin")
+                f"({target!r}); refused: messages go only to {self.options.url}'s origin"
+            )
         else:
             self._endpoint = target
         self._endpoint_ready.set()

@@ -40,10 +40,17 @@ class WebSocketTransport:
         name: used in log records and error messages.
     """
 
-    def __init__(self, url: str, *, headers: Mapping[str, str] | None = None,
-                 auth: Auth | None = None, connect_timeout: float = 10.0,
-                 ping_interval: float | None = 20.0, max_message_size: int = 64 * 1024 * 1024,
-                 name: str = "") -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: Auth | None = None,
+        connect_timeout: float = 10.0,
+        ping_interval: float | None = 20.0,
+        max_message_size: int = 64 * 1024 * 1024,
+        name: str = "",
+    ) -> None:
         self.url = url
         self.name = name or url
         self._headers = dict(headers or {})
@@ -79,22 +86,32 @@ class WebSocketTransport:
             headers["Authorization"] = f"Bearer {token}"
         try:
             ws = websocket.create_connection(
-                self.url, timeout=self._connect_timeout, subprotocols=["mcp"],
+                self.url,
+                timeout=self._connect_timeout,
+                subprotocols=["mcp"],
                 header=[f"{k}: {val}" for k, val in headers.items()],
-                enable_multithread=True)
+                enable_multithread=True,
+            )
         except websocket.WebSocketBadStatusException as exc:
             status = getattr(exc, "status_code", None)
-            message = f"WebSocket handshake with MCP server {self.name!r} ({self.url}) failed: {exc}"
+            message = (
+                f"WebSocket handshake with MCP server {self.name!r} ({self.url}) failed: {exc}"
+            )
             if status == 401:
                 raise AuthRequired(message) from exc
             raise ConnectError(message) from exc
         except _NETWORK_ERRORS as exc:
             raise ConnectError(
-                f"cannot connect to MCP server {self.name!r} at {self.url}: {exc}") from exc
+                f"cannot connect to MCP server {self.name!r} at {self.url}: {exc}"
+            ) from exc
         ws.settimeout(self._ping_interval)
         self._ws = ws
-        self._reader = threading.Thread(target=self._read, args=(ws, on_message), daemon=True,
-                                        name=f"mcp-lite-ws-reader[{self.name}]")
+        self._reader = threading.Thread(
+            target=self._read,
+            args=(ws, on_message),
+            daemon=True,
+            name=f"mcp-lite-ws-reader[{self.name}]",
+        )
         self._reader.start()
 
     def send(self, message: Outgoing) -> None:
@@ -136,8 +153,10 @@ class WebSocketTransport:
                     opcode, frame = ws.recv_data_frame(control_frame=True)
                 except websocket.WebSocketTimeoutException:
                     if waiting_pong:
-                        reason = (f"no answer to a ping within {self._ping_interval:g} s; "
-                                  "the connection is dead")
+                        reason = (
+                            f"no answer to a ping within {self._ping_interval:g} s; "
+                            "the connection is dead"
+                        )
                         break
                     waiting_pong = True
                     ws.ping()

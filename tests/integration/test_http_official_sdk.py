@@ -36,19 +36,28 @@ def field(obj: Any, name: str) -> Any:
 
 
 def _sample(params: Any) -> dict[str, Any]:
-    return {"role": "assistant", "content": {"type": "text", "text": "short summary"},
-            "model": "test-model", "stopReason": "endTurn"}
+    return {
+        "role": "assistant",
+        "content": {"type": "text", "text": "short summary"},
+        "model": "test-model",
+        "stopReason": "endTurn",
+    }
 
 
 @pytest.fixture
-def peer_url(request: pytest.FixtureRequest, official_server_cmd: Callable[..., list[str]],
-             start_http_peer: Callable[..., Any], free_port: int) -> Callable[[str], str]:
+def peer_url(
+    request: pytest.FixtureRequest,
+    official_server_cmd: Callable[..., list[str]],
+    start_http_peer: Callable[..., Any],
+    free_port: int,
+) -> Callable[[str], str]:
     """``peer_url(mode)`` starts the peer in that mode and returns its endpoint URL."""
 
     def start(mode: str) -> str:
         transport, flags, path = MODES[mode]
-        peer = start_http_peer(official_server_cmd(transport, "--port", str(free_port), *flags),
-                               free_port)
+        peer = start_http_peer(
+            official_server_cmd(transport, "--port", str(free_port), *flags), free_port
+        )
         return str(peer.url + path)
 
     return start
@@ -56,8 +65,9 @@ def peer_url(request: pytest.FixtureRequest, official_server_cmd: Callable[..., 
 
 @pytest.mark.parametrize("era", list(ERAS), ids=["auto-2026", "pinned-2025"])
 @pytest.mark.parametrize("mode", list(MODES))
-def test_tour(peer_url: Callable[[str], str], mode: str, era: str,
-              wait_until: Callable[..., bool]) -> None:
+def test_tour(
+    peer_url: Callable[[str], str], mode: str, era: str, wait_until: Callable[..., bool]
+) -> None:
     url = peer_url(mode)
     target: Any = {"type": "sse", "url": url} if mode == "sse" else url
     logs: list[Any] = []
@@ -68,9 +78,13 @@ def test_tour(peer_url: Callable[[str], str], mode: str, era: str,
             logs.append(params)
 
     with mcp_lite.connect(
-        target, protocol_version=era, timeout=30.0,
+        target,
+        protocol_version=era,
+        timeout=30.0,
         elicitation_handler=lambda p: {"action": "accept", "content": {"name": "Ada"}},
-        sampling_handler=_sample, roots=["file:///srv/data"], log_handler=on_log,
+        sampling_handler=_sample,
+        roots=["file:///srv/data"],
+        log_handler=on_log,
     ) as client:
         assert client.protocol_version == ERAS[era]
         assert client.server_info.name == "official-peer"
@@ -93,8 +107,10 @@ def test_tour(peer_url: Callable[[str], str], mode: str, era: str,
                 client.call_tool("ask_name", {})
         else:
             assert client.call_tool("ask_name", {}).text == "Hello, Ada!"
-            assert client.call_tool("summarize", {"text": "story"}).text == \
-                "summary by test-model: short summary"
+            assert (
+                client.call_tool("summarize", {"text": "story"}).text
+                == "summary by test-model: short summary"
+            )
             assert client.call_tool("show_roots", {}).text == "file:///srv/data"
         # resources, prompts, completion
         assert client.read_resource("memo://readme").text == "This is the readme."
@@ -123,10 +139,11 @@ def test_tour(peer_url: Callable[[str], str], mode: str, era: str,
 @pytest.mark.parametrize("mode", ["http", "http-json"])
 def test_many_threads_share_one_http_client(peer_url: Callable[[str], str], mode: str) -> None:
     url = peer_url(mode)
-    with mcp_lite.connect(url, protocol_version="2025-11-25", timeout=30.0) as client, \
-            ThreadPoolExecutor(max_workers=8) as pool:
-        results = list(pool.map(lambda i: client.call_tool("add", {"a": i, "b": 1000}),
-                                range(40)))
+    with (
+        mcp_lite.connect(url, protocol_version="2025-11-25", timeout=30.0) as client,
+        ThreadPoolExecutor(max_workers=8) as pool,
+    ):
+        results = list(pool.map(lambda i: client.call_tool("add", {"a": i, "b": 1000}), range(40)))
     assert [r.structured_content["result"] for r in results] == [i + 1000 for i in range(40)]
 
 

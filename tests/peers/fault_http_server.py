@@ -90,8 +90,13 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- plumbing -----------------------------------------------------------------------------
 
-    def _send(self, status: int, body: bytes = b"", ctype: str = "application/json",
-              headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes = b"",
+        ctype: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -146,8 +151,11 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.startswith("/poll"):
             n = self.state.counts["GET " + self.path]
             self._open_stream()
-            note = {"jsonrpc": "2.0", "method": "notifications/message",
-                    "params": {"level": "info", "data": f"poll {n}"}}
+            note = {
+                "jsonrpc": "2.0",
+                "method": "notifications/message",
+                "params": {"level": "info", "data": f"poll {n}"},
+            }
             self.wfile.write(b"retry: 10\n\n" + _sse(note, f"p{n}"))
             return
         if self.path.startswith("/get500"):
@@ -176,19 +184,34 @@ class Handler(BaseHTTPRequestHandler):
         request_id = body.get("id")
         self.state.count(f"POST {method}")
         if method == "server/discover" and self.path.startswith("/modern"):
-            self._json(_result(request_id, {
-                "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
-                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fault", "version": "1"}}}))
+            self._json(
+                _result(
+                    request_id,
+                    {
+                        "supportedVersions": ["2026-07-28"],
+                        "capabilities": {"tools": {}},
+                        "_meta": {
+                            "io.modelcontextprotocol/serverInfo": {"name": "fault", "version": "1"}
+                        },
+                    },
+                )
+            )
             return
         modern = self.headers.get("MCP-Protocol-Version") == "2026-07-28"
         if method == "initialize":
             sid = uuid.uuid4().hex
             self.state.sessions.add(sid)
-            self._json(_result(request_id, {
-                "protocolVersion": body["params"]["protocolVersion"],
-                "capabilities": {"tools": {}, "logging": {}},
-                "serverInfo": {"name": "fault-http", "version": "1.0"}}),
-                headers={"Mcp-Session-Id": sid})
+            self._json(
+                _result(
+                    request_id,
+                    {
+                        "protocolVersion": body["params"]["protocolVersion"],
+                        "capabilities": {"tools": {}, "logging": {}},
+                        "serverInfo": {"name": "fault-http", "version": "1.0"},
+                    },
+                ),
+                headers={"Mcp-Session-Id": sid},
+            )
             return
         if not modern and self.headers.get("Mcp-Session-Id") not in self.state.sessions:
             self._send(404, b"session not found", "text/plain")
@@ -199,13 +222,22 @@ class Handler(BaseHTTPRequestHandler):
             self._send(202)
             return
         if method == "tools/list":
-            self._json(_result(request_id, {"tools": [
-                {"name": n, "inputSchema": {"type": "object"}} for n in TOOLS]}))
+            self._json(
+                _result(
+                    request_id,
+                    {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in TOOLS]},
+                )
+            )
         elif method == "tools/call":
             self._tool(body["params"]["name"], request_id)
         else:
-            self._json({"jsonrpc": "2.0", "id": request_id,
-                        "error": {"code": -32601, "message": f"no method {method}"}})
+            self._json(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "error": {"code": -32601, "message": f"no method {method}"},
+                }
+            )
 
     def _tool(self, name: str, request_id: Any) -> None:
         state = self.state
@@ -214,15 +246,21 @@ class Handler(BaseHTTPRequestHandler):
             self._json(_text(request_id, "echo"))
         elif name == "stream":
             self._open_stream()
-            progress = {"jsonrpc": "2.0", "method": "notifications/progress",
-                        "params": {"progressToken": request_id, "progress": 1, "total": 2}}
+            progress = {
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": request_id, "progress": 1, "total": 2},
+            }
             self.wfile.write(_sse(progress) + _sse(_text(request_id, "streamed")))
         elif name == "drop":
             key = f"d{request_id}"
             state.replay[f"{key}-2"] = _sse(_text(request_id, "resumed"), f"{key}-3")
             self._open_stream()
-            progress = {"jsonrpc": "2.0", "method": "notifications/progress",
-                        "params": {"progressToken": request_id, "progress": 1}}
+            progress = {
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": request_id, "progress": 1},
+            }
             self.wfile.write(b"retry: 10\n" + _sse("", f"{key}-1") + _sse(progress, f"{key}-2"))
         elif name == "boom":
             self._send(500, b"kaboom: the tool server fell over", "text/plain")
@@ -275,8 +313,12 @@ class FaultHttpServer(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}{path}"
 
     def start(self) -> FaultHttpServer:
-        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fault-http-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fault-http-server",
+            daemon=True,
+        )
         self._thread.start()
         return self
 

@@ -36,12 +36,16 @@ def test_json_and_sse_answers_with_progress(fault_server: Any) -> None:
     seen: list[float] = []
     with connect(fault_server.url()) as client:
         assert client.call_tool("echo").text == "echo"
-        assert client.call_tool("stream", on_progress=lambda p: seen.append(p.progress)).text == "streamed"
+        assert (
+            client.call_tool("stream", on_progress=lambda p: seen.append(p.progress)).text
+            == "streamed"
+        )
     assert seen == [1]
 
 
-def test_get_405_means_no_get_stream_and_is_never_retried(fault_server: Any,
-                                                          wait_until: Callable[..., bool]) -> None:
+def test_get_405_means_no_get_stream_and_is_never_retried(
+    fault_server: Any, wait_until: Callable[..., bool]
+) -> None:
     with connect(fault_server.url()) as client:
         assert wait_until(lambda: fault_server.state.counts["GET /mcp"] >= 1)
         for _ in range(5):
@@ -89,7 +93,8 @@ def test_three_connection_resets_close_the_transport_then_reconnect(fault_server
 
 
 def test_slow_call_times_out_and_the_server_sees_the_cancellation(
-        fault_server: Any, wait_until: Callable[..., bool]) -> None:
+    fault_server: Any, wait_until: Callable[..., bool]
+) -> None:
     with connect(fault_server.url()) as client:
         with pytest.raises(RequestTimeout):
             client.call_tool("slow", timeout=0.5)
@@ -97,8 +102,9 @@ def test_slow_call_times_out_and_the_server_sees_the_cancellation(
         assert client.call_tool("echo").text == "echo"
 
 
-def test_2026_cancellation_closes_the_response_stream(fault_server: Any,
-                                                       wait_until: Callable[..., bool]) -> None:
+def test_2026_cancellation_closes_the_response_stream(
+    fault_server: Any, wait_until: Callable[..., bool]
+) -> None:
     with connect(fault_server.url("/modern"), protocol_version="auto") as client:
         assert client.protocol_version == "2026-07-28"
         with pytest.raises(RequestTimeout):
@@ -149,23 +155,24 @@ def test_proxy_refreshes_the_token_once_under_concurrent_401s(fault_server: Any)
     with connect(config) as client:  # type: ignore[arg-type]
         assert calls == ["stale", "good"]  # 401 on the first request, one refresh
         fault_server.state.token = "rotated"
-        futures = [client.submit("tools/call", {"name": "echo", "arguments": {}})
-                   for _ in range(8)]
+        futures = [client.submit("tools/call", {"name": "echo", "arguments": {}}) for _ in range(8)]
         wait(futures, timeout=30)
         assert all(f.result()["content"][0]["text"] == "echo" for f in futures)
     assert calls == ["stale", "good", "rotated"]
 
 
-def test_polling_get_stream_reconnects_with_last_event_id(fault_server: Any,
-                                                          wait_until: Callable[..., bool]) -> None:
+def test_polling_get_stream_reconnects_with_last_event_id(
+    fault_server: Any, wait_until: Callable[..., bool]
+) -> None:
     logs: list[Any] = []
     with connect(fault_server.url("/poll"), log_handler=logs.append):
         assert wait_until(lambda: len(logs) >= 3)
     assert fault_server.state.last_event_ids[:2] == ["p1", "p2"]
 
 
-def test_failing_get_stream_gives_up_after_a_few_attempts(fault_server: Any,
-                                                          wait_until: Callable[..., bool]) -> None:
+def test_failing_get_stream_gives_up_after_a_few_attempts(
+    fault_server: Any, wait_until: Callable[..., bool]
+) -> None:
     with connect(fault_server.url("/get500")) as client:
         listener = client.transport._listener  # type: ignore[union-attr]
         assert wait_until(lambda: listener is not None and not listener.is_alive(), timeout=30)
