@@ -13,6 +13,7 @@ import base64
 import contextlib
 import errno
 import logging
+import random
 import re
 import socket
 import threading
@@ -24,6 +25,7 @@ from urllib.parse import urljoin, urlsplit
 import requests
 from requests.adapters import HTTPAdapter
 
+from .._accel import decode_message
 from .._version import __version__
 from ..errors import (
     AuthRequired,
@@ -36,6 +38,14 @@ from ..errors import (
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
+    "Auth",
+    "abort",
+    "answers",
+    "iter_body",
+    "read_limited",
+    "reconnect_delay",
+    "rpc_error",
+    "status_error",
     "DEFAULT_READ_TIMEOUT",
     "HttpOptions",
     "TokenAuth",
@@ -303,3 +313,57 @@ def iter_body(response: requests.Response, chunk: int = 65536) -> Any:
         if not data:
             return
         yield data
+
+
+def answers(data: bytes, request_id: int | str) -> bool:
+    """True when ``data`` is the response (or a batch holding the response) to ``request_id``."""
+    try:
+        message = decode_message(data)
+    except ValueError:
+        return False
+    items = message if isinstance(message, list) else [message]
+    return any(
+        isinstance(m, dict)
+        and m.get("id") == request_id
+        and "method" not in m
+        and ("result" in m or "error" in m)
+        for m in items
+    )
+
+
+def rpc_error(body: bytes) -> dict[str, Any] | None:
+    """The ``error`` member when ``body`` is one JSON-RPC error response, else None."""
+    try:
+        message = decode_message(body) if body.strip() else None
+    except ValueError:
+        return None
+    if isinstance(message, dict) and isinstance(message.get("error"), dict):
+        error: dict[str, Any] = message["error"]
+        if isinstance(error.get("code"), int):
+            return error
+    return None
+
+
+def read_limited(response: requests.Response, limit: int) -> bytes:
+    """Up to ``limit + 1`` bytes of the body (one more than allowed shows it is too large)."""
+    parts: list[bytes] = []
+    size = 0
+    try:
+        for chunk in iter_body(response):
+            parts.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                break
+    except Exception as exc:  # a broken or aborted connection: what we have is the answer
+        log.debug("reading a body failed: %s", exc)
+    return b"".join(parts)[: limit + 1]
+
+
+def reconnect_delay(retry_ms: int | None, failures: int) -> float:
+    """Seconds before reconnecting: at least the server's ``retry``, with exponential backoff
+    (0.25 s doubling, capped at 10 s) and jitter after failures."""
+    floor = float(retry_ms) / 1000.0 if retry_ms is not None else 0.0
+    if failures == 0:
+        return max(floor, 0.1)
+    backoff = min(0.25 * 2.0 ** (failures - 1), 10.0) * (0.5 + random.random() / 2)
+    return max(floor, backoff)

@@ -24,9 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import random
 import threading
-from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +32,7 @@ from typing import Any
 import requests
 import urllib3
 
-from .._accel import SseParser, decode_message, encode_message
+from .._accel import SseParser, encode_message
 from ..errors import (
     ConnectError,
     ConnectionClosed,
@@ -217,7 +215,7 @@ class HttpTransport:
         with response:
             if response.status_code < 300:
                 return
-            body = _read_limited(response, _MAX_ERROR_BODY)
+            body = common.read_limited(response, _MAX_ERROR_BODY)
             if self._is_expired(response, body, modern):
                 self._expired(None)
                 return
@@ -308,7 +306,7 @@ class HttpTransport:
             return
         with response:
             if ctype == "application/json":
-                body = _read_limited(response, self.options.max_message_size)
+                body = common.read_limited(response, self.options.max_message_size)
                 if len(body) > self.options.max_message_size:
                     self._deliver(
                         MessageTooLarge("too large", self.options.max_message_size, body[:256])
@@ -337,8 +335,8 @@ class HttpTransport:
 
     def _refused(self, message: Outgoing, exch: _Exchange, response: requests.Response) -> None:
         status = response.status_code
-        body = _read_limited(response, _MAX_ERROR_BODY)
-        rpc = _rpc_error(body)
+        body = common.read_limited(response, _MAX_ERROR_BODY)
+        rpc = common.rpc_error(body)
         if self._is_expired(response, body, exch.modern):
             self._expired(exch)
             return
@@ -396,7 +394,7 @@ class HttpTransport:
                     if item.event not in ("message", "") or not item.data:
                         continue  # a priming event (id only), or an event type we do not use
                     data = item.data.encode("utf-8")
-                    answered = exch is not None and _answers(data, exch.request_id)
+                    answered = exch is not None and common.answers(data, exch.request_id)
                     if answered and exch is not None:
                         exch.done = True
                     self._deliver(data)
@@ -413,7 +411,7 @@ class HttpTransport:
         """Resume a broken POST stream with GET + ``Last-Event-ID`` (handshake era)."""
         failures = 0
         while failures < _MAX_STREAM_FAILURES and not (exch.cancelled or self._stop.is_set()):
-            if self._stop.wait(_delay(parser.retry, failures)):
+            if self._stop.wait(common.reconnect_delay(parser.retry, failures)):
                 return False
             before = parser.last_event_id
             try:
@@ -424,8 +422,8 @@ class HttpTransport:
                 continue
             if response.status_code != 200:
                 with response:
-                    body = _read_limited(response, _MAX_ERROR_BODY)
-                    if self._is_expired(response, body, False):
+                    body = common.read_limited(response, _MAX_ERROR_BODY)
+                    if self._is_expired(response, body, False, get=True):
                         self._expired(exch)
                         return True
                 return False
@@ -478,11 +476,11 @@ class HttpTransport:
             if response is not None and response.status_code != 200:
                 with response:
                     status = response.status_code
-                    body = _read_limited(response, _MAX_ERROR_BODY)
+                    body = common.read_limited(response, _MAX_ERROR_BODY)
                     if status == 405:
                         log.debug("MCP server %r offers no GET stream (405)", self.name)
                         return
-                    if self._is_expired(response, body, False):
+                    if self._is_expired(response, body, False, get=True):
                         self._expired(None)
                         return
                     log.info("GET stream of %r refused: HTTP %s", self.name, status)
@@ -497,15 +495,21 @@ class HttpTransport:
                     "giving up the GET stream of %r after %d failed attempts", self.name, failures
                 )
                 return
-            self._stop.wait(_delay(parser.retry, failures))
+            self._stop.wait(common.reconnect_delay(parser.retry, failures))
 
     # --- failure handling -----------------------------------------------------------------------
 
-    def _is_expired(self, response: requests.Response, body: bytes, modern: bool) -> bool:
+    def _is_expired(
+        self, response: requests.Response, body: bytes, modern: bool, *, get: bool = False
+    ) -> bool:
+        """404 on a known session (POST), or a 404 saying -32001. A bare 404 on GET is a
+        server without a GET route, not an expiry (the next POST finds out either way)."""
         if response.status_code != 404 or modern:
             return False
-        rpc = _rpc_error(body)
-        return bool(self._session_id) or (rpc is not None and rpc.get("code") == _SESSION_NOT_FOUND)
+        rpc = common.rpc_error(body)
+        if rpc is not None and rpc.get("code") == _SESSION_NOT_FOUND:
+            return True
+        return bool(self._session_id) and not get
 
     def _expired(self, exch: _Exchange | None) -> None:
         error = SessionExpired(
@@ -526,7 +530,7 @@ class HttpTransport:
         legacy = SseTransport(self.options)
         assert self._on_message is not None and self._on_close is not None
         try:
-            legacy.start(self._on_message, self._on_close)
+            legacy.start(self._on_message, self._report_close)
         except McpError as exc:
             self._fail(
                 exch,
@@ -621,61 +625,3 @@ def _is_modern(payload: dict[str, Any]) -> bool:
     params = payload.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     return isinstance(meta, dict) and v.is_stateless(str(meta.get(v.META_PROTOCOL_VERSION)))
-
-
-def _answers(data: bytes, request_id: int | str) -> bool:
-    """True when ``data`` is the response (or a batch holding the response) to ``request_id``."""
-    try:
-        message = decode_message(data)
-    except ValueError:
-        return False
-    items = message if isinstance(message, list) else [message]
-    return any(
-        isinstance(m, dict)
-        and m.get("id") == request_id
-        and "method" not in m
-        and ("result" in m or "error" in m)
-        for m in items
-    )
-
-
-def _rpc_error(body: bytes) -> dict[str, Any] | None:
-    """The ``error`` member when ``body`` is one JSON-RPC error response, else None."""
-    try:
-        message = decode_message(body) if body.strip() else None
-    except ValueError:
-        return None
-    if isinstance(message, dict) and isinstance(message.get("error"), dict):
-        error: dict[str, Any] = message["error"]
-        if isinstance(error.get("code"), int):
-            return error
-    return None
-
-
-def _read_limited(response: requests.Response, limit: int) -> bytes:
-    """Up to ``limit + 1`` bytes of the body (one more than allowed shows it is too large)."""
-    parts: list[bytes] = []
-    size = 0
-    try:
-        for chunk in _chunks(response):
-            parts.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                break
-    except _NETWORK_ERRORS as exc:
-        log.debug("reading a body failed: %s", exc)
-    return b"".join(parts)[: limit + 1]
-
-
-def _chunks(response: requests.Response) -> Iterator[bytes]:
-    yield from common.iter_body(response)
-
-
-def _delay(retry_ms: int | None, failures: int) -> float:
-    """Seconds before reconnecting: at least the server's ``retry``, with exponential backoff
-    (0.25 s doubling, capped at 10 s) and jitter after failures."""
-    floor = float(retry_ms) / 1000.0 if retry_ms is not None else 0.0
-    if failures == 0:
-        return max(floor, 0.1)
-    backoff = min(0.25 * 2.0 ** (failures - 1), 10.0) * (0.5 + random.random() / 2)
-    return max(floor, backoff)
