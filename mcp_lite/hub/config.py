@@ -1,0 +1,690 @@
+"""Hub configuration: which MCP servers exist, from which scope, and whether they may start.
+
+``load_config()`` reads the same files as Claude Code and merges them into one
+``HubConfig``: a ``ServerEntry`` per server name, each with its scope, its source and a
+validated pydantic config (``ServerConfig``, a union discriminated on ``type``). A broken file
+or entry becomes a ``ConfigIssue`` and every other server still loads.
+
+Sources, by scope (a later source of the same scope overrides an earlier one):
+
+================  ==========================================================================
+``enterprise``    ``managed-mcp.json`` (``default_managed_paths()``). When it exists it is
+                  the only source: every other file, remote and non-in-process dynamic entry
+                  is ignored (``HubConfig.exclusive``). In-process (``sdk``) servers
+                  registered in code still load, as in Claude Code.
+``user``          ``~/.claude/settings.json`` then ``~/.claude.json`` (top-level
+                  ``mcpServers``).
+``project``       ``<project>/.mcp.json``.
+``local``         ``~/.claude.json`` ``projects[<abs project path>].mcpServers``, then
+                  ``<project>/.claude/settings.local.json``, then the ``config_files`` given
+                  explicitly (e.g. CLI ``--config``): an explicit file is the caller's own
+                  choice, so it is trusted and wins over everything else.
+``dynamic``       ``dynamic=``: servers registered in code; a ``mcp_lite.Server`` is an
+                  in-process (``sdk``) server.
+``remote``        ``remote=``: a callable or URL returning ``{"mcpServers": {...}}``.
+================  ==========================================================================
+
+Rules, in the order they are applied:
+
+1. Names must match ``^[a-zA-Z0-9_-]+$`` without ``__`` and without a leading or trailing
+   ``_`` (``mcp__<server>__<tool>`` must parse back unambiguously).
+2. Names of in-process servers are reserved: any other entry using one is refused.
+3. Precedence for one name: local > project > user > dynamic > remote. The winner is the
+   highest-precedence entry even when it is invalid (so its error shows instead of a silent
+   fallback); the others go to ``HubConfig.dropped`` with the reason.
+4. A dynamic or remote entry with the same content signature (``ServerEntry.signature()``)
+   as a usable manual (enterprise/local/project/user) entry is dropped, and so is a remote
+   entry duplicating a usable dynamic one.
+5. Every project-scope server needs trust (conservative: Claude Code asks approval for
+   every ``.mcp.json`` server, remote ones included): ``trust_project=True``, a list of
+   names, or an approval the user recorded in a file only they control (``~/.claude.json``
+   ``projects[...]`` or ``~/.claude/settings.json``: ``enableAllProjectMcpServers``,
+   ``enabledMcpjsonServers``; ``disabledMcpjsonServers`` disables unless named in
+   ``trust_project``). Approvals in files inside the project are not honoured: the project
+   could ship them itself.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
+
+from ..errors import ConfigError
+from . import _config_sources as src
+
+if TYPE_CHECKING:
+    from ..server import Server
+
+__all__ = [
+    "ConfigIssue",
+    "HttpServerConfig",
+    "HubConfig",
+    "OAuthConfig",
+    "ProxyServerConfig",
+    "Scope",
+    "SdkServerConfig",
+    "ServerConfig",
+    "ServerEntry",
+    "SseIdeServerConfig",
+    "SseServerConfig",
+    "StdioServerConfig",
+    "WsIdeServerConfig",
+    "WsServerConfig",
+    "import_claude_desktop",
+    "load_config",
+    "parse_servers",
+]
+
+Scope = Literal["enterprise", "local", "project", "user", "dynamic", "remote"]
+
+_RANK: dict[str, int] = {
+    "enterprise": 0,
+    "local": 0,
+    "project": 1,
+    "user": 2,
+    "dynamic": 3,
+    "remote": 4,
+}
+_MANUAL = ("enterprise", "local", "project", "user")
+DEFAULT_IDE_AUTH_HEADER = "X-Claude-Code-Ide-Authorization"
+
+
+# --- models ---------------------------------------------------------------------------------
+
+
+class _Base(BaseModel):
+    """Fields every server type has; unknown fields are kept (forward compatible)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds per request for this server (the Hub's default when ``None``)."""
+    disabled: bool = False
+
+
+class StdioServerConfig(_Base):
+    """A subprocess speaking NDJSON on stdin/stdout."""
+
+    type: Literal["stdio"] = "stdio"
+    command: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
+
+class OAuthConfig(BaseModel):
+    """Pre-registered OAuth client settings of an ``http``/``sse`` server."""
+
+    model_config = ConfigDict(extra="allow")
+
+    clientId: str | None = None
+    callbackPort: int | None = Field(default=None, ge=1, le=65535)
+    scopes: list[str] | str | None = None
+
+
+class _Remote(_Base):
+    _schemes: ClassVar[tuple[str, ...]] = ("http", "https")
+
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, url: str) -> str:
+        scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+        if scheme not in cls._schemes:
+            wanted = " or ".join(f"{s}://" for s in cls._schemes)
+            raise ValueError(f"must be a {wanted} URL, got {url!r}")
+        return url
+
+
+class HttpServerConfig(_Remote):
+    """Streamable HTTP (falls back to legacy SSE)."""
+
+    type: Literal["http"] = "http"
+    oauth: OAuthConfig | None = None
+
+
+class SseServerConfig(_Remote):
+    """Legacy HTTP+SSE."""
+
+    type: Literal["sse"] = "sse"
+    oauth: OAuthConfig | None = None
+
+
+class WsServerConfig(_Remote):
+    """WebSocket, one JSON-RPC message per text frame."""
+
+    _schemes = ("ws", "wss")
+    type: Literal["ws"] = "ws"
+
+
+class SseIdeServerConfig(_Remote):
+    """An IDE's local SSE endpoint (no OAuth)."""
+
+    type: Literal["sse-ide"] = "sse-ide"
+    ideName: str | None = None
+
+
+class WsIdeServerConfig(_Remote):
+    """An IDE's local WebSocket; ``authToken`` is sent in the ``authHeader`` header."""
+
+    _schemes = ("ws", "wss")
+    type: Literal["ws-ide"] = "ws-ide"
+    ideName: str | None = None
+    authToken: str | None = None
+    authHeader: str = Field(
+        default=DEFAULT_IDE_AUTH_HEADER,
+        validation_alias=AliasChoices("authHeader", "authHeaderName"),
+    )
+
+
+class ProxyServerConfig(_Remote):
+    """Streamable HTTP through a proxy with a bearer-token provider (Python only: a
+    callable, a token string or an object with ``token()``/``refresh()``)."""
+
+    type: Literal["proxy"] = "proxy"
+    token_provider: Any = Field(
+        default=None, validation_alias=AliasChoices("token_provider", "tokenProvider", "auth")
+    )
+
+
+class SdkServerConfig(_Base):
+    """An in-process ``mcp_lite.Server`` (only from ``dynamic=``: files cannot hold one)."""
+
+    type: Literal["sdk"] = "sdk"
+    name: str | None = None
+    server: Any
+
+    @field_validator("server")
+    @classmethod
+    def _check_server(cls, server: Any) -> Any:
+        from ..server import Server
+
+        if not isinstance(server, Server):
+            raise ValueError(
+                "an 'sdk' server is a mcp_lite.Server registered in code "
+                "(load_config(dynamic={name: server}))"
+            )
+        return server
+
+
+ServerConfig = Annotated[
+    StdioServerConfig
+    | HttpServerConfig
+    | SseServerConfig
+    | WsServerConfig
+    | SseIdeServerConfig
+    | WsIdeServerConfig
+    | ProxyServerConfig
+    | SdkServerConfig,
+    Field(discriminator="type"),
+]
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(ServerConfig)
+_TYPES = ("stdio", "http", "sse", "ws", "sse-ide", "ws-ide", "proxy", "sdk")
+
+
+# --- results --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfigIssue:
+    """A problem with a source or one of its entries; the rest of the config still loads.
+
+    ``server`` is ``None`` when the whole source is affected (unreadable file, not JSON,
+    remote failure).
+    """
+
+    source: str
+    server: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.source if self.server is None else f"{self.source}: server {self.server!r}"
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class ServerEntry:
+    """One configured server. ``config`` is ``None`` exactly when ``error`` is set.
+
+    ``usable`` entries (valid, not disabled) may be connected with
+    ``mcp_lite.connect(entry.target())``.
+    """
+
+    name: str
+    scope: Scope
+    config: ServerConfig | None
+    source: str
+    disabled_reason: str | None = None
+    error: str | None = None
+
+    @property
+    def usable(self) -> bool:
+        """Valid and not disabled: the Hub may connect it."""
+        return self.config is not None and self.error is None and self.disabled_reason is None
+
+    def target(self) -> dict[str, Any] | Server:
+        """What to pass to ``mcp_lite.connect()``.
+
+        stdio: ``{"command", "args", "env", "cwd"}``; remote: ``{"type", "url", "headers",
+        ...}`` with the type's fields and any unknown fields kept (``ws-ide`` gives its
+        header name as ``authHeaderName``, the key the transport reads); sdk: the
+        ``mcp_lite.Server`` itself. ``timeout`` and ``disabled`` are Hub settings and are
+        left out.
+
+        Raises:
+            ConfigError: the entry has no valid config (see ``error``).
+        """
+        config = self.config
+        if config is None:
+            raise ConfigError(f"server {self.name!r} has no valid config: {self.error}")
+        if isinstance(config, SdkServerConfig):
+            server: Server = config.server
+            return server
+        if isinstance(config, StdioServerConfig):
+            return {
+                "command": config.command,
+                "args": list(config.args),
+                "env": dict(config.env),
+                "cwd": config.cwd,
+            }
+        out = config.model_dump(exclude={"timeout", "disabled"}, exclude_none=True)
+        if isinstance(config, WsIdeServerConfig):
+            out["authHeaderName"] = out.pop("authHeader")
+        return out
+
+    def signature(self) -> str | None:
+        """The content signature used to find duplicates across scopes.
+
+        ``"stdio:" + json([command, *args])`` for stdio, ``"url:" + normalized url`` for
+        remote types, ``None`` for in-process servers and invalid entries.
+        """
+        import json
+
+        config = self.config
+        if config is None or isinstance(config, SdkServerConfig):
+            return None
+        if isinstance(config, StdioServerConfig):
+            return "stdio:" + json.dumps([config.command, *config.args])
+        return "url:" + src.normalize_url(config.url)
+
+
+@dataclass
+class HubConfig:
+    """The merged configuration.
+
+    Attributes:
+        servers: the winning entry per name, ordered by name (including invalid,
+            untrusted and disabled entries: check ``ServerEntry.usable``).
+        issues: bad sources and bad entries.
+        exclusive: ``managed-mcp.json`` exists and is the only source.
+        dropped: entries that lost (overridden, duplicate signature, reserved name, excluded
+            by the enterprise file), each with ``disabled_reason`` saying why.
+        sources: every file or source that was read, in order.
+    """
+
+    servers: dict[str, ServerEntry] = field(default_factory=dict)
+    issues: list[ConfigIssue] = field(default_factory=list)
+    exclusive: bool = False
+    dropped: list[ServerEntry] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+
+
+# --- parsing --------------------------------------------------------------------------------
+
+
+def _format_errors(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = list(err["loc"])
+        if loc and loc[0] in _TYPES:  # the discriminated union's tag
+            loc = loc[1:]
+        where = ".".join(str(p) for p in loc) or "type"
+        message = str(err["msg"]).removeprefix("Value error, ")
+        parts.append(f"{where}: {message}")
+    return "; ".join(parts)
+
+
+def _parse_one(
+    name: str, raw: Any, scope: Scope, source: str, environ: Mapping[str, str]
+) -> tuple[ServerEntry, ConfigIssue | None]:
+    entry = ServerEntry(name=name, scope=scope, config=None, source=source)
+
+    def fail(message: str, *, prefix: bool = True) -> tuple[ServerEntry, ConfigIssue]:
+        entry.error = (
+            f"invalid config for server {name!r} in {source}: {message}" if prefix else message
+        )
+        return entry, ConfigIssue(source, name, message)
+
+    problem = src.name_problem(name)
+    if problem is not None:
+        return fail(problem, prefix=False)
+    if not isinstance(raw, Mapping):
+        return fail(f"expected an object, got {type(raw).__name__}")
+    typed = src.with_type(raw)
+    if isinstance(typed, str):
+        return fail(typed)
+    expanded, missing = src.expand_server(typed, environ)
+    if missing:
+        plural = "s" if len(missing) > 1 else ""
+        return fail(f"missing environment variable{plural} {', '.join(missing)}", prefix=False)
+    try:
+        config: ServerConfig = _ADAPTER.validate_python(expanded)
+    except ValidationError as exc:
+        return fail(_format_errors(exc))
+    entry.config = config
+    if config.disabled:
+        entry.disabled_reason = 'disabled in its config ("disabled": true)'
+    return entry, None
+
+
+def _parse_mapping(
+    servers: Mapping[str, Any], scope: Scope, source: str, environ: Mapping[str, str]
+) -> tuple[dict[str, ServerEntry], list[ConfigIssue]]:
+    entries: dict[str, ServerEntry] = {}
+    issues: list[ConfigIssue] = []
+    for name, raw in servers.items():
+        entry, issue = _parse_one(str(name), raw, scope, source, environ)
+        entries[entry.name] = entry
+        if issue is not None:
+            issues.append(issue)
+    return entries, issues
+
+
+def parse_servers(
+    data: Mapping[str, Any], scope: Scope, source: str, environ: Mapping[str, str] | None = None
+) -> tuple[dict[str, ServerEntry], list[ConfigIssue]]:
+    """Parse one document: ``{"mcpServers": {...}}`` or a bare mapping of servers.
+
+    Every entry is returned, bad ones with ``config=None`` and ``error`` set (and one issue
+    each); precedence, trust and reserved names are ``load_config``'s business.
+
+    Args:
+        data: the document.
+        scope: recorded on every entry.
+        source: a file path or description, recorded on entries and issues.
+        environ: for ``${VAR}`` expansion (default ``os.environ``).
+    """
+    environ = os.environ if environ is None else environ
+    if not isinstance(data, Mapping):
+        return {}, [
+            ConfigIssue(
+                source, None, f"expected a JSON object with 'mcpServers', got {type(data).__name__}"
+            )
+        ]
+    servers = data.get("mcpServers", data)
+    if not isinstance(servers, Mapping):
+        return {}, [
+            ConfigIssue(
+                source, None, f"'mcpServers' must be an object, got {type(servers).__name__}"
+            )
+        ]
+    return _parse_mapping(servers, scope, source, environ)
+
+
+# --- loading --------------------------------------------------------------------------------
+
+
+class _Loader:
+    """Collects candidate entries (in reading order), issues and sources."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self.environ = environ
+        self.result = HubConfig()
+        self.candidates: list[ServerEntry] = []
+
+    def read(self, path: Path) -> Any:
+        data, error = src.read_json(path)
+        if error is not None:
+            self.result.issues.append(ConfigIssue(str(path), None, error))
+        elif data is not None:
+            self.result.sources.append(str(path))
+        return data
+
+    def add(self, data: Any, scope: Scope, source: str, *, section_only: bool) -> None:
+        """Add the servers of one document; ``section_only``: a settings-like file whose
+        servers live under ``mcpServers`` (anything else in it is not ours)."""
+        if data is None:
+            return
+        if section_only:
+            if not isinstance(data, Mapping):
+                self.result.issues.append(
+                    ConfigIssue(source, None, f"expected a JSON object, got {type(data).__name__}")
+                )
+                return
+            if "mcpServers" not in data:
+                return
+            data = {"mcpServers": data["mcpServers"]}
+        entries, issues = parse_servers(data, scope, source, self.environ)
+        self.candidates.extend(entries.values())
+        self.result.issues.extend(issues)
+
+    def add_file(self, path: Path, scope: Scope, *, section_only: bool) -> None:
+        self.add(self.read(path), scope, str(path), section_only=section_only)
+
+
+def _dynamic_document(dynamic: Mapping[str, Any]) -> dict[str, Any]:
+    from ..server import Server
+
+    out: dict[str, Any] = {}
+    for name, value in dynamic.items():
+        out[name] = (
+            {"type": "sdk", "name": name, "server": value} if isinstance(value, Server) else value
+        )
+    return out
+
+
+def _drop(result: HubConfig, entry: ServerEntry, reason: str) -> None:
+    entry.disabled_reason = reason
+    result.dropped.append(entry)
+
+
+def _resolve(result: HubConfig, entries: list[ServerEntry]) -> dict[str, ServerEntry]:
+    """Winner per name: lowest rank, then latest read; the rest are dropped."""
+    best: dict[str, tuple[int, int, ServerEntry]] = {}
+    for order, entry in enumerate(entries):
+        key = (_RANK[entry.scope], -order)
+        held = best.get(entry.name)
+        if held is None or key < held[:2]:
+            if held is not None:
+                _drop(result, held[2], _overridden(entry))
+            best[entry.name] = (key[0], key[1], entry)
+        else:
+            _drop(result, entry, _overridden(held[2]))
+    return {name: held[2] for name, held in best.items()}
+
+
+def _overridden(by: ServerEntry) -> str:
+    return f"overridden by the {by.scope} entry of the same name from {by.source}"
+
+
+def _apply_trust(
+    servers: Mapping[str, ServerEntry], approvals: tuple[bool, set[str], set[str]]
+) -> None:
+    everything, enabled, rejected = approvals
+    for entry in servers.values():
+        if entry.scope != "project" or entry.config is None or entry.disabled_reason:
+            continue
+        if entry.name in rejected:
+            entry.disabled_reason = (
+                "project server rejected in your Claude Code settings (disabledMcpjsonServers)"
+            )
+        elif not everything and entry.name not in enabled:
+            entry.disabled_reason = (
+                "project server not trusted: add it to the allow list "
+                f"(trust_project=[{entry.name!r}]) or pass "
+                "trust_project=True"
+            )
+
+
+def load_config(
+    project_dir: str | os.PathLike[str] = ".",
+    *,
+    trust_project: bool | Iterable[str] = False,
+    user_dir: str | os.PathLike[str] | None = None,
+    managed_path: str | os.PathLike[str] | None = None,
+    config_files: Iterable[str | Path] = (),
+    dynamic: Mapping[str, Any] | None = None,
+    remote: Callable[[], Mapping[str, Any]] | str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> HubConfig:
+    """Read every configuration source and merge them (see the module docstring).
+
+    Never raises for bad configuration: problems are in ``HubConfig.issues`` and in the
+    entries' ``error``.
+
+    Args:
+        project_dir: the project whose ``.mcp.json`` and ``.claude/`` are read.
+        trust_project: ``True`` to trust every project server, or the names to trust.
+        user_dir: the home directory holding ``.claude.json`` and ``.claude/`` (default
+            ``~``).
+        managed_path: the enterprise file (default: ``default_managed_paths()``, the first
+            that exists). A path that does not exist means no enterprise file.
+        config_files: explicit files, read as scope ``local`` after the other local
+            sources (so they win) and trusted.
+        dynamic: servers registered in code: name -> config dict or ``mcp_lite.Server``.
+        remote: a callable returning ``{"mcpServers": {...}}``, or a URL to GET it from.
+        environ: for ``${VAR}`` expansion (default ``os.environ``).
+    """
+    loader = _Loader(os.environ if environ is None else environ)
+    result = loader.result
+    project = Path(project_dir).expanduser()
+    home = Path.home() if user_dir is None else Path(user_dir)
+
+    if dynamic:
+        result.sources.append("dynamic")
+        loader.add(_dynamic_document(dynamic), "dynamic", "dynamic", section_only=False)
+    dynamic_entries, loader.candidates = loader.candidates, []
+
+    managed = [Path(managed_path)] if managed_path is not None else src.default_managed_paths()
+    managed_file = next((p for p in managed if p.is_file()), None)
+    user_files: list[Any] = []
+    if managed_file is not None:
+        result.exclusive = True
+        loader.add_file(managed_file, "enterprise", section_only=False)
+        for entry in dynamic_entries:
+            if not isinstance(entry.config, SdkServerConfig):
+                _drop(
+                    result,
+                    entry,
+                    f"{managed_file} is in force: only its servers and in-process servers load",
+                )
+        dynamic_entries = [e for e in dynamic_entries if isinstance(e.config, SdkServerConfig)]
+    else:
+        claude_json = loader.read(home / ".claude.json")
+        user_settings = loader.read(home / ".claude" / "settings.json")
+        claude_source = str(home / ".claude.json")
+        loader.add(
+            user_settings, "user", str(home / ".claude" / "settings.json"), section_only=True
+        )
+        loader.add(claude_json, "user", claude_source, section_only=True)
+        project_entry = src.project_section(claude_json, project)
+        loader.add(
+            project_entry,
+            "local",
+            f"{claude_source} projects[{project.absolute()}]",
+            section_only=True,
+        )
+        loader.add_file(project / ".claude" / "settings.local.json", "local", section_only=True)
+        for path in config_files:
+            path = Path(path)
+            data = loader.read(path)
+            if data is None and not path.is_file():
+                result.issues.append(ConfigIssue(str(path), None, "file not found"))
+            loader.add(data, "local", str(path), section_only=False)
+        loader.add_file(project / ".mcp.json", "project", section_only=False)
+        user_files = [project_entry, user_settings]
+        if remote is not None:
+            source = src.describe_remote(remote)
+            data, error = src.fetch_remote(remote)
+            if error is not None:
+                result.issues.append(ConfigIssue(source, None, error))
+            else:
+                result.sources.append(source)
+                loader.add(data, "remote", source, section_only=False)
+
+    _merge(
+        result, loader.candidates, dynamic_entries, src.project_approvals(user_files, trust_project)
+    )
+    return result
+
+
+def _merge(
+    result: HubConfig,
+    candidates: list[ServerEntry],
+    dynamic_entries: list[ServerEntry],
+    approvals: tuple[bool, set[str], set[str]],
+) -> None:
+    reserved = {e.name: e for e in dynamic_entries if isinstance(e.config, SdkServerConfig)}
+    kept: list[ServerEntry] = []
+    for entry in candidates:
+        holder = reserved.get(entry.name)
+        if holder is None:
+            kept.append(entry)
+            continue
+        message = (
+            f"server name {entry.name!r} is reserved for an in-process server "
+            "registered in code; this entry is ignored"
+        )
+        result.issues.append(ConfigIssue(entry.source, entry.name, message))
+        _drop(result, entry, message)
+
+    manual = _resolve(result, [e for e in kept if e.scope in _MANUAL])
+    _apply_trust(manual, approvals)
+    seen = {sig: e for e in manual.values() if e.usable and (sig := e.signature())}
+    survivors = list(manual.values())
+    for group in (dynamic_entries, [e for e in kept if e.scope == "remote"]):
+        usable: list[ServerEntry] = []
+        for entry in group:
+            sig = entry.signature()
+            twin = seen.get(sig) if sig else None
+            if twin is not None:
+                _drop(
+                    result,
+                    entry,
+                    f"same content as the {twin.scope} server {twin.name!r} from {twin.source}",
+                )
+            else:
+                usable.append(entry)
+        seen.update({sig: e for e in usable if e.usable and (sig := e.signature())})
+        survivors.extend(usable)
+    winners = _resolve(result, survivors)
+    result.servers = dict(sorted(winners.items()))
+
+
+def import_claude_desktop(path: str | Path | None = None) -> dict[str, Any]:
+    """Read Claude Desktop's ``claude_desktop_config.json`` as ``{"mcpServers": {...}}``.
+
+    The entries are returned as written (validate them with ``parse_servers`` or hand the
+    result to the Hub); other keys of the file are left out.
+
+    Args:
+        path: the file (default: ``_config_sources.claude_desktop_path()`` for this OS).
+
+    Raises:
+        ConfigError: the file does not exist, is not JSON, or has no ``mcpServers`` object.
+    """
+    file = Path(path) if path is not None else src.claude_desktop_path()
+    data, error = src.read_json(file)
+    if error is not None:
+        raise ConfigError(f"{file}: {error}")
+    if data is None:
+        raise ConfigError(f"Claude Desktop config not found at {file}")
+    servers = data.get("mcpServers", {}) if isinstance(data, Mapping) else None
+    if not isinstance(servers, Mapping):
+        raise ConfigError(f"{file}: 'mcpServers' must be an object")
+    return {"mcpServers": {str(name): value for name, value in servers.items()}}
