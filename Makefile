@@ -47,10 +47,17 @@ test-pure: peers
 
 build-ext: $(VENV)/.installed
 	$(PY) setup.py build_ext --inplace
+	$(PY) -c "import mcp_lite._accel as a; assert a.USE_EXTENSIONS, 'compiled kernels not loaded'; print('mcp_lite kernels: compiled')"
 
 annotate: $(VENV)/.installed
 	MCP_LITE_ANNOTATE=1 $(PY) setup.py build_ext --inplace
 	@echo "open mcp_lite/_speedups.html"
+	@echo "(yellow lines call into the Python C-API; the hot loops should be white)"
+
+# Kernel micro-benchmarks alone: compiled vs pure-Python twin, one line per kernel.
+.PHONY: bench-kernels
+bench-kernels: $(VENV)/.installed
+	$(PY) bench/bench_kernels.py
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check mcp_lite tests

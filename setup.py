@@ -34,29 +34,51 @@ class TolerantBuildExt(build_ext):
         except Exception as exc:
             self._give_up(exc)
 
+    _warned = False
+
     def _give_up(self, exc: BaseException) -> None:
         if _flag("MCP_LITE_REQUIRE_EXTENSIONS"):
             raise exc
-        sys.stderr.write(
-            f"WARNING: mcp_lite speedups not compiled ({exc}); installing pure Python.\n"
-        )
+        if not self._warned:  # later steps (copying the missing .so) fail for the same reason
+            self._warned = True
+            sys.stderr.write(
+                f"WARNING: mcp_lite speedups not compiled ({exc}); installing pure Python.\n"
+            )
 
 
 def _extensions() -> list[Extension]:
     if _flag("MCP_LITE_NO_EXTENSIONS") or sys.implementation.name != "cpython":
         return []
     try:
+        import Cython
         from Cython.Build import cythonize
     except ImportError:
         if _flag("MCP_LITE_REQUIRE_EXTENSIONS"):
             raise
         sys.stderr.write("WARNING: Cython not found; installing mcp_lite as pure Python.\n")
         return []
-    return cythonize(
-        [Extension("mcp_lite._speedups", ["mcp_lite/_speedups.pyx"])],
-        compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False},
-        annotate=_flag("MCP_LITE_ANNOTATE"),
-    )
+    directives = {
+        "language_level": "3",
+        "boundscheck": False,
+        "wraparound": False,
+        "embedsignature": True,
+    }
+    if tuple(int(p) for p in Cython.__version__.split(".")[:2] if p.isdigit()) >= (3, 1):
+        # no reliance on the GIL: LruCache takes its own lock; a splitter or parser belongs
+        # to one reader thread (documented), like any unsynchronized Python object
+        directives["freethreading_compatible"] = True
+    try:
+        return cythonize(
+            [Extension("mcp_lite._speedups", ["mcp_lite/_speedups.pyx"])],
+            compiler_directives=directives,
+            annotate=_flag("MCP_LITE_ANNOTATE"),
+            force=_flag("MCP_LITE_ANNOTATE"),  # regenerate the .html even when the .c is fresh
+        )
+    except Exception as exc:  # a Cython compile error
+        if _flag("MCP_LITE_REQUIRE_EXTENSIONS"):
+            raise
+        sys.stderr.write(f"WARNING: Cython failed ({exc}); installing mcp_lite as pure Python.\n")
+        return []
 
 
 setup(ext_modules=_extensions(), cmdclass={"build_ext": TolerantBuildExt})

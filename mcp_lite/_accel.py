@@ -1,0 +1,48 @@
+"""The one place that picks the kernels: compiled ``_speedups`` or the pure-Python twin.
+
+The compiled module is used unless ``MCP_LITE_NO_EXTENSIONS`` is set (to anything but ``""``
+or ``"0"``) or it fails to import (not built, no compiler). ``USE_EXTENSIONS`` says which.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+__all__ = [
+    "USE_EXTENSIONS",
+    "LruCache",
+    "NdjsonSplitter",
+    "SseEvent",
+    "SseParser",
+    "build_tool_name",
+    "build_tool_names",
+    "decode_message",
+    "encode_message",
+    "normalize_name",
+    "normalize_names",
+    "parse_tool_name",
+]
+
+USE_EXTENSIONS = False
+if not TYPE_CHECKING and os.environ.get("MCP_LITE_NO_EXTENSIONS", "") in ("", "0"):
+    try:
+        from mcp_lite._speedups import *  # noqa: F403
+    except ImportError:
+        pass
+    else:
+        USE_EXTENSIONS = True
+if TYPE_CHECKING or not USE_EXTENSIONS:
+    from mcp_lite._speedups_py import (
+        LruCache,
+        NdjsonSplitter,
+        SseEvent,
+        SseParser,
+        build_tool_name,
+        build_tool_names,
+        decode_message,
+        encode_message,
+        normalize_name,
+        normalize_names,
+        parse_tool_name,
+    )

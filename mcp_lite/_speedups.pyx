@@ -1,0 +1,845 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Compiled kernels of mcp_lite (Cython). The pure-Python twin is ``_speedups_py.py``.
+
+Same names, signatures, results and exceptions as the twin; ``mcp_lite._accel`` picks one.
+The compiled code owns whole loops: names are read with the ``str`` kind-based accessors and
+written into a fresh ASCII string; the framers scan the caller's buffer with ``memchr`` and
+never re-scan bytes they have seen; the LRU cache is a dict plus a linked list guarded by a
+PyThread lock (no reliance on the GIL).
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.list cimport PyList_New
+from cpython.pythread cimport (
+    NOWAIT_LOCK,
+    WAIT_LOCK,
+    PyThread_acquire_lock,
+    PyThread_allocate_lock,
+    PyThread_free_lock,
+    PyThread_release_lock,
+    PyThread_type_lock,
+)
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdlib cimport free, realloc
+from libc.string cimport memchr, memcmp, memcpy
+
+import operator
+import re
+import sys
+
+from pydantic_core import from_json, to_json
+
+from mcp_lite.errors import MessageTooLarge
+
+cdef extern from "Python.h":
+    object _Py_NewAscii "PyUnicode_New"(Py_ssize_t size, Py_UCS4 maxchar)
+    void* _Py_UDATA "PyUnicode_DATA"(object o)
+    int _Py_UKIND "PyUnicode_KIND"(object o)
+    Py_UCS4 _Py_UREAD "PyUnicode_READ"(int kind, void* data, Py_ssize_t index)
+    Py_ssize_t _Py_ULEN "PyUnicode_GET_LENGTH"(object o)
+
+__all__ = [
+    "LruCache",
+    "NdjsonSplitter",
+    "SseEvent",
+    "SseParser",
+    "build_tool_name",
+    "build_tool_names",
+    "decode_message",
+    "encode_message",
+    "normalize_name",
+    "normalize_names",
+    "parse_tool_name",
+]
+
+DEFAULT_MAX_SIZE = 64 * 1024 * 1024
+HEAD_SIZE = 256
+cdef Py_ssize_t _HEAD = 256
+
+# --- names -----------------------------------------------------------------------------
+
+cdef unsigned char _NAME_OK[128]
+cdef int _c
+for _c in range(128):
+    _NAME_OK[_c] = (
+        (ord("a") <= _c <= ord("z")) or (ord("A") <= _c <= ord("Z"))
+        or (ord("0") <= _c <= ord("9")) or _c == ord("_") or _c == ord("-")
+    )
+
+
+cdef inline bint _ok(Py_UCS4 c) noexcept:
+    return c < 128 and _NAME_OK[c]
+
+
+cdef inline str _check_str(object value, str what):
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    return <str>value
+
+
+cdef Py_ssize_t _first_bad(str s) noexcept:
+    """Index of the first code point to replace, or len(s)."""
+    cdef Py_ssize_t i, n = _Py_ULEN(s)
+    cdef int kind = _Py_UKIND(s)
+    cdef void* data = _Py_UDATA(s)
+    cdef const unsigned char* p1
+    if kind == 1:
+        p1 = <const unsigned char*>data
+        for i in range(n):
+            if p1[i] >= 128 or not _NAME_OK[p1[i]]:
+                return i
+        return n
+    for i in range(n):
+        if not _ok(_Py_UREAD(kind, data, i)):
+            return i
+    return n
+
+
+cdef void _write_normalized(str s, unsigned char* out) noexcept:
+    """Write normalize_name(s) (always ASCII, same length) into ``out``."""
+    cdef Py_ssize_t i, n = _Py_ULEN(s)
+    cdef int kind = _Py_UKIND(s)
+    cdef void* data = _Py_UDATA(s)
+    cdef const unsigned char* p1
+    cdef unsigned char c1
+    cdef Py_UCS4 c
+    if kind == 1:
+        p1 = <const unsigned char*>data
+        for i in range(n):
+            c1 = p1[i]
+            out[i] = c1 if (c1 < 128 and _NAME_OK[c1]) else 95  # "_"
+        return
+    for i in range(n):
+        c = _Py_UREAD(kind, data, i)
+        out[i] = <unsigned char>c if _ok(c) else 95
+
+
+cdef str _normalize(str s):
+    cdef Py_ssize_t n = _Py_ULEN(s)
+    if type(s) is str and _first_bad(s) == n:
+        return s
+    cdef str result = _Py_NewAscii(n, 127)
+    _write_normalized(s, <unsigned char*>_Py_UDATA(result))
+    return result
+
+
+cdef str _join_normalized(str prefix, str tool):
+    """prefix (ASCII) + normalize_name(tool), built in one allocation."""
+    cdef Py_ssize_t plen = _Py_ULEN(prefix)
+    cdef Py_ssize_t n = _Py_ULEN(tool)
+    cdef str result = _Py_NewAscii(plen + n, 127)
+    cdef unsigned char* out = <unsigned char*>_Py_UDATA(result)
+    memcpy(out, _Py_UDATA(prefix), plen)
+    _write_normalized(tool, out + plen)
+    return result
+
+
+def normalize_name(name):
+    """Replace every code point outside ``[a-zA-Z0-9_-]`` by ``_`` (one per code point).
+
+    Raises:
+        TypeError: ``name`` is not a ``str``.
+    """
+    return _normalize(_check_str(name, "name"))
+
+
+def normalize_names(names):
+    """``normalize_name`` over a batch, in order.
+
+    Raises:
+        TypeError: an item is not a ``str``.
+    """
+    cdef list out = []
+    for name in names:
+        out.append(_normalize(_check_str(name, "name")))
+    return out
+
+
+def build_tool_name(server, tool):
+    """``"mcp__" + normalize_name(server) + "__" + normalize_name(tool)``.
+
+    Raises:
+        TypeError: ``server`` or ``tool`` is not a ``str``.
+    """
+    cdef str prefix = "mcp__" + _normalize(_check_str(server, "name")) + "__"
+    return _join_normalized(prefix, _check_str(tool, "name"))
+
+
+def build_tool_names(server, tools):
+    """``build_tool_name(server, tool)`` for every tool, in order.
+
+    Raises:
+        TypeError: ``server`` or a tool is not a ``str``.
+    """
+    cdef str prefix = "mcp__" + _normalize(_check_str(server, "name")) + "__"
+    cdef list out = []
+    for tool in tools:
+        out.append(_join_normalized(prefix, _check_str(tool, "name")))
+    return out
+
+
+def parse_tool_name(name):
+    """Split ``"mcp__<server>__<tool>"`` into ``(server, tool)``.
+
+    The server is the text up to the FIRST ``"__"`` after the prefix, the tool is everything
+    after it (it may contain ``"__"``); ``"mcp__srv"`` gives ``("srv", "")``. A server name
+    containing ``"__"`` (or starting/ending with ``_``) is ambiguous, so the Hub refuses it.
+
+    Raises:
+        TypeError: ``name`` is not a ``str``.
+        ValueError: no ``"mcp__"`` prefix, or an empty server part.
+    """
+    cdef str s = _check_str(name, "name")
+    if not s.startswith("mcp__"):
+        raise ValueError(f"not an MCP tool name (no 'mcp__' prefix): {s!r}")
+    cdef Py_ssize_t end = s.find("__", 5)
+    if end < 0:
+        server, tool = s[5:], ""
+    else:
+        server, tool = s[5:end], s[end + 2:]
+    if not server:
+        raise ValueError(f"MCP tool name has an empty server part: {s!r}")
+    return server, tool
+
+
+# --- framing helpers -------------------------------------------------------------------
+
+
+cdef Py_ssize_t _check_size(object max_size, str what="max_size") except -1:
+    size = operator.index(max_size)
+    if not 1 <= size <= sys.maxsize:
+        raise ValueError(f"{what} must be between 1 and {sys.maxsize}, got {size}")
+    return size
+
+
+cdef bytes _as_bytes(object data):
+    if type(data) is bytes:
+        return <bytes>data
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    raise TypeError(f"data must be bytes, bytearray or memoryview, not {type(data).__name__}")
+
+
+cdef object _too_large(Py_ssize_t max_size, const char* head, Py_ssize_t n):
+    if n > _HEAD:
+        n = _HEAD
+    return MessageTooLarge(
+        f"message larger than {max_size} bytes", max_size, PyBytes_FromStringAndSize(head, n)
+    )
+
+
+cdef inline bint _is_space(unsigned char c) noexcept:
+    # bytes.isspace(): space, \t, \n, \v, \f, \r
+    return c == 32 or 9 <= c <= 13
+
+
+cdef inline bint _blank(const char* s, Py_ssize_t n) noexcept:
+    cdef Py_ssize_t i
+    for i in range(n):
+        if not _is_space(<unsigned char>s[i]):
+            return False
+    return True
+
+
+# --- NDJSON ----------------------------------------------------------------------------
+
+
+cdef class NdjsonSplitter:
+    """Split a byte stream into newline-delimited messages (the stdio transport's framing).
+
+    See ``_speedups_py.NdjsonSplitter`` for the full contract: messages are lines without
+    ``\\n`` and one trailing ``\\r``, blank lines skipped, a line over ``max_size`` bytes
+    becomes one ``MessageTooLarge`` item (reported as soon as the partial line is certain to
+    be too large; the rest of it is dropped), ``flush()`` returns an unterminated last line.
+    """
+
+    cdef Py_ssize_t _max_size
+    cdef bytearray _pending
+    cdef bint _discarding
+
+    def __init__(self, max_size=DEFAULT_MAX_SIZE):
+        self._max_size = _check_size(max_size)
+        self._pending = bytearray()
+        self._discarding = False
+
+    @property
+    def max_size(self):
+        """The size limit in bytes."""
+        return self._max_size
+
+    @property
+    def buffered(self):
+        """Bytes held for a partial line."""
+        return len(self._pending)
+
+    cdef inline int _emit(self, list out, const char* s, Py_ssize_t n) except -1:
+        if n and s[n - 1] == b"\r":
+            n -= 1
+        if n > self._max_size:
+            out.append(_too_large(self._max_size, s, n))
+        elif n and not _blank(s, n):
+            out.append(PyBytes_FromStringAndSize(s, n))
+        return 0
+
+    def feed(self, data):
+        """Add ``data``; return the messages (and ``MessageTooLarge`` items) it completes.
+
+        Raises:
+            TypeError: ``data`` is not bytes-like.
+        """
+        cdef bytes buf = _as_bytes(data)
+        cdef const char* p = PyBytes_AS_STRING(buf)
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(buf)
+        cdef Py_ssize_t pos = 0, end, size
+        cdef const char* q
+        cdef list out = []
+        cdef bytes line
+        if self._discarding:
+            q = <const char*>memchr(p, b"\n", n)
+            if q == NULL:
+                return out
+            self._discarding = False
+            pos = q - p + 1
+        if len(self._pending):
+            q = <const char*>memchr(p + pos, b"\n", n - pos)
+            if q != NULL:
+                end = q - p
+                self._pending += buf[pos:end]
+                line = bytes(self._pending)
+                del self._pending[:]
+                self._emit(out, PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line))
+                pos = end + 1
+        while pos < n:
+            q = <const char*>memchr(p + pos, b"\n", n - pos)
+            if q == NULL:
+                break
+            end = q - p
+            self._emit(out, p + pos, end - pos)
+            pos = end + 1
+        if pos < n:
+            size = len(self._pending) + (n - pos)
+            if size > self._max_size + 1 or (
+                size == self._max_size + 1 and p[n - 1] != b"\r"
+            ):
+                head = bytes(self._pending[:_HEAD]) + buf[pos:pos + _HEAD]
+                out.append(_too_large(self._max_size, head, len(head)))
+                del self._pending[:]
+                self._discarding = True
+            else:
+                self._pending += buf[pos:]
+        return out
+
+    def flush(self):
+        """End of stream: ``[line]`` for a final non-blank unterminated line, else ``[]``;
+        the splitter is reset."""
+        cdef bytes line = bytes(self._pending)
+        del self._pending[:]
+        self._discarding = False
+        cdef list out = []
+        self._emit_flush(out, line)
+        return out
+
+    cdef int _emit_flush(self, list out, bytes line) except -1:
+        cdef const char* s = PyBytes_AS_STRING(line)
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(line)
+        if n and s[n - 1] == b"\r":
+            n -= 1
+        if n and not _blank(s, n):
+            out.append(PyBytes_FromStringAndSize(s, n))
+        return 0
+
+
+# --- SSE -------------------------------------------------------------------------------
+
+
+cdef class SseEvent:
+    """One dispatched server-sent event. Immutable; equal when all three fields are equal.
+
+    Attributes:
+        event: the event type, ``"message"`` when the stream gave none.
+        data: the data lines joined with ``"\\n"``.
+        id: the parser's last event ID when the event was dispatched (``""`` if none).
+    """
+
+    cdef readonly object event
+    cdef readonly object data
+    cdef readonly object id
+
+    def __init__(self, event="message", data="", id=""):
+        self.event = event
+        self.data = data
+        self.id = id
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        cdef SseEvent o = <SseEvent>other
+        return self.event == o.event and self.data == o.data and self.id == o.id
+
+    def __ne__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash((self.event, self.data, self.id))
+
+    def __repr__(self):
+        return f"SseEvent(event={self.event!r}, data={self.data!r}, id={self.id!r})"
+
+    def __reduce__(self):
+        return (SseEvent, (self.event, self.data, self.id))
+
+
+cdef bytes _BOM = b"\xef\xbb\xbf"
+cdef Py_ssize_t _LINE_SLACK = 6  # len(b"data: "): see _speedups_py
+
+
+cdef inline str _decode(const char* s, Py_ssize_t n):
+    return PyUnicode_DecodeUTF8(s, n, "replace")
+
+
+cdef class SseParser:
+    """Parse a ``text/event-stream`` body as the WHATWG HTML standard says, chunk by chunk.
+
+    See ``_speedups_py.SseParser`` for the full contract (BOM, CR/LF/CRLF, comments, fields,
+    ``last_event_id`` updated at each blank line, ``retry``, oversized events).
+
+    Attributes:
+        last_event_id: the ID to send as ``Last-Event-ID`` on reconnection (``""`` at first).
+        retry: the reconnection time in ms the server asked for, or ``None``.
+    """
+
+    cdef Py_ssize_t _max_size
+    cdef public object last_event_id
+    cdef public object retry
+    cdef object _bom_pending
+    cdef bytearray _line
+    cdef bint _skip_lf
+    cdef bint _skip_line
+    cdef bint _dropping
+    cdef char* _data
+    cdef Py_ssize_t _dlen
+    cdef Py_ssize_t _dcap
+    cdef object _event
+    cdef str _id_buffer
+
+    def __cinit__(self):
+        self._data = NULL
+        self._dlen = 0
+        self._dcap = 0
+
+    def __dealloc__(self):
+        free(self._data)
+
+    def __init__(self, max_size=DEFAULT_MAX_SIZE):
+        self._max_size = _check_size(max_size)
+        self.last_event_id = ""
+        self.retry = None
+        self._bom_pending = b""
+        self._line = bytearray()
+        self._skip_lf = False
+        self._skip_line = False
+        self._dlen = 0
+        self._event = ""
+        self._id_buffer = ""
+        self._dropping = False
+
+    @property
+    def max_size(self):
+        """The size limit in bytes for one event's data."""
+        return self._max_size
+
+    @property
+    def buffered(self):
+        """Bytes held for the current partial line and event data."""
+        return len(self._line) + self._dlen + (
+            len(self._bom_pending) if self._bom_pending is not None else 0
+        )
+
+    cdef int _reserve(self, Py_ssize_t extra) except -1:
+        cdef Py_ssize_t need = self._dlen + extra
+        cdef Py_ssize_t cap
+        cdef char* mem
+        if need <= self._dcap:
+            return 0
+        cap = self._dcap * 2 if self._dcap else 1024
+        if cap < need:
+            cap = need
+        mem = <char*>realloc(self._data, cap)
+        if mem == NULL:
+            raise MemoryError()
+        self._data = mem
+        self._dcap = cap
+        return 0
+
+    cdef int _dispatch(self, list out) except -1:
+        cdef SseEvent ev
+        self.last_event_id = self._id_buffer
+        if self._dlen and not self._dropping:
+            ev = SseEvent.__new__(SseEvent)
+            ev.event = self._event or "message"
+            ev.data = _decode(self._data, self._dlen - 1)
+            ev.id = self._id_buffer
+            out.append(ev)
+        self._dlen = 0
+        if self._dcap > 1 << 20:  # do not keep a huge event's buffer around
+            free(self._data)
+            self._data = NULL
+            self._dcap = 0
+        self._event = ""
+        self._dropping = False
+        return 0
+
+    cdef int _drop(self, list out, bytes head) except -1:
+        self._dropping = True
+        self._dlen = 0
+        out.append(_too_large(self._max_size, head, len(head)))
+        return 0
+
+    cdef bytes _data_head(self, const char* v, Py_ssize_t vlen):
+        """The first bytes of the event's data followed by ``v``."""
+        cdef Py_ssize_t have = self._dlen if self._dlen < _HEAD else _HEAD
+        if vlen > _HEAD - have:
+            vlen = _HEAD - have
+        return PyBytes_FromStringAndSize(self._data, have) + PyBytes_FromStringAndSize(v, vlen)
+
+    cdef int _process(self, const char* s, Py_ssize_t n, list out) except -1:
+        cdef const char* colon
+        cdef const char* v
+        cdef Py_ssize_t flen, vlen, i
+        if n == 0:
+            return self._dispatch(out)
+        if s[0] == b":":
+            return 0
+        colon = <const char*>memchr(s, b":", n)
+        if colon == NULL:
+            flen = n
+            v = s + n
+            vlen = 0
+        else:
+            flen = colon - s
+            v = colon + 1
+            vlen = n - flen - 1
+            if vlen and v[0] == b" ":
+                v += 1
+                vlen -= 1
+        if flen == 4 and memcmp(s, b"data", 4) == 0:
+            if self._dropping:
+                return 0
+            if self._dlen + vlen > self._max_size:
+                return self._drop(out, self._data_head(v, vlen))
+            self._reserve(vlen + 1)
+            memcpy(self._data + self._dlen, v, vlen)
+            self._dlen += vlen
+            self._data[self._dlen] = b"\n"
+            self._dlen += 1
+        elif n > self._max_size + _LINE_SLACK:
+            # an over-long event or id makes the event too large; other fields are ignored
+            if colon != NULL and not self._dropping and (
+                (flen == 5 and memcmp(s, b"event", 5) == 0)
+                or (flen == 2 and memcmp(s, b"id", 2) == 0)
+            ):
+                return self._drop(out, PyBytes_FromStringAndSize(s, n if n < _HEAD else _HEAD))
+        elif flen == 5 and memcmp(s, b"event", 5) == 0:
+            if vlen == 7 and memcmp(v, b"message", 7) == 0:
+                self._event = "message"
+            else:
+                self._event = _decode(v, vlen)
+        elif flen == 2 and memcmp(s, b"id", 2) == 0:
+            if memchr(v, 0, vlen) == NULL:
+                self._id_buffer = _decode(v, vlen)
+        elif flen == 5 and memcmp(s, b"retry", 5) == 0:
+            if vlen == 0:
+                return 0
+            for i in range(vlen):
+                if not (b"0" <= v[i] <= b"9"):
+                    return 0
+            self.retry = int(PyBytes_FromStringAndSize(v, vlen))
+        return 0
+
+    cdef int _add_partial(self, bytes chunk, list out) except -1:
+        if self._skip_line:
+            return 0
+        cdef bytearray line = self._line
+        if len(line) + len(chunk) <= self._max_size + _LINE_SLACK:
+            line += chunk
+            return 0
+        # certain to be too long: report it now (as _process would) and skip the rest of it
+        cdef bytes start = bytes(line[:_HEAD + _LINE_SLACK]) + chunk[:_HEAD + _LINE_SLACK]
+        del line[:]
+        self._skip_line = True
+        if self._dropping:
+            return 0
+        if start.startswith(b"data:"):
+            value = start[6:] if start[5:6] == b" " else start[5:]
+            return self._drop(out, self._data_head(value, len(value)))
+        if start.startswith((b"event:", b"id:")):
+            return self._drop(out, start)
+        return 0
+
+    def feed(self, data):
+        """Add ``data``; return the events (and ``MessageTooLarge`` items) it dispatches.
+
+        Raises:
+            TypeError: ``data`` is not bytes-like.
+        """
+        cdef bytes buf = _as_bytes(data)
+        cdef list out = []
+        if self._bom_pending is not None:
+            buf = self._bom_pending + buf
+            if len(buf) < 3 and _BOM.startswith(buf):
+                self._bom_pending = buf
+                return out
+            self._bom_pending = None
+            if buf.startswith(_BOM):
+                buf = buf[3:]
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(buf)
+        if n == 0:
+            return out
+        cdef const char* p = PyBytes_AS_STRING(buf)
+        cdef Py_ssize_t pos = 0
+        if self._skip_lf:
+            self._skip_lf = False
+            if p[0] == b"\n":
+                pos = 1
+        cdef Py_ssize_t lf = -1, i
+        cdef const char* q
+        cdef bint first = True
+        cdef bytes line
+        while True:
+            if lf < pos:
+                q = <const char*>memchr(p + pos, b"\n", n - pos)
+                lf = q - p if q != NULL else n
+            q = <const char*>memchr(p + pos, b"\r", lf - pos)
+            i = q - p if q != NULL else lf
+            if i == n:
+                break
+            if first:
+                first = False
+                if self._skip_line:
+                    self._skip_line = False  # the end of a dropped oversized line
+                elif len(self._line):
+                    self._line += buf[pos:i]
+                    line = bytes(self._line)
+                    del self._line[:]
+                    self._process(PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line), out)
+                else:
+                    self._process(p + pos, i - pos, out)
+            else:
+                self._process(p + pos, i - pos, out)
+            if p[i] == b"\r":
+                if i + 1 < n:
+                    pos = i + 2 if p[i + 1] == b"\n" else i + 1
+                else:
+                    pos = n
+                    self._skip_lf = True
+            else:
+                pos = i + 1
+        if pos < n:
+            self._add_partial(buf[pos:] if pos else buf, out)
+        return out
+
+
+# --- JSON ------------------------------------------------------------------------------
+
+
+def encode_message(obj):
+    """Serialize one JSON-RPC message: compact JSON, UTF-8, then ``b"\\n"``; NaN/inf -> null.
+
+    Raises:
+        ValueError: ``obj`` holds something JSON cannot represent.
+    """
+    return to_json(obj, inf_nan_mode="null") + b"\n"
+
+
+def decode_message(data):
+    """Parse one JSON message.
+
+    Raises:
+        ValueError: ``data`` is not valid JSON.
+    """
+    return from_json(data)
+
+
+# --- LRU cache -------------------------------------------------------------------------
+
+
+cdef inline void _acquire(PyThread_type_lock lock) noexcept:
+    # Try without blocking first; when we must wait, wait without holding the GIL (the
+    # holder may need it to run a key's __eq__ or a predicate), so no deadlock, with or
+    # without a GIL.
+    if not PyThread_acquire_lock(lock, NOWAIT_LOCK):
+        with nogil:
+            PyThread_acquire_lock(lock, WAIT_LOCK)
+
+
+cdef class _Link:
+    cdef _Link prev
+    cdef _Link next
+    cdef object key
+    cdef object value
+
+
+cdef class LruCache:
+    """A bounded mapping that evicts the least recently used key, safe to share across threads.
+
+    See ``_speedups_py.LruCache``: one lock held around every operation; ``get``/``put``
+    count as use; keys' ``__hash__``/``__eq__`` and ``delete_where`` predicates run with the
+    lock held and must not use the same cache.
+    """
+
+    cdef dict _map
+    cdef _Link _root  # sentinel: _root.next is the least, _root.prev the most recently used
+    cdef Py_ssize_t _maxsize
+    cdef PyThread_type_lock _lock
+
+    def __cinit__(self):
+        self._lock = PyThread_allocate_lock()
+        if self._lock == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        if self._lock != NULL:
+            PyThread_free_lock(self._lock)
+
+    def __init__(self, maxsize=100):
+        size = operator.index(maxsize)
+        if not 0 <= size <= sys.maxsize:
+            raise ValueError(f"maxsize must be between 0 and {sys.maxsize}, got {size}")
+        self._maxsize = size
+        self._map = {}
+        self._root = _Link()
+        self._root.prev = self._root
+        self._root.next = self._root
+
+    @property
+    def maxsize(self):
+        return self._maxsize
+
+    cdef inline void _unlink(self, _Link link) noexcept:
+        link.prev.next = link.next
+        link.next.prev = link.prev
+
+    cdef inline void _append(self, _Link link) noexcept:
+        cdef _Link root = self._root
+        link.prev = root.prev
+        link.next = root
+        root.prev.next = link
+        root.prev = link
+
+    def get(self, key, default=None):
+        """The value for ``key`` (marking it most recently used), else ``default``."""
+        cdef _Link link
+        _acquire(self._lock)
+        try:
+            found = self._map.get(key)
+            if found is None:
+                return default
+            link = <_Link>found
+            if link.next is not self._root:
+                self._unlink(link)
+                self._append(link)
+            return link.value
+        finally:
+            PyThread_release_lock(self._lock)
+
+    def put(self, key, value):
+        """Store ``value`` as the most recently used; evict the oldest past ``maxsize``."""
+        cdef _Link link, old
+        _acquire(self._lock)
+        try:
+            found = self._map.get(key)
+            if found is not None:
+                link = <_Link>found
+                link.value = value
+                self._unlink(link)
+                self._append(link)
+                return
+            if self._maxsize == 0:
+                return
+            link = _Link.__new__(_Link)
+            link.key = key
+            link.value = value
+            self._map[key] = link
+            self._append(link)
+            if len(self._map) > self._maxsize:
+                old = self._root.next
+                del self._map[old.key]
+                self._unlink(old)
+        finally:
+            PyThread_release_lock(self._lock)
+
+    def delete(self, key):
+        """Remove ``key``; ``True`` if it was there."""
+        _acquire(self._lock)
+        try:
+            found = self._map.get(key)  # (not dict.pop: it skips hashing on an empty dict)
+            if found is None:
+                return False
+            del self._map[key]
+            self._unlink(<_Link>found)
+            return True
+        finally:
+            PyThread_release_lock(self._lock)
+
+    def delete_where(self, predicate):
+        """Remove every key for which ``predicate(key)`` is true; return how many.
+
+        If ``predicate`` raises, nothing is removed and the exception propagates.
+        """
+        cdef _Link link
+        cdef list doomed = []
+        _acquire(self._lock)
+        try:
+            link = self._root.next
+            while link is not self._root:
+                if predicate(link.key):
+                    doomed.append(link)
+                link = link.next
+            for link in doomed:
+                del self._map[link.key]
+                self._unlink(link)
+            return len(doomed)
+        finally:
+            PyThread_release_lock(self._lock)
+
+    def clear(self):
+        _acquire(self._lock)
+        try:
+            self._map.clear()
+            self._root.prev = self._root
+            self._root.next = self._root
+        finally:
+            PyThread_release_lock(self._lock)
+
+    def keys(self):
+        """The keys, least recently used first."""
+        cdef _Link link
+        cdef list out = []
+        _acquire(self._lock)
+        try:
+            link = self._root.next
+            while link is not self._root:
+                out.append(link.key)
+                link = link.next
+            return out
+        finally:
+            PyThread_release_lock(self._lock)
+
+    def __len__(self):
+        _acquire(self._lock)
+        try:
+            return len(self._map)
+        finally:
+            PyThread_release_lock(self._lock)
+
+    def __contains__(self, key):
+        _acquire(self._lock)
+        try:
+            return key in self._map
+        finally:
+            PyThread_release_lock(self._lock)
+
+    def __repr__(self):
+        return f"LruCache(maxsize={self._maxsize}, size={len(self)})"

@@ -1,0 +1,581 @@
+"""Pure-Python twin of the compiled kernels in ``_speedups.pyx``.
+
+Same names, same signatures, same results and same exceptions as the Cython module; it is the
+reference the compiled code is tested against, and what runs when the extension is not built
+or ``MCP_LITE_NO_EXTENSIONS=1`` is set. Do not import this module directly: import the names
+from ``mcp_lite._accel``, which picks the implementation.
+
+Kernels: tool-name normalization (``mcp__<server>__<tool>``), NDJSON framing with a size
+limit (stdio), WHATWG ``text/event-stream`` parsing (HTTP), JSON message encoding/decoding
+with ``pydantic_core``, and a thread-safe LRU cache.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
+
+from pydantic_core import from_json, to_json
+
+from mcp_lite.errors import MessageTooLarge
+
+__all__ = [
+    "LruCache",
+    "NdjsonSplitter",
+    "SseEvent",
+    "SseParser",
+    "build_tool_name",
+    "build_tool_names",
+    "decode_message",
+    "encode_message",
+    "normalize_name",
+    "normalize_names",
+    "parse_tool_name",
+]
+
+DEFAULT_MAX_SIZE = 64 * 1024 * 1024
+HEAD_SIZE = 256  # bytes of an oversized message kept in MessageTooLarge.head
+
+# --- names -----------------------------------------------------------------------------
+
+_BAD_NAME_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
+_PREFIX = "mcp__"
+
+
+def _check_str(value: object, what: str) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+
+
+def normalize_name(name: str) -> str:
+    """Replace every code point outside ``[a-zA-Z0-9_-]`` by ``_``.
+
+    One ``_`` per code point, so ``"café"`` gives ``"caf_"`` and the length is kept.
+    ``""`` gives ``""``.
+
+    Raises:
+        TypeError: ``name`` is not a ``str``.
+    """
+    _check_str(name, "name")
+    return _BAD_NAME_CHAR.sub("_", name)
+
+
+def normalize_names(names: Iterable[str]) -> list[str]:
+    """``normalize_name`` over a batch, in order.
+
+    Raises:
+        TypeError: an item is not a ``str``.
+    """
+    return [normalize_name(name) for name in names]
+
+
+def build_tool_name(server: str, tool: str) -> str:
+    """``"mcp__" + normalize_name(server) + "__" + normalize_name(tool)``.
+
+    Raises:
+        TypeError: ``server`` or ``tool`` is not a ``str``.
+    """
+    return _PREFIX + normalize_name(server) + "__" + normalize_name(tool)
+
+
+def build_tool_names(server: str, tools: Iterable[str]) -> list[str]:
+    """``build_tool_name(server, tool)`` for every tool, in order; the server part is
+    normalized once.
+
+    Raises:
+        TypeError: ``server`` or a tool is not a ``str``.
+    """
+    prefix = _PREFIX + normalize_name(server) + "__"
+    return [prefix + normalize_name(tool) for tool in tools]
+
+
+def parse_tool_name(name: str) -> tuple[str, str]:
+    """Split ``"mcp__<server>__<tool>"`` into ``(server, tool)``.
+
+    The server is the text up to the FIRST ``"__"`` after the prefix, the tool is everything
+    after it (it may itself contain ``"__"``); ``"mcp__srv"`` gives ``("srv", "")``.
+
+    A server name containing ``"__"`` is ambiguous: ``build_tool_name("a__b", "t")`` parses
+    back as ``("a", "b__t")``. The same goes for server names starting or ending with ``_``
+    after normalization. The Hub therefore refuses such server names.
+
+    Raises:
+        TypeError: ``name`` is not a ``str``.
+        ValueError: ``name`` does not start with ``"mcp__"`` or its server part is empty.
+    """
+    _check_str(name, "name")
+    if not name.startswith(_PREFIX):
+        raise ValueError(f"not an MCP tool name (no 'mcp__' prefix): {name!r}")
+    end = name.find("__", 5)
+    if end < 0:
+        server, tool = name[5:], ""
+    else:
+        server, tool = name[5:end], name[end + 2 :]
+    if not server:
+        raise ValueError(f"MCP tool name has an empty server part: {name!r}")
+    return server, tool
+
+
+# --- framing helpers -------------------------------------------------------------------
+
+
+def _check_size(max_size: object, what: str = "max_size") -> int:
+    size = operator.index(max_size)  # type: ignore[arg-type]
+    if not 1 <= size <= sys.maxsize:
+        raise ValueError(f"{what} must be between 1 and {sys.maxsize}, got {size}")
+    return size
+
+
+def _as_bytes(data: object) -> bytes:
+    if type(data) is bytes:
+        return data
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    raise TypeError(f"data must be bytes, bytearray or memoryview, not {type(data).__name__}")
+
+
+def _too_large(max_size: int, head: bytes) -> MessageTooLarge:
+    return MessageTooLarge(f"message larger than {max_size} bytes", max_size, head[:HEAD_SIZE])
+
+
+# --- NDJSON ----------------------------------------------------------------------------
+
+
+class NdjsonSplitter:
+    """Split a byte stream into newline-delimited messages (the stdio transport's framing).
+
+    ``feed(chunk)`` returns every message completed by ``chunk``, in arrival order: the line
+    without its ``b"\\n"`` and without one trailing ``b"\\r"``. Blank and whitespace-only
+    lines are skipped. A message whose content is larger than ``max_size`` bytes gives one
+    ``MessageTooLarge`` item at its position instead (``head`` = its first 256 bytes), and
+    the splitter goes on with the next line. The partial line is never buffered beyond
+    ``max_size + 1`` bytes: once it is certain to be too large it is reported at once and the
+    rest of it, up to the next ``b"\\n"``, is dropped. (A too-large line is reported even if
+    it turns out to be all whitespace.)
+
+    ``flush()`` at EOF returns the final unterminated line, if not blank, and resets.
+
+    Not thread-safe: one reader thread owns a splitter.
+    """
+
+    __slots__ = ("_discarding", "_max_size", "_pending")
+
+    def __init__(self, max_size: int = DEFAULT_MAX_SIZE) -> None:
+        self._max_size = _check_size(max_size)
+        self._pending = bytearray()  # the partial line: never contains b"\n"
+        self._discarding = False  # dropping the rest of an oversized line
+
+    @property
+    def max_size(self) -> int:
+        """The size limit in bytes."""
+        return self._max_size
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held for a partial line."""
+        return len(self._pending)
+
+    def feed(self, data: bytes) -> list[bytes | MessageTooLarge]:
+        """Add ``data``; return the messages (and ``MessageTooLarge`` items) it completes.
+
+        ``b""`` returns ``[]``.
+
+        Raises:
+            TypeError: ``data`` is not bytes-like.
+        """
+        data = _as_bytes(data)
+        out: list[bytes | MessageTooLarge] = []
+        if self._discarding:
+            end = data.find(b"\n")
+            if end < 0:
+                return out
+            self._discarding = False
+            data = data[end + 1 :]
+        parts = data.split(b"\n")
+        tail = parts.pop()  # after the last b"\n": the new partial line
+        max_size = self._max_size
+        pending = self._pending
+        if parts and pending:
+            pending += parts[0]
+            parts[0] = bytes(pending)
+            pending.clear()
+        for line in parts:
+            if line[-1:] == b"\r":
+                line = line[:-1]
+            if len(line) > max_size:
+                out.append(_too_large(max_size, line))
+            elif line and not line.isspace():
+                out.append(line)
+        if tail:
+            size = len(pending) + len(tail)
+            if size > max_size + 1 or (size == max_size + 1 and tail[-1:] != b"\r"):
+                out.append(_too_large(max_size, bytes(pending[:HEAD_SIZE]) + tail[:HEAD_SIZE]))
+                pending.clear()
+                self._discarding = True
+            else:
+                pending += tail
+        return out
+
+    def flush(self) -> list[bytes]:
+        """End of stream: return ``[line]`` for a final non-blank line without ``b"\\n"``, or
+        ``[]``; the splitter is reset and can be reused."""
+        line = bytes(self._pending)
+        self._pending.clear()
+        self._discarding = False
+        if line[-1:] == b"\r":
+            line = line[:-1]
+        if line and not line.isspace():
+            return [line]
+        return []
+
+
+# --- SSE -------------------------------------------------------------------------------
+
+
+class SseEvent:
+    """One dispatched server-sent event. Immutable; equal when all three fields are equal.
+
+    Attributes:
+        event: the event type, ``"message"`` when the stream gave none.
+        data: the data lines joined with ``"\\n"``.
+        id: the parser's last event ID when the event was dispatched (``""`` if none).
+    """
+
+    __slots__ = ("_data", "_event", "_id")
+
+    def __init__(self, event: str = "message", data: str = "", id: str = "") -> None:
+        self._event = event
+        self._data = data
+        self._id = id
+
+    @property
+    def event(self) -> str:
+        return self._event
+
+    @property
+    def data(self) -> str:
+        return self._data
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, SseEvent)
+        return self._event == other._event and self._data == other._data and self._id == other._id
+
+    def __hash__(self) -> int:
+        return hash((self._event, self._data, self._id))
+
+    def __repr__(self) -> str:
+        return f"SseEvent(event={self._event!r}, data={self._data!r}, id={self._id!r})"
+
+
+_BOM = b"\xef\xbb\xbf"
+_DIGITS = frozenset(b"0123456789")
+# A line longer than this while it is still arriving is certain to make the event too
+# large ("data: " is the longest prefix in front of a data value); this bounds the buffer.
+_LINE_SLACK = 6
+
+
+class SseParser:
+    """Parse a ``text/event-stream`` body as the WHATWG HTML standard says, chunk by chunk.
+
+    ``feed(chunk)`` returns the events dispatched by ``chunk`` in order. Handled: one UTF-8
+    BOM at the very start, CR / LF / CRLF line ends (also a CR and LF split across chunks),
+    comments (``:``), ``field: value`` with one leading space stripped, a line without a colon
+    as a field with an empty value, ``event``, ``data`` (joined with ``"\\n"``), ``id``
+    (ignored when it contains NUL), ``retry`` (ASCII digits only), unknown fields ignored.
+    Invalid UTF-8 decodes to U+FFFD.
+
+    A blank line dispatches the event. As the standard says, ``last_event_id`` takes the
+    value of the last ``id`` field at that blank line, even when the event has no data and
+    nothing is dispatched; an event cut off by the end of the stream does not update it
+    (so a reconnection resumes before it). ``retry`` is set as soon as its line is complete.
+
+    Size limit: when an event's data (the lines joined) grows past ``max_size`` bytes, or an
+    ``event`` or ``id`` line is longer than ``max_size + 6`` bytes, one ``MessageTooLarge``
+    item takes the event's place (``head``: the first 256 bytes of its data, or of that
+    line), the rest of the event is dropped (later ``id`` and ``retry`` fields still count)
+    and parsing carries on after the next blank line. Other over-long lines (comments,
+    unknown fields, ``retry``) are ignored. A line is never buffered past ``max_size + 6``
+    bytes: as soon as the partial line is that long it is handled as above and the rest of it
+    is skipped.
+
+    Not thread-safe: one reader thread owns a parser.
+
+    Attributes:
+        last_event_id: the ID to send as ``Last-Event-ID`` on reconnection (``""`` at first).
+        retry: the reconnection time in ms the server asked for, or ``None``.
+    """
+
+    __slots__ = (
+        "_bom_pending",
+        "_data",
+        "_dropping",
+        "_event",
+        "_id_buffer",
+        "_line",
+        "_max_size",
+        "_skip_line",
+        "_skip_lf",
+        "last_event_id",
+        "retry",
+    )
+
+    def __init__(self, max_size: int = DEFAULT_MAX_SIZE) -> None:
+        self._max_size = _check_size(max_size)
+        self.last_event_id = ""
+        self.retry: int | None = None
+        self._bom_pending: bytes | None = b""  # None once the stream start is past
+        self._line = bytearray()  # the partial line: no CR or LF in it
+        self._skip_lf = False  # the last line ended in CR: a LF right after is part of it
+        self._skip_line = False  # dropping the rest of an oversized line
+        self._data = bytearray()  # data lines, each followed by b"\n"
+        self._event = b""
+        self._id_buffer = ""
+        self._dropping = False  # the current event is too large
+
+    @property
+    def max_size(self) -> int:
+        """The size limit in bytes for one event's data."""
+        return self._max_size
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held for the current partial line and event data."""
+        return len(self._line) + len(self._data) + len(self._bom_pending or b"")
+
+    def feed(self, data: bytes) -> list[SseEvent | MessageTooLarge]:
+        """Add ``data``; return the events (and ``MessageTooLarge`` items) it dispatches.
+
+        Raises:
+            TypeError: ``data`` is not bytes-like.
+        """
+        data = _as_bytes(data)
+        out: list[SseEvent | MessageTooLarge] = []
+        if self._bom_pending is not None:
+            data = self._bom_pending + data
+            if len(data) < 3 and _BOM.startswith(data):
+                self._bom_pending = data
+                return out
+            self._bom_pending = None
+            if data.startswith(_BOM):
+                data = data[3:]
+        if not data:
+            return out
+        if self._skip_lf:
+            self._skip_lf = False
+            if data[:1] == b"\n":
+                data = data[1:]
+        if b"\n" not in data and b"\r" not in data:
+            self._add_partial(data, out)
+            return out
+        lines = data.splitlines(True)
+        last = lines[-1]
+        tail = b"" if last[-1:] in (b"\n", b"\r") else lines.pop()
+        self._skip_lf = last[-1:] == b"\r"
+        if self._skip_line:
+            # the first line is the end of an oversized line that is being dropped
+            self._skip_line = False
+            del lines[0]
+        elif self._line:
+            self._line += lines[0]
+            lines[0] = bytes(self._line)
+            self._line.clear()
+        for line in lines:
+            self._process(line.rstrip(b"\r\n"), out)
+        if tail:
+            self._add_partial(tail, out)
+        return out
+
+    def _add_partial(self, chunk: bytes, out: list[SseEvent | MessageTooLarge]) -> None:
+        if self._skip_line:
+            return
+        line = self._line
+        if len(line) + len(chunk) <= self._max_size + _LINE_SLACK:
+            line += chunk
+            return
+        # Certain to be too long: report it now (see _process) and drop the rest of it.
+        start = bytes(line[: HEAD_SIZE + _LINE_SLACK]) + chunk[: HEAD_SIZE + _LINE_SLACK]
+        line.clear()
+        self._skip_line = True
+        if self._dropping:
+            return
+        if start.startswith(b"data:"):
+            value = start[6:] if start[5:6] == b" " else start[5:]
+            self._drop(out, bytes(self._data[:HEAD_SIZE]) + value)
+        elif start.startswith((b"event:", b"id:")):
+            self._drop(out, start)
+
+    def _drop(self, out: list[SseEvent | MessageTooLarge], head: bytes) -> None:
+        self._dropping = True
+        self._data.clear()
+        out.append(_too_large(self._max_size, head))
+
+    def _process(self, line: bytes, out: list[SseEvent | MessageTooLarge]) -> None:
+        if not line:
+            self._dispatch(out)
+            return
+        colon = line.find(b":")
+        if colon == 0:
+            return
+        if colon < 0:
+            field, value = line, b""
+        else:
+            field = line[:colon]
+            value = line[colon + 2 :] if line[colon + 1 : colon + 2] == b" " else line[colon + 1 :]
+        if field == b"data":
+            if self._dropping:
+                return
+            data = self._data
+            if len(data) + len(value) > self._max_size:
+                self._drop(out, bytes(data[:HEAD_SIZE]) + value[:HEAD_SIZE])
+            else:
+                data += value
+                data += b"\n"
+        elif len(line) > self._max_size + _LINE_SLACK:
+            # an over-long line of another field: an event or id makes the event too large,
+            # anything else (retry, unknown fields) is ignored
+            if colon > 0 and field in (b"event", b"id") and not self._dropping:
+                self._drop(out, line)
+        elif field == b"event":
+            self._event = value
+        elif field == b"id":
+            if b"\x00" not in value:
+                self._id_buffer = value.decode("utf-8", "replace")
+        elif field == b"retry" and value and _DIGITS.issuperset(value):
+            self.retry = int(value)
+
+    def _dispatch(self, out: list[SseEvent | MessageTooLarge]) -> None:
+        self.last_event_id = self._id_buffer
+        data = self._data
+        if data and not self._dropping:
+            out.append(
+                SseEvent(
+                    self._event.decode("utf-8", "replace") or "message",
+                    data[:-1].decode("utf-8", "replace"),
+                    self._id_buffer,
+                )
+            )
+        data.clear()
+        self._event = b""
+        self._dropping = False
+
+
+# --- JSON ------------------------------------------------------------------------------
+
+
+def encode_message(obj: Any) -> bytes:
+    """Serialize one JSON-RPC message: compact JSON, UTF-8 (non-ASCII kept), then ``b"\\n"``.
+
+    JSON escapes control characters, so the only raw newline is the final one. NaN and
+    infinities become ``null`` (as in pydantic's JSON output), keeping the result valid JSON.
+
+    Raises:
+        ValueError: ``obj`` holds something JSON cannot represent
+            (``pydantic_core.PydanticSerializationError``).
+    """
+    return to_json(obj, inf_nan_mode="null") + b"\n"
+
+
+def decode_message(data: bytes | bytearray | str) -> Any:
+    """Parse one JSON message.
+
+    Raises:
+        ValueError: ``data`` is not valid JSON (empty, truncated, bad UTF-8...).
+    """
+    return from_json(data)
+
+
+# --- LRU cache -------------------------------------------------------------------------
+
+
+class LruCache:
+    """A bounded mapping that evicts the least recently used key, safe to share across threads.
+
+    Every operation holds one ``threading.Lock`` (no reliance on the GIL, so it stays correct
+    on free-threaded Python). ``get`` and ``put`` count as use; ``__contains__``, ``keys`` and
+    ``len`` do not. ``maxsize=0`` keeps nothing. Keys' ``__hash__``/``__eq__`` and the
+    ``delete_where`` predicate run with the lock held: they must not use the same cache.
+    """
+
+    __slots__ = ("_data", "_lock", "_maxsize")
+
+    def __init__(self, maxsize: int = 100) -> None:
+        size = operator.index(maxsize)
+        if not 0 <= size <= sys.maxsize:
+            raise ValueError(f"maxsize must be between 0 and {sys.maxsize}, got {size}")
+        self._maxsize = size
+        self._data: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def maxsize(self) -> int:
+        return self._maxsize
+
+    def get(self, key: Hashable, default: Any = None) -> Any:
+        """The value for ``key`` (marking it most recently used), else ``default``."""
+        with self._lock:
+            try:
+                value = self._data[key]
+            except KeyError:
+                return default
+            self._data.move_to_end(key)
+            return value
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """Store ``value`` as the most recently used; evict the oldest past ``maxsize``."""
+        with self._lock:
+            data = self._data
+            data[key] = value
+            data.move_to_end(key)
+            if len(data) > self._maxsize:
+                data.popitem(last=False)
+
+    def delete(self, key: Hashable) -> bool:
+        """Remove ``key``; ``True`` if it was there."""
+        with self._lock:
+            try:
+                del self._data[key]
+            except KeyError:
+                return False
+            return True
+
+    def delete_where(self, predicate: Callable[[Any], object]) -> int:
+        """Remove every key for which ``predicate(key)`` is true; return how many.
+
+        If ``predicate`` raises, nothing is removed and the exception propagates.
+        """
+        with self._lock:
+            doomed = [key for key in self._data if predicate(key)]
+            for key in doomed:
+                del self._data[key]
+            return len(doomed)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+    def keys(self) -> list[Any]:
+        """The keys, least recently used first."""
+        with self._lock:
+            return list(self._data)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._data)
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            return key in self._data
+
+    def __repr__(self) -> str:
+        return f"LruCache(maxsize={self._maxsize}, size={len(self)})"
