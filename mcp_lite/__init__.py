@@ -34,6 +34,7 @@ from .errors import (
 
 if TYPE_CHECKING:
     from .client import Client, connect
+    from .hub import Hub, McpTool, ServerStatus
     from .protocol.types import (
         CallToolResult,
         GetPromptResult,
@@ -57,7 +58,9 @@ __all__ = [
     "ConnectionClosed",
     "Context",
     "GetPromptResult",
+    "Hub",
     "McpError",
+    "McpTool",
     "MessageTooLarge",
     "Params",
     "PermissionDenied",
@@ -70,6 +73,7 @@ __all__ = [
     "ResourceTemplate",
     "RpcError",
     "Server",
+    "ServerStatus",
     "Tool",
     "ToolError",
     "TransportError",
@@ -85,6 +89,9 @@ _LAZY = {
     "Client": "client",
     "connect": "client",
     "Server": "server",
+    "Hub": "hub",
+    "McpTool": "hub",
+    "ServerStatus": "hub",
     "Context": "server",
     "CallToolResult": "protocol.types",
     "GetPromptResult": "protocol.types",

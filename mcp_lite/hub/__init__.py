@@ -6,4 +6,18 @@ the runtime connects the servers it describes.
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._connections import Backoff, ServerStatus
+from .hub import Hub, ServerSnapshot
+from .results import ToolEvent
+from .tools import McpPrompt, McpResource, McpTool
+
+__all__ = [
+    "Backoff",
+    "Hub",
+    "McpPrompt",
+    "McpResource",
+    "McpTool",
+    "ServerSnapshot",
+    "ServerStatus",
+    "ToolEvent",
+]

@@ -1,0 +1,631 @@
+"""The Hub's connections: one slot per configured server, its state, and how it connects.
+
+Each server has a slot holding its ``Client`` (created with ``auto_reconnect=False``: the
+Hub, not the Client, decides when and how to reconnect) and its state:
+
+- ``pending``: not connected yet, or (re)connecting; between failed attempts the slot waits
+  ``Backoff.delay(n)`` (1 s, 2 s, 4 s … by default) up to ``max_attempts``;
+- ``connected``: the client is live;
+- ``failed``: the last attempt cycle failed; ``error`` says why. Later uses retry only after
+  ``Backoff.cooldown`` seconds (``reconnect()`` retries at once);
+- ``needs-auth``: the server answered 401; recorded in the needs-auth cache file for 15
+  minutes, during which the server is not tried again (``reconnect()`` does);
+- ``disabled``: by config (with a reason) or by ``disable()``; never connected.
+
+Connections are memoized by ``name + canonical JSON of the config``: an unchanged entry keeps
+its connection across ``update()``; a changed one gets a new slot and the old connection is
+closed. ``connect_all()`` connects in parallel, at most 3 local (stdio, in-process) and 20
+remote servers at a time (``MCP_SERVER_CONNECTION_BATCH_SIZE``,
+``MCP_REMOTE_SERVER_CONNECTION_BATCH_SIZE``). A slow or broken server only ever holds up the
+callers of that server: each slot connects under its own lock, every connect is bounded by
+the client's timeout.
+
+This module also routes the server → client callbacks of every connection: cache
+invalidation on ``notifications/*/list_changed`` and elicitation (hooks first, then the
+host's handler; completion notifications for URL mode).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..errors import AuthRequired, ConfigError, ConnectError, ConnectionClosed, McpError
+
+if TYPE_CHECKING:
+    from ..client import Client
+    from ..protocol.types import Params
+    from ._auth_cache import NeedsAuthCache
+    from .tools import Catalog
+
+__all__ = ["Backoff", "Connections", "Elicitation", "ServerStatus", "Spec"]
+
+log = logging.getLogger("mcp_lite.hub")
+
+State = Literal["connected", "failed", "needs-auth", "pending", "disabled"]
+REMOTE_TYPES = frozenset({"http", "sse", "ws", "sse-ide", "ws-ide", "proxy"})
+DEFAULT_LOCAL_BATCH = 3
+DEFAULT_REMOTE_BATCH = 20
+_LISTEN_FLAGS = (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"),
+                 ("resourcesListChanged", "resources"))
+_LISTEN_TIMEOUT = 86400.0  # a listen stream lasts as long as its connection
+_LIST_CHANGED = {
+    "notifications/tools/list_changed": "tools",
+    "notifications/resources/list_changed": "resources",
+    "notifications/prompts/list_changed": "prompts",
+}
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """How a slot retries a connection: ``base * factor ** (n - 1)`` seconds after the n-th
+    failed attempt, capped at ``max_delay``, at most ``max_attempts`` attempts per cycle;
+    a ``failed`` server is tried again on use after ``cooldown`` seconds."""
+
+    base: float = 1.0
+    factor: float = 2.0
+    max_delay: float = 30.0
+    max_attempts: int = 3
+    cooldown: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.base < 0 or self.factor < 1 or self.max_delay < 0 or self.cooldown < 0:
+            raise ConfigError("Backoff: base, max_delay and cooldown must be >= 0, factor >= 1")
+        if self.max_attempts < 1:
+            raise ConfigError("Backoff: max_attempts must be at least 1")
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
+        return float(min(self.base * self.factor ** (attempt - 1), self.max_delay))
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """One server as ``Hub.status()`` shows it.
+
+    Attributes:
+        state: ``connected``, ``failed``, ``needs-auth``, ``pending`` or ``disabled``.
+        error: why it failed, needs auth or is disabled; None otherwise.
+        scope: where the entry came from (``project``, ``user``, ``dynamic``...).
+        type: ``stdio``, ``http``, ``sse``, ``ws``, ``sdk``...
+        tools_count: how many tools it offers, when the list is known (else None).
+        attempts: connection attempts in the current or last cycle.
+        source: the file (or ``<code>``) the entry came from.
+    """
+
+    name: str
+    state: State
+    error: str | None = None
+    scope: str | None = None
+    type: str | None = None
+    tools_count: int | None = None
+    attempts: int = 0
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What the Hub needs of one configured server (built from a ``ServerEntry``)."""
+
+    name: str
+    scope: str
+    type: str
+    target: Any
+    source: str = "<code>"
+    disabled_reason: str | None = None
+    error: str | None = None
+    key: str = field(default="", compare=False)
+    timeout: float | None = None
+
+    @property
+    def remote(self) -> bool:
+        return self.type in REMOTE_TYPES
+
+    @property
+    def in_process(self) -> bool:
+        return self.type == "sdk"
+
+    @property
+    def auth_key(self) -> str:
+        """The needs-auth cache key: the name and a hash of the config (no secrets kept)."""
+        return f"{self.name}:{hashlib.sha256(self.key.encode()).hexdigest()[:16]}"
+
+
+def memo_key(name: str, target: Any) -> str:
+    """``name`` + the canonical JSON of its target; an in-process server by identity."""
+    from ..server import Server
+
+    if isinstance(target, Server):
+        return f"{name}\x00sdk:{id(target)}"
+
+    def default(value: Any) -> Any:
+        if isinstance(value, Server):
+            return f"<sdk {id(value)}>"
+        dump = getattr(value, "model_dump", None)
+        if callable(dump):
+            return dump(mode="json")
+        return f"<{type(value).__qualname__} {id(value)}>"
+
+    return name + "\x00" + json.dumps(target, sort_keys=True, separators=(",", ":"),
+                                      default=default)
+
+
+def make_spec(name: str, scope: str, target: Any, *, type: str | None = None,
+              source: str = "<code>", disabled_reason: str | None = None,
+              error: str | None = None, timeout: float | None = None) -> Spec:
+    kind = type or _type_of(target)
+    key = memo_key(name, target) if error is None else f"{name}\x00error"
+    if timeout is not None:
+        key += f"\x00timeout={timeout!r}"
+    return Spec(name, scope, kind, target, source, disabled_reason, error, key, timeout)
+
+
+def _type_of(target: Any) -> str:
+    from ..server import Server
+
+    if isinstance(target, Server):
+        return "sdk"
+    if isinstance(target, Mapping):
+        kind = target.get("type")
+        if kind:
+            return str(kind)
+        return "stdio" if "command" in target else "http"
+    if isinstance(target, str) and "://" in target:
+        return "ws" if target.lower().startswith(("ws:", "wss:")) else "http"
+    return "stdio"
+
+
+def _batch_size(var: str, default: int) -> int:
+    try:
+        value = int(os.environ.get(var, ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def _alive(client: Client) -> bool:
+    """True while the client's connection is up (no I/O: a dead one raises at once)."""
+    try:
+        client.session  # noqa: B018 - the property raises once the connection is gone
+    except McpError:
+        return False
+    return True
+
+
+# --- elicitation ------------------------------------------------------------------------------
+
+ElicitationHook = Callable[[str, "Params"], Any]
+
+
+class Elicitation:
+    """Answers ``elicitation/create`` for every server of a Hub.
+
+    ``hooks`` run first, in order: ``hook(server, params)`` returning a result (a dict like
+    ``{"action": "accept", "content": {...}}``) answers; None passes to the next. Then
+    ``handler(server, params)``; without one the answer is ``{"action": "cancel"}``.
+    URL-mode completions (``notifications/elicitation/complete``) are remembered by id so a
+    call waiting to retry after a URL elicitation can wait for them.
+    """
+
+    def __init__(self, hooks: Iterable[ElicitationHook] = (),
+                 handler: ElicitationHook | None = None) -> None:
+        self.hooks = tuple(hooks)
+        self.handler = handler
+        self._done: set[str] = set()
+        self._cond = threading.Condition()
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.hooks) or self.handler is not None
+
+    def answer(self, server: str, params: Params) -> Any:
+        for hook in self.hooks:
+            result = hook(server, params)
+            if result is not None:
+                return result
+        if self.handler is not None:
+            return self.handler(server, params)
+        return {"action": "cancel"}
+
+    def completed(self, elicitation_id: str) -> None:
+        with self._cond:
+            self._done.add(elicitation_id)
+            if len(self._done) > 1000:  # ids nobody waited for: keep the set bounded
+                self._done.clear()
+                self._done.add(elicitation_id)
+            self._cond.notify_all()
+
+    def wait_completed(self, elicitation_id: str, timeout: float) -> bool:
+        with self._cond:
+            done = self._cond.wait_for(lambda: elicitation_id in self._done, timeout)
+            self._done.discard(elicitation_id)
+            return done
+
+    def _after_fork(self) -> None:
+        self._cond = threading.Condition()
+
+
+# --- slots and connections -----------------------------------------------------------------------
+
+
+class _Slot:
+    """One server: its spec, client and state. ``lock`` serializes its connection attempts."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        self.lock = threading.Lock()
+        self.client: Client | None = None
+        self.user_disabled = False
+        # (state, error, attempts): replaced as a whole so readers never see a mix.
+        self.snapshot: tuple[State, str | None, int] = (
+            ("disabled", spec.disabled_reason, 0) if spec.disabled_reason
+            else ("failed", spec.error, 0) if spec.error else ("pending", None, 0))
+        self.failed_at = 0.0
+        self.last_error: McpError | None = None
+
+    def set(self, state: State, error: str | None = None, attempts: int | None = None) -> None:
+        self.snapshot = (state, error, self.snapshot[2] if attempts is None else attempts)
+
+
+OpenClient = Callable[[Spec, dict[str, Any]], "Client"]
+
+
+class Connections:
+    """Every server's slot (see the module docstring). Thread-safe; ``close()`` is final.
+
+    Args:
+        specs: the configured servers.
+        client_options: passed to every ``Client`` (``timeout=``, ``sampling_handler=``...).
+        backoff: the retry policy.
+        auth_cache: the needs-auth TTL cache.
+        catalog: the tool/resource/prompt caches to invalidate.
+        elicitation: the elicitation router.
+        open_client: ``fn(spec, options) -> connected Client`` (tests replace it).
+    """
+
+    def __init__(self, specs: Iterable[Spec], *, client_options: Mapping[str, Any],
+                 backoff: Backoff, auth_cache: NeedsAuthCache, catalog: Catalog,
+                 elicitation: Elicitation, open_client: OpenClient | None = None) -> None:
+        self.backoff = backoff
+        self.auth_cache = auth_cache
+        self.catalog = catalog
+        self.elicitation = elicitation
+        self._client_options = dict(client_options)
+        self._open_client = open_client or _open_client
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._slots: dict[str, _Slot] = {}
+        self.update(specs)
+        _live.add(self)
+
+    # --- configuration -----------------------------------------------------------------------
+
+    def update(self, specs: Iterable[Spec]) -> None:
+        """Adopt a new set of servers: unchanged ones keep their connection, changed or
+        removed ones are closed."""
+        wanted = {spec.name: spec for spec in specs}
+        doomed: list[_Slot] = []
+        with self._lock:
+            for name, spec in wanted.items():
+                slot = self._slots.get(name)
+                if slot is not None and slot.spec.key == spec.key \
+                        and slot.spec.disabled_reason == spec.disabled_reason:
+                    slot.spec = spec  # same connection; scope or source may have moved
+                    continue
+                if slot is not None:
+                    doomed.append(slot)
+                self._slots[name] = _Slot(spec)
+            for name in [n for n in self._slots if n not in wanted]:
+                doomed.append(self._slots.pop(name))
+        for slot in doomed:
+            self._drop_client(slot)
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return list(self._slots)
+
+    def spec(self, name: str) -> Spec:
+        return self._slot(name).spec
+
+    def _slot(self, name: str) -> _Slot:
+        with self._lock:
+            slot = self._slots.get(name)
+        if slot is None:
+            raise ConfigError(f"no MCP server named {name!r} is configured "
+                              f"(known: {', '.join(sorted(self._slots)) or 'none'})")
+        return slot
+
+    # --- state ---------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, ServerStatus]:
+        with self._lock:
+            slots = list(self._slots.values())
+        out = {}
+        for slot in slots:
+            client = slot.client
+            state, error, attempts = slot.snapshot
+            if state == "connected" and (client is None or not _alive(client)):
+                state, error = "pending", "the connection closed; it reconnects on next use"
+            tools = self.catalog.cached("tools", slot.spec.name)
+            spec = slot.spec
+            out[spec.name] = ServerStatus(spec.name, state, error, spec.scope, spec.type,
+                                          None if tools is None else len(tools), attempts,
+                                          spec.source)
+        return out
+
+    def disable(self, name: str) -> None:
+        slot = self._slot(name)
+        slot.user_disabled = True
+        with slot.lock:
+            self._drop_client(slot)
+            slot.set("disabled", "disabled by the host")
+
+    def enable(self, name: str) -> None:
+        slot = self._slot(name)
+        with slot.lock:
+            if slot.spec.disabled_reason:
+                raise ConfigError(f"MCP server {name!r} is disabled by its configuration: "
+                                  f"{slot.spec.disabled_reason}")
+            slot.user_disabled = False
+            if slot.snapshot[0] == "disabled":
+                slot.set("pending", None, 0)
+
+    # --- connecting ----------------------------------------------------------------------------
+
+    def client(self, name: str) -> Client:
+        """The live client of ``name``, connecting (with backoff) when needed.
+
+        Raises:
+            ConfigError: unknown server, or its entry is invalid.
+            ConnectError: the server is disabled, or failed recently (see ``Backoff.cooldown``).
+            AuthRequired: it needs authorization (now or within the needs-auth TTL).
+            McpError: the last attempt's error when every attempt failed.
+        """
+        slot = self._slot(name)
+        client = slot.client
+        if client is not None and slot.snapshot[0] == "connected" and _alive(client):
+            return client
+        return self._connect(slot, force=False)
+
+    def reconnect(self, name: str) -> Client:
+        """Close the current connection (if any) and connect again now, ignoring the
+        cool-down and the needs-auth cache."""
+        slot = self._slot(name)
+        with slot.lock:
+            self._drop_client(slot)
+        self.auth_cache.discard(slot.spec.auth_key)
+        return self._connect(slot, force=True)
+
+    def connection_lost(self, name: str, client: Client) -> None:
+        """A call found ``client`` dead: forget it and its caches; the next use reconnects."""
+        with contextlib.suppress(ConfigError):
+            slot = self._slot(name)
+            with slot.lock:
+                if slot.client is client:
+                    self._drop_client(slot)
+                    slot.set("pending", "the connection closed; it reconnects on next use")
+
+    def connect_all(self, names: Sequence[str] | None = None) -> None:
+        """Connect every enabled server not yet connected, in parallel batches (3 local,
+        20 remote by default). Failures are recorded in the states, never raised."""
+        with self._lock:
+            slots = [s for n, s in self._slots.items() if names is None or n in names]
+        todo = [s for s in slots if s.snapshot[0] != "disabled" and not s.user_disabled]
+        local = [s for s in todo if not s.spec.remote]
+        remote = [s for s in todo if s.spec.remote]
+        pools = [
+            ThreadPoolExecutor(_batch_size("MCP_SERVER_CONNECTION_BATCH_SIZE",
+                                           DEFAULT_LOCAL_BATCH),
+                               thread_name_prefix="mcp-lite-hub-connect-local"),
+            ThreadPoolExecutor(_batch_size("MCP_REMOTE_SERVER_CONNECTION_BATCH_SIZE",
+                                           DEFAULT_REMOTE_BATCH),
+                               thread_name_prefix="mcp-lite-hub-connect-remote"),
+        ]
+        try:
+            futures = [pools[0].submit(self._try_connect, s) for s in local]
+            futures += [pools[1].submit(self._try_connect, s) for s in remote]
+            for future in futures:
+                future.result()
+        finally:
+            for pool in pools:
+                pool.shutdown(wait=True)
+
+    def _try_connect(self, slot: _Slot) -> None:
+        client = slot.client
+        if client is not None and slot.snapshot[0] == "connected" and _alive(client):
+            return
+        with contextlib.suppress(McpError):
+            self._connect(slot, force=False)
+
+    def _connect(self, slot: _Slot, *, force: bool) -> Client:
+        spec = slot.spec
+        with slot.lock:
+            client = slot.client
+            if client is not None and slot.snapshot[0] == "connected" and _alive(client):
+                return client  # another thread connected it while we waited
+            if self._closing.is_set():
+                raise ConnectionClosed("the Hub is closed")
+            if spec.error:
+                slot.set("failed", spec.error)
+                raise ConfigError(f"MCP server {spec.name!r}: {spec.error}")
+            if spec.disabled_reason or slot.user_disabled:
+                raise ConnectError(f"MCP server {spec.name!r} is disabled: "
+                                   f"{spec.disabled_reason or 'disabled by the host'}")
+            if not force and self.auth_cache.contains(spec.auth_key):
+                slot.set("needs-auth", "authorization required (recorded less than "
+                         f"{self.auth_cache.ttl / 60:g} minutes ago)")
+                raise AuthRequired(f"MCP server {spec.name!r} needs authorization; "
+                                   "call reconnect() once it is authorized", spec.name)
+            state = slot.snapshot[0]
+            if not force and state == "failed" and slot.last_error is not None \
+                    and time.monotonic() - slot.failed_at < self.backoff.cooldown:
+                raise ConnectError(f"MCP server {spec.name!r} failed: {slot.last_error} "
+                                   "(it is retried after a cool-down, or on reconnect())")
+            if client is not None:
+                self._drop_client(slot)
+            return self._attempts(slot)
+
+    def _attempts(self, slot: _Slot) -> Client:
+        spec = slot.spec
+        last: McpError | None = None
+        for attempt in range(1, self.backoff.max_attempts + 1):
+            slot.set("pending", None if last is None else str(last), attempt)
+            try:
+                client = self._open_client(spec, self._options_for(spec))
+            except AuthRequired as exc:
+                self.auth_cache.add(spec.auth_key)
+                slot.set("needs-auth", str(exc) or "authorization required")
+                raise AuthRequired(str(exc) or f"MCP server {spec.name!r} needs authorization",
+                                   spec.name) from exc
+            except ConfigError as exc:
+                slot.set("failed", str(exc))
+                slot.last_error, slot.failed_at = exc, time.monotonic()
+                raise
+            except McpError as exc:
+                last = exc
+                log.info("MCP server %r: connection attempt %d/%d failed: %s", spec.name,
+                         attempt, self.backoff.max_attempts, exc)
+                if attempt < self.backoff.max_attempts:
+                    slot.set("pending", str(exc), attempt)
+                    if self._closing.wait(self.backoff.delay(attempt)):
+                        raise ConnectionClosed("the Hub is closed") from exc
+                continue
+            if self._closing.is_set():  # closed while we were connecting
+                client.close()
+                raise ConnectionClosed("the Hub is closed")
+            slot.client = client
+            slot.last_error = None
+            slot.set("connected", None, attempt)
+            self._listen(slot, client)
+            return client
+        assert last is not None
+        slot.last_error, slot.failed_at = last, time.monotonic()
+        slot.set("failed", str(last), self.backoff.max_attempts)
+        raise last
+
+    def _listen(self, slot: _Slot, client: Client) -> None:
+        """2026-07-28 servers send ``list_changed`` only on a ``subscriptions/listen`` stream:
+        open one for the lists the server says can change. The stream ends when the
+        connection does, which also tells us to forget the server's lists at once."""
+        try:
+            info = client.session
+        except McpError:
+            return
+        if info.era != "stateless":
+            return
+        flags = {flag: True for flag, kind in _LISTEN_FLAGS
+                 if isinstance(info.capabilities.get(kind), dict)
+                 and info.capabilities[kind].get("listChanged")}
+        if not flags:
+            return
+        try:
+            future = client.submit("subscriptions/listen", {"notifications": flags},
+                                   timeout=_LISTEN_TIMEOUT)
+        except McpError as exc:
+            log.debug("MCP server %r: no subscriptions/listen stream: %s", slot.spec.name, exc)
+            return
+        name = slot.spec.name
+
+        def ended(future: Future[dict[str, Any]]) -> None:
+            if slot.client is client and not future.cancelled() \
+                    and isinstance(future.exception(), ConnectionClosed):
+                self.catalog.invalidate(name)
+
+        future.add_done_callback(ended)
+
+    def _options_for(self, spec: Spec) -> dict[str, Any]:
+        options = dict(self._client_options)
+        user_notify = options.pop("notification_handler", None)
+        name = spec.name
+
+        def on_notification(method: str, params: Params) -> None:
+            kind = _LIST_CHANGED.get(method)
+            if kind is not None:
+                self.catalog.invalidate(name, kind)  # type: ignore[arg-type]
+            elif method == "notifications/elicitation/complete":
+                eid = getattr(params, "elicitation_id", None)
+                if isinstance(eid, str):
+                    self.elicitation.completed(eid)
+            if user_notify is not None:
+                user_notify(method, params)
+
+        options["notification_handler"] = on_notification
+        if self.elicitation.enabled and "elicitation_handler" not in options:
+            options["elicitation_handler"] = lambda params: self.elicitation.answer(name, params)
+        options.setdefault("name", name)
+        if spec.timeout is not None:
+            options["timeout"] = spec.timeout
+        return options
+
+    def _drop_client(self, slot: _Slot) -> None:
+        client, slot.client = slot.client, None
+        self.catalog.invalidate(slot.spec.name)
+        if client is not None:
+            client.close()
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every connection, in parallel; bounded (about 1 s per stdio server at worst,
+        all at once); idempotent."""
+        self._closing.set()
+        with self._lock:
+            slots = list(self._slots.values())
+        clients = [s.client for s in slots if s.client is not None]
+        for slot in slots:
+            slot.client = None
+            self.catalog.invalidate(slot.spec.name)
+        if not clients:
+            return
+        threads = [threading.Thread(target=c.close, name=f"mcp-lite-hub-close[{c.name}]",
+                                    daemon=True) for c in clients]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 5.0
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+
+    @property
+    def closed(self) -> bool:
+        return self._closing.is_set()
+
+    def _after_fork_in_child(self) -> None:
+        # Locks held by other threads at fork time would never be released in the child.
+        self._lock = threading.Lock()
+        for slot in self._slots.values():
+            slot.lock = threading.Lock()
+        self.elicitation._after_fork()
+
+
+def _open_client(spec: Spec, options: dict[str, Any]) -> Client:
+    from ..client import Client
+
+    client = Client(spec.target, auto_reconnect=False, **options)
+    try:
+        client.open()
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+_live: weakref.WeakSet[Connections] = weakref.WeakSet()
+
+
+def _after_fork() -> None:
+    for conns in list(_live):
+        conns._after_fork_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)

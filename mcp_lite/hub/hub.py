@@ -1,0 +1,466 @@
+"""``Hub``: every configured MCP server at once, the way an agent host uses them.
+
+The Hub is a thin front over four parts, one concept each: ``_connections`` (slots, states,
+memoized connections, batching, backoff, callbacks), ``tools`` (the pool and its caches),
+``permissions`` (rules and the host's callback) and ``results`` (truncation, binary content,
+progress events). The configuration comes from ``config`` (``Hub.from_config``) or from a
+mapping written in code.
+
+    with mcp_lite.Hub.from_config(project_dir=".", deny=["mcp__db__drop_table"]) as hub:
+        definitions = hub.tool_definitions(format="anthropic")
+        result = hub.call_tool("mcp__db__query", {"sql": "select 1"})
+
+Thread-safe: one Hub serves every request thread of a web app. Fork-safe: after ``fork()``
+each process reconnects on first use (the Clients never touch their parent's pipes).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from .._accel import normalize_name
+from ..errors import (
+    ConfigError,
+    ConnectionClosed,
+    McpError,
+    PermissionDenied,
+    SessionExpired,
+    UrlElicitationRequired,
+)
+from ._auth_cache import NeedsAuthCache
+from ._connections import (
+    Backoff,
+    Connections,
+    Elicitation,
+    ElicitationHook,
+    ServerStatus,
+    Spec,
+    make_spec,
+)
+from .permissions import PermissionHandler, Permissions
+from .results import ResultProcessor, ToolEvent
+from .tools import Catalog, McpPrompt, McpResource, McpTool, tool_definitions, to_mcp_prompt, \
+    to_mcp_resource, to_mcp_tool
+
+if TYPE_CHECKING:
+    import os
+
+    from ..client import Client
+    from ..protocol.types import CallToolResult, GetPromptResult, Progress, ReadResourceResult
+
+__all__ = ["Backoff", "Hub", "ServerSnapshot", "ServerStatus", "ToolEvent"]
+
+log = logging.getLogger("mcp_lite.hub")
+
+MAX_URL_ELICITATION_ROUNDS = 3
+# Options of Hub.from_config that belong to the Hub rather than to load_config.
+_HUB_OPTIONS = frozenset({
+    "default_permission", "elicitation_hooks", "elicitation_handler", "output_dir",
+    "max_output_tokens", "client_options", "backoff", "auth_cache_path", "elicitation_timeout",
+})
+
+
+@dataclass(frozen=True)
+class ServerSnapshot:
+    """What ``Hub.reconnect`` returns: the server's new status and fresh lists."""
+
+    status: ServerStatus
+    tools: list[McpTool] = field(default_factory=list)
+    resources: list[McpResource] = field(default_factory=list)
+    prompts: list[McpPrompt] = field(default_factory=list)
+
+
+class Hub:
+    """Many MCP servers behind one object (DESIGN §6).
+
+    Args:
+        config: a ``HubConfig`` (from ``load_config``), or a mapping like a ``.mcp.json``
+            (``{"mcpServers": {name: entry}}``) whose entries may also be ``mcp_lite.Server``
+            objects (in-process servers).
+        allow, deny: permission rules, ``mcp__server`` or ``mcp__server__tool``; deny wins.
+        permission_handler: ``fn(tool: McpTool, arguments) -> bool`` for calls no rule
+            decides (tools of in-process servers are always allowed).
+        default_permission: ``"allow"`` or ``"deny"``: the decision without a handler.
+        elicitation_hooks: ``fn(server, params) -> result | None``, tried in order before
+            ``elicitation_handler(server, params)``; with neither, elicitations are cancelled.
+        output_dir: where images, audio and blobs from tool results are written (default: a
+            private temporary folder, created on first use and kept).
+        max_output_tokens: text budget per result (default ``MAX_MCP_OUTPUT_TOKENS`` or 25,000).
+        client_options: passed to every ``Client`` (``timeout=``, ``sampling_handler=``...).
+        backoff: the reconnect policy (``Backoff(base=1.0, max_attempts=3, ...)``).
+        auth_cache_path: the needs-auth cache file (default ``~/.cache/mcp-lite/needs-auth.json``).
+        elicitation_timeout: seconds a call waits for a URL elicitation to complete before
+            retrying.
+
+    Raises:
+        ConfigError: a malformed permission rule or option.
+    """
+
+    def __init__(
+        self,
+        config: Any,
+        *,
+        allow: Iterable[str] | None = None,
+        deny: Iterable[str] | None = None,
+        permission_handler: PermissionHandler | None = None,
+        default_permission: Literal["allow", "deny"] = "allow",
+        elicitation_hooks: Iterable[ElicitationHook] = (),
+        elicitation_handler: ElicitationHook | None = None,
+        output_dir: str | os.PathLike[str] | None = None,
+        max_output_tokens: int | None = None,
+        client_options: Mapping[str, Any] | None = None,
+        backoff: Backoff | None = None,
+        auth_cache_path: str | os.PathLike[str] | None = None,
+        elicitation_timeout: float = 120.0,
+    ) -> None:
+        self._permissions = Permissions(allow, deny, permission_handler, default_permission)
+        self._results = ResultProcessor(output_dir, max_output_tokens)
+        self._elicitation = Elicitation(elicitation_hooks, elicitation_handler)
+        self._elicitation_timeout = float(elicitation_timeout)
+        self._catalog = Catalog()
+        self._load: Callable[[], Any] | None = None
+        specs, self.issues = _specs(config)
+        self._conns = Connections(
+            specs, client_options=client_options or {}, backoff=backoff or Backoff(),
+            auth_cache=NeedsAuthCache(auth_cache_path), catalog=self._catalog,
+            elicitation=self._elicitation)
+        self._close_lock = threading.Lock()
+
+    @classmethod
+    def from_config(
+        cls,
+        project_dir: str | os.PathLike[str] = ".",
+        trust_project: bool = False,
+        allow: Iterable[str] | None = None,
+        deny: Iterable[str] | None = None,
+        permission_handler: PermissionHandler | None = None,
+        **options: Any,
+    ) -> Hub:
+        """A Hub on the config files of ``project_dir`` (see ``config.load_config``).
+
+        ``options`` holds the Hub's keyword arguments (``output_dir=``, ``backoff=``...) and
+        ``load_config``'s (``user_dir=``, ``config_files=``, ``dynamic=``...).
+        """
+        from .config import load_config
+
+        hub_options = {k: options.pop(k) for k in list(options) if k in _HUB_OPTIONS}
+
+        def load() -> Any:
+            return load_config(project_dir, trust_project=trust_project, **options)
+
+        hub = cls(load(), allow=allow, deny=deny, permission_handler=permission_handler,
+                  **hub_options)
+        hub._load = load
+        return hub
+
+    # --- configuration -------------------------------------------------------------------------
+
+    def update(self, config: Any) -> None:
+        """Adopt a new configuration: servers whose entry did not change keep their
+        connection; changed and removed ones are closed."""
+        specs, self.issues = _specs(config)
+        self._conns.update(specs)
+
+    def reload(self) -> None:
+        """Read the config files again (``from_config`` Hubs) and ``update``."""
+        if self._load is None:
+            raise ConfigError("reload() needs a Hub made by Hub.from_config(); use update()")
+        self.update(self._load())
+
+    # --- servers -------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, ServerStatus]:
+        """``{name: ServerStatus}`` for every configured server (no connection is made)."""
+        return self._conns.status()
+
+    def connect_all(self) -> dict[str, ServerStatus]:
+        """Connect every enabled server now (3 local and 20 remote at a time); returns
+        ``status()``. A server that fails is recorded as such, never raised."""
+        self._conns.connect_all()
+        return self.status()
+
+    def client(self, name: str) -> Client:
+        """The connected ``Client`` of server ``name`` (connecting when needed)."""
+        return self._conns.client(name)
+
+    def reconnect(self, name: str) -> ServerSnapshot:
+        """Reconnect ``name`` now and return its status and fresh tools, resources, prompts.
+
+        A failure is in the returned status (and its lists are empty), not raised.
+        """
+        try:
+            self._conns.reconnect(name)
+        except McpError as exc:
+            log.info("reconnect of %r failed: %s", name, exc)
+            return ServerSnapshot(self.status()[name])
+        tools = self._server_list("tools", name)
+        resources = self._server_list("resources", name)
+        prompts = self._server_list("prompts", name)
+        return ServerSnapshot(self.status()[name], tools, resources, prompts)
+
+    def disable(self, name: str) -> None:
+        """Close ``name``'s connection and stop using it until ``enable(name)``."""
+        self._conns.disable(name)
+
+    def enable(self, name: str) -> None:
+        """Allow ``name`` again; it connects on next use."""
+        self._conns.enable(name)
+
+    # --- the pool ------------------------------------------------------------------------------
+
+    def tools(self) -> list[McpTool]:
+        """Every tool of every server that is up (connecting them in batches first)."""
+        return self._pool("tools")
+
+    def resources(self) -> list[McpResource]:
+        """Every resource of every server that is up; each knows its ``server``."""
+        return self._pool("resources")
+
+    def prompts(self) -> list[McpPrompt]:
+        """Every prompt, as a command named ``mcp__<server>__<prompt>``."""
+        return self._pool("prompts")
+
+    def tool_definitions(self, format: str = "anthropic") -> list[dict[str, Any]]:
+        """The pool for an LLM API: ``"anthropic"`` (``name``, ``description``,
+        ``input_schema``) or ``"openai"`` (``{"type": "function", "function": {...}}``)."""
+        return tool_definitions(self.tools(), format)
+
+    def _pool(self, kind: Literal["tools", "resources", "prompts"]) -> list[Any]:
+        self._conns.connect_all()
+        out: list[Any] = []
+        for name, status in self._conns.status().items():
+            if status.state in ("connected", "pending"):
+                out.extend(self._server_list(kind, name))
+        return out
+
+    def _server_list(self, kind: Literal["tools", "resources", "prompts"], name: str) -> list[Any]:
+        """One server's list from the cache or the server; [] when it cannot be had."""
+        try:
+            client = self._conns.client(name)
+        except McpError:
+            return []
+
+        def fetch() -> list[Any]:
+            if kind == "tools":
+                return [to_mcp_tool(name, t) for t in client.list_tools()]
+            if kind == "resources":
+                return [to_mcp_resource(name, r) for r in client.list_resources()]
+            return [to_mcp_prompt(name, p) for p in client.list_prompts()]
+
+        try:
+            return self._catalog.get(kind, name, fetch)
+        except ConnectionClosed:
+            self._conns.connection_lost(name, client)
+        except McpError as exc:
+            log.warning("MCP server %r: could not list %s: %s", name, kind, exc)
+        return []
+
+    # --- calls ---------------------------------------------------------------------------------
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_event: Callable[[ToolEvent], Any] | None = None,
+    ) -> CallToolResult:
+        """Call ``mcp__<server>__<tool>``: connect if needed, check permissions, call, and
+        return the result with large text truncated and binary content saved to files.
+
+        ``on_event`` gets ``ToolEvent``s: ``started``, ``progress``…, ``completed`` or
+        ``failed`` (with ``elapsed_ms``). An expired session is re-opened and the call
+        retried once; a URL elicitation the server requires is done, then the call retried.
+
+        Raises:
+            PermissionDenied: a rule or the permission handler refused.
+            ConfigError: no such server or tool.
+            AuthRequired, ConnectError, ConnectionClosed, RequestTimeout, RpcError: as the
+                server and connection dictate.
+        """
+        server, tool_part = self._resolve(name)
+        if self._permissions.denied_by_rule(server, tool_part):
+            raise PermissionDenied(f"{name} is denied by a deny rule", name)
+        tool = self._find(self._server_list("tools", server), name, server, "tools")
+        args = dict(arguments or {})
+        self._permissions.check(tool, args, in_process=self._conns.spec(server).in_process)
+
+        def emit(event: ToolEvent) -> None:
+            if on_event is not None:
+                on_event(event)
+
+        def on_progress(p: Progress) -> None:
+            emit(ToolEvent("progress", server, tool.name, p.progress, p.total, p.message))
+
+        emit(ToolEvent("started", server, tool.name))
+        start = time.monotonic()
+        try:
+            result = self._call(server, tool, args, timeout, on_progress)
+            result = self._results.process(server, tool.tool_name, result)
+        except BaseException as exc:
+            emit(ToolEvent("failed", server, tool.name, elapsed_ms=_ms(start), error=str(exc)))
+            raise
+        emit(ToolEvent("completed", server, tool.name, elapsed_ms=_ms(start)))
+        return result
+
+    def _call(self, server: str, tool: McpTool, args: dict[str, Any], timeout: float | None,
+              on_progress: Callable[[Progress], None]) -> CallToolResult:
+        for attempt in range(2):
+            client = self._conns.client(server)
+            try:
+                return self._call_once(client, server, tool, args, timeout, on_progress)
+            except SessionExpired:
+                if attempt:
+                    raise
+                log.info("MCP server %r: session expired; reconnecting and retrying %s once",
+                         server, tool.tool_name)
+                self._conns.connection_lost(server, client)
+            except ConnectionClosed:
+                self._conns.connection_lost(server, client)
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _call_once(self, client: Client, server: str, tool: McpTool, args: dict[str, Any],
+                   timeout: float | None,
+                   on_progress: Callable[[Progress], None]) -> CallToolResult:
+        for rounds in range(MAX_URL_ELICITATION_ROUNDS + 1):
+            try:
+                return client.call_tool(tool.tool_name, args, timeout=timeout,
+                                        on_progress=on_progress)
+            except UrlElicitationRequired as exc:
+                if rounds == MAX_URL_ELICITATION_ROUNDS:
+                    raise
+                self._url_elicitations(server, exc)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _url_elicitations(self, server: str, exc: UrlElicitationRequired) -> None:
+        """Run the elicitations a -32042 error lists; re-raise ``exc`` unless all accepted."""
+        from ..protocol.types import Params
+
+        items = exc.data.get("elicitations") if isinstance(exc.data, dict) else None
+        if not isinstance(items, list) or not items:
+            raise exc
+        for item in items:
+            if not isinstance(item, dict):
+                raise exc
+            answer = self._elicitation.answer(server, Params.model_validate(item))
+            action = answer.get("action") if isinstance(answer, Mapping) \
+                else getattr(answer, "action", None)
+            if action != "accept":
+                raise exc
+            eid = item.get("elicitationId")
+            if isinstance(eid, str):
+                self._elicitation.wait_completed(eid, self._elicitation_timeout)
+
+    def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None) -> GetPromptResult:
+        """Get the prompt behind the command ``mcp__<server>__<prompt>``."""
+        server, _ = self._resolve(name)
+        prompt = self._find(self._server_list("prompts", server), name, server, "prompts")
+        args = {str(k): str(v) for k, v in (arguments or {}).items()}
+        return self._conns.client(server).get_prompt(prompt.prompt_name, args)
+
+    def read_resource(self, uri: str, *, server: str | None = None) -> ReadResourceResult:
+        """Read ``uri`` from ``server``, or from the server that lists it.
+
+        Raises:
+            ConfigError: no server given and none (or several) list ``uri``.
+        """
+        if server is None:
+            owners = sorted({r.server for r in self.resources() if r.uri == uri})
+            if len(owners) != 1:
+                raise ConfigError(
+                    f"no server lists resource {uri!r}; say which server to read it from"
+                    if not owners else
+                    f"several servers list {uri!r} ({', '.join(owners)}); say which one")
+            server = owners[0]
+        return self._conns.client(server).read_resource(uri)
+
+    # --- helpers ---------------------------------------------------------------------------------
+
+    def _resolve(self, name: str) -> tuple[str, str]:
+        """``(server, tool part)`` of a qualified name: the longest configured server prefix."""
+        best: tuple[str, str] | None = None
+        for server in self._conns.names():
+            prefix = f"mcp__{normalize_name(server)}__"
+            if name.startswith(prefix) and (best is None or len(server) > len(best[0])):
+                best = (server, name[len(prefix):])
+        if best is None:
+            raise ConfigError(f"{name!r} names no configured MCP server (expected "
+                              "mcp__<server>__<name>)")
+        return best
+
+    def _find(self, items: list[Any], name: str, server: str, kind: str) -> Any:
+        for item in items:
+            if item.name == name:
+                return item
+        self._catalog.invalidate(server, kind)  # type: ignore[arg-type]
+        for item in self._server_list(kind, server):  # type: ignore[arg-type]
+            if item.name == name:
+                return item
+        self._conns.client(server)  # raises the connection's problem, if that is the cause
+        raise ConfigError(f"MCP server {server!r} has no {kind[:-1]} named {name!r}")
+
+    # --- lifecycle -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every connection (in parallel, bounded); idempotent."""
+        with self._close_lock:
+            self._conns.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._conns.closed
+
+    def __enter__(self) -> Hub:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        states = [f"{n}={s.state}" for n, s in self.status().items()]
+        return f"<mcp_lite.Hub {' '.join(states) or '(no servers)'}>"
+
+
+def _ms(start: float) -> int:
+    return int((time.monotonic() - start) * 1000)
+
+
+def _specs(config: Any) -> tuple[list[Spec], list[Any]]:
+    """The servers of a ``HubConfig`` or of a mapping, and the config issues."""
+    if hasattr(config, "servers") and hasattr(config, "issues"):
+        specs = [_spec_from_entry(e) for e in config.servers.values()]
+        return specs, list(config.issues)
+    if not isinstance(config, Mapping):
+        raise ConfigError("Hub wants a HubConfig or a mapping like {'mcpServers': {...}}, "
+                          f"not {type(config).__name__}")
+    from ..server import Server
+    from .config import parse_servers
+
+    servers = config.get("mcpServers", config) if "mcpServers" in config else config
+    if not isinstance(servers, Mapping):
+        raise ConfigError("'mcpServers' must be a mapping of server names to entries")
+    document = {str(name): {"type": "sdk", "name": str(name), "server": value}
+                if isinstance(value, Server) else value for name, value in servers.items()}
+    entries, issues = parse_servers({"mcpServers": document}, "dynamic", "<code>")
+    return [_spec_from_entry(e) for e in entries.values()], list(issues)
+
+
+def _spec_from_entry(entry: Any) -> Spec:
+    error: str | None = entry.error
+    target: Any = None
+    if error is None:
+        try:
+            target = entry.target()
+        except (McpError, ValueError, TypeError) as exc:
+            error = str(exc)
+    config = getattr(entry, "config", None)
+    kind = getattr(config, "type", None)
+    return make_spec(entry.name, entry.scope, target, type=str(kind) if kind else None,
+                     source=str(entry.source), disabled_reason=entry.disabled_reason, error=error,
+                     timeout=getattr(config, "timeout", None))

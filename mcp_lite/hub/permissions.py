@@ -1,0 +1,104 @@
+"""Permission rules for Hub tool calls: allow and deny lists, then the host's callback.
+
+A rule names a whole server (``mcp__db``, or ``mcp__db__*``) or one tool
+(``mcp__db__drop_table``); names are compared after normalization, like the tool names
+themselves. For each call, in order:
+
+1. a matching **deny** rule refuses (deny always wins);
+2. a matching **allow** rule permits;
+3. tools of in-process (``sdk``) servers are permitted: the host wrote them;
+4. anything else is "passthrough": ``permission_handler(tool, arguments)`` decides (truthy
+   permits), or, without a handler, the host's ``default`` policy (``"allow"`` or ``"deny"``).
+
+A refusal raises ``PermissionDenied`` naming the tool and the reason. An exception raised by
+the handler propagates unchanged: it is a bug to fix, not a "no".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from .._accel import normalize_name
+from ..errors import ConfigError, PermissionDenied
+
+if TYPE_CHECKING:
+    from .tools import McpTool
+
+__all__ = ["PermissionHandler", "Permissions"]
+
+PermissionHandler = Callable[["McpTool", Mapping[str, Any]], Any]
+Decision = Literal["allow", "deny"]
+
+
+def _rule(rule: str) -> tuple[str, str | None]:
+    """``(server, tool)`` of a rule; ``tool`` None means every tool of the server."""
+    if not isinstance(rule, str) or not rule.startswith("mcp__") or len(rule) <= 5:
+        raise ConfigError(f"permission rule {rule!r} must look like mcp__server or "
+                          "mcp__server__tool")
+    body = rule[5:]
+    server, sep, tool = body.partition("__")
+    if not server:
+        raise ConfigError(f"permission rule {rule!r} has an empty server part")
+    if not sep or tool in ("", "*"):
+        return normalize_name(server), None
+    return normalize_name(server), normalize_name(tool)
+
+
+class Permissions:
+    """The rules and policy of one Hub (see the module docstring).
+
+    Args:
+        allow, deny: rules (``mcp__server`` / ``mcp__server__*`` / ``mcp__server__tool``).
+        handler: ``fn(tool: McpTool, arguments) -> bool`` for calls no rule decides.
+        default: the decision without a handler: ``"allow"`` (default) or ``"deny"``.
+
+    Raises:
+        ConfigError: a malformed rule or an unknown ``default``.
+    """
+
+    def __init__(
+        self,
+        allow: Iterable[str] | None = None,
+        deny: Iterable[str] | None = None,
+        handler: PermissionHandler | None = None,
+        default: Decision = "allow",
+    ) -> None:
+        if isinstance(allow, str) or isinstance(deny, str):
+            raise ConfigError("allow and deny take a list of rules, not one string")
+        if default not in ("allow", "deny"):
+            raise ConfigError(f"default_permission must be 'allow' or 'deny', not {default!r}")
+        self.allow = tuple(allow or ())
+        self.deny = tuple(deny or ())
+        self._allow = [_rule(r) for r in self.allow]
+        self._deny = [_rule(r) for r in self.deny]
+        self.handler = handler
+        self.default: Decision = default
+
+    @staticmethod
+    def _matches(rules: list[tuple[str, str | None]], server: str, tool: str) -> bool:
+        s, t = normalize_name(server), normalize_name(tool)
+        return any(rs == s and (rt is None or rt == t) for rs, rt in rules)
+
+    def denied_by_rule(self, server: str, tool: str) -> bool:
+        """True when a deny rule matches: refuse before even connecting."""
+        return self._matches(self._deny, server, tool)
+
+    def check(self, tool: McpTool, arguments: Mapping[str, Any], *, in_process: bool) -> None:
+        """Return when the call may go ahead.
+
+        Raises:
+            PermissionDenied: a deny rule, the handler or the default policy refused.
+        """
+        if self._matches(self._deny, tool.server, tool.tool_name):
+            raise PermissionDenied(f"{tool.name} is denied by a deny rule", tool.name)
+        if self._matches(self._allow, tool.server, tool.tool_name) or in_process:
+            return
+        if self.handler is not None:
+            if not self.handler(tool, arguments):
+                raise PermissionDenied(f"{tool.name} was refused by the permission handler",
+                                       tool.name)
+            return
+        if self.default == "deny":
+            raise PermissionDenied(f"{tool.name} is not in the allow list (the default policy "
+                                   "is deny)", tool.name)
