@@ -53,7 +53,10 @@ __all__ = [
     "body_excerpt",
     "encode_header_value",
     "is_terminal_network_error",
+    "learn_param_headers",
     "make_session",
+    "param_header_map",
+    "param_headers",
     "map_error",
     "origin",
     "request",
@@ -367,3 +370,67 @@ def reconnect_delay(retry_ms: int | None, failures: int) -> float:
         return max(floor, 0.1)
     backoff = min(0.25 * 2.0 ** (failures - 1), 10.0) * (0.5 + random.random() / 2)
     return max(floor, backoff)
+
+
+# --- x-mcp-header (2026-07-28, checklist §8.6) ------------------------------------------------
+# A tool's inputSchema may annotate a primitive property, reachable from the root through
+# "properties" only, with "x-mcp-header": TOKEN; a tools/call then mirrors that argument into
+# the header Mcp-Param-TOKEN (string as is, integer in decimal, boolean as true/false, left
+# out when absent or null; non-header-safe values in the base64 sentinel).
+
+_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_PRIMITIVES = ("string", "integer", "boolean")
+
+
+def param_header_map(schema: Any) -> dict[tuple[str, ...], str]:
+    """``{property path: header token}`` for the valid annotations in ``schema``."""
+    found: dict[tuple[str, ...], str] = {}
+    stack: list[tuple[tuple[str, ...], Any]] = [((), schema)]
+    while stack:
+        path, node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        token = node.get("x-mcp-header")
+        if (
+            path
+            and isinstance(token, str)
+            and _TOKEN.match(token)
+            and node.get("type") in _PRIMITIVES
+            and token.lower() not in {t.lower() for t in found.values()}
+        ):
+            found[path] = token
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            stack.extend(((*path, str(name)), sub) for name, sub in properties.items())
+    return found
+
+
+def param_headers(mapping: Mapping[tuple[str, ...], str], arguments: Any) -> dict[str, str]:
+    """The ``Mcp-Param-*`` headers for one call's ``arguments``."""
+    headers: dict[str, str] = {}
+    for path, token in mapping.items():
+        value = arguments
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, (str, int)):
+            text = str(value)
+        else:
+            continue  # absent, null, or not a primitive: no header
+        headers[f"Mcp-Param-{token}"] = encode_header_value(text)
+    return headers
+
+
+def learn_param_headers(data: bytes, maps: dict[Any, dict[tuple[str, ...], str]]) -> None:
+    """Update ``maps`` (tool name -> ``param_header_map``) from one ``tools/list`` answer."""
+    try:
+        tools = decode_message(data).get("result", {}).get("tools", [])
+        for tool in tools:
+            mapping = param_header_map(tool.get("inputSchema"))
+            if mapping:
+                maps[tool.get("name")] = mapping
+            else:
+                maps.pop(tool.get("name"), None)
+    except (ValueError, AttributeError, TypeError):
+        pass  # a malformed answer: the session reports it

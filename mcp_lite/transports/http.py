@@ -15,8 +15,10 @@ Backwards compatibility (spec 2025-11-25 §transports): when ``initialize`` gets
 405 without a recognised modern error, the same URL is tried as a legacy HTTP+SSE server
 and, if it answers with an ``endpoint`` event, everything goes there from then on.
 
-Gap: ``x-mcp-header`` (``Mcp-Param-*`` headers, checklist §8.6) is not mirrored yet; a
-server that requires those headers answers ``HeaderMismatch`` (-32020).
+2026-07-28 ``x-mcp-header``: the transport learns the annotated arguments of each tool from
+the ``tools/list`` answers it carries and mirrors them into ``Mcp-Param-*`` on ``tools/call``.
+Gap: rejecting tools with invalid annotations (excluding them from ``tools/list``) is left to
+the session layer; invalid annotations are only ignored here.
 """
 
 from __future__ import annotations
@@ -104,6 +106,7 @@ class HttpTransport:
         self._failures = 0
         self._tail: Future[None] | None = None
         self._legacy: Any = None  # an SseTransport once we fell back
+        self._param_maps: dict[Any, dict[tuple[str, ...], str]] = {}  # tool -> x-mcp-header
         self._listener: threading.Thread | None = None
         self._listen_response: requests.Response | None = None
         self._pool = ThreadPoolExecutor(
@@ -276,6 +279,9 @@ class HttpTransport:
                 value = params.get(key) if key else None
                 if isinstance(value, str):
                     headers["Mcp-Name"] = common.encode_header_value(value)
+                mapping = self._param_maps.get(value) if method == "tools/call" else None
+                if mapping:
+                    headers.update(common.param_headers(mapping, params.get("arguments")))
             return headers
         return self._session_headers(headers)
 
@@ -321,7 +327,7 @@ class HttpTransport:
                         ),
                     )
                     return
-                exch.done = True
+                self._answered(exch, body)
                 self._deliver(body)
                 return
         what = f"HTTP {status} with content type {ctype or 'none'}"
@@ -332,6 +338,13 @@ class HttpTransport:
                 f"JSON-RPC response"
             ),
         )
+
+    def _answered(self, exch: _Exchange, data: bytes) -> None:
+        """``data`` answers ``exch``; a ``tools/list`` page teaches us its x-mcp-headers."""
+        exch.done = True
+        if exch.method != "tools/list" or not exch.modern:
+            return
+        common.learn_param_headers(data, self._param_maps)
 
     def _refused(self, message: Outgoing, exch: _Exchange, response: requests.Response) -> None:
         status = response.status_code
@@ -396,7 +409,7 @@ class HttpTransport:
                     data = item.data.encode("utf-8")
                     answered = exch is not None and common.answers(data, exch.request_id)
                     if answered and exch is not None:
-                        exch.done = True
+                        self._answered(exch, data)
                     self._deliver(data)
                     if answered:
                         pumped.answered = True

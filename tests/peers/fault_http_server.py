@@ -38,7 +38,32 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-TOOLS = ["echo", "stream", "drop", "boom", "slow", "reset", "garbage", "garbage_close", "expire"]
+HEADERED_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "count": {"type": "integer", "x-mcp-header": "Count"},
+        "dry": {"type": "boolean", "x-mcp-header": "Dry"},
+        "note": {"type": "string"},
+        "nested": {
+            "type": "object",
+            "properties": {"id": {"type": "string", "x-mcp-header": "Id"}},
+        },
+    },
+}
+SCHEMAS = {"headered": HEADERED_SCHEMA}
+TOOLS = [
+    "echo",
+    "stream",
+    "drop",
+    "boom",
+    "slow",
+    "reset",
+    "garbage",
+    "garbage_close",
+    "expire",
+    "headered",
+]
 
 
 @dataclass
@@ -51,6 +76,7 @@ class State:
     cancelled: list[Any] = field(default_factory=list)
     disconnected: list[Any] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
     replay: dict[str, bytes] = field(default_factory=dict)
     token: str = "good"
     resets: int = 3
@@ -183,6 +209,7 @@ class Handler(BaseHTTPRequestHandler):
         method = body.get("method")
         request_id = body.get("id")
         self.state.count(f"POST {method}")
+        self.state.headers.append({k.lower(): v for k, v in self.headers.items()})
         if method == "server/discover" and self.path.startswith("/modern"):
             self._json(
                 _result(
@@ -225,7 +252,12 @@ class Handler(BaseHTTPRequestHandler):
             self._json(
                 _result(
                     request_id,
-                    {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in TOOLS]},
+                    {
+                        "tools": [
+                            {"name": n, "inputSchema": SCHEMAS.get(n, {"type": "object"})}
+                            for n in TOOLS
+                        ]
+                    },
                 )
             )
         elif method == "tools/call":
@@ -280,6 +312,8 @@ class Handler(BaseHTTPRequestHandler):
             self._send(404, b"session expired", "text/plain")
         elif name == "expire":
             self._json(_text(request_id, "fresh session"))
+        elif name == "headered":
+            self._json(_text(request_id, "headered"))
         elif name == "slow":
             self._slow(request_id)
 

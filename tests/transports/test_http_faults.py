@@ -190,3 +190,36 @@ def test_close_deletes_the_session(fault_server: Any) -> None:
 def test_unreachable_server_is_a_connect_error(free_port: int) -> None:
     with pytest.raises(ConnectError):
         connect(f"http://127.0.0.1:{free_port}/mcp", protocol_version="auto")
+
+
+def test_2026_headers_and_x_mcp_header_mirroring(fault_server: Any) -> None:
+    with connect(fault_server.url("/modern"), protocol_version="auto") as client:
+        client.list_tools()
+        arguments = {
+            "region": "eu-west",
+            "count": 3,
+            "dry": True,
+            "note": "x",
+            "nested": {"id": "naïve"},
+        }
+        assert client.call_tool("headered", arguments).text == "headered"
+        assert client.call_tool("headered", {"region": None}).text == "headered"
+    calls = [h for h in fault_server.state.headers if h.get("mcp-name") == "headered"]
+    first, second = calls
+    assert first["mcp-protocol-version"] == "2026-07-28"
+    assert first["mcp-method"] == "tools/call"
+    assert first["mcp-param-region"] == "eu-west"
+    assert first["mcp-param-count"] == "3"
+    assert first["mcp-param-dry"] == "true"
+    assert first["mcp-param-id"] == "=?base64?bmHDr3Zl?="  # not header-safe: base64 sentinel
+    assert "mcp-session-id" not in first
+    assert not any(k.startswith("mcp-param-") for k in second)  # null and absent: no header
+
+
+def test_header_values_are_encoded_when_not_header_safe() -> None:
+    from mcp_lite.transports._http_common import encode_header_value
+
+    assert encode_header_value("tools/call") == "tools/call"
+    assert encode_header_value("=?base64?abc?=").startswith("=?base64?")
+    assert encode_header_value(" padded") == "=?base64?IHBhZGRlZA==?="
+    assert encode_header_value("line\nbreak").startswith("=?base64?")
