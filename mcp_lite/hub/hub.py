@@ -192,7 +192,11 @@ class Hub:
         """Reconnect ``name`` now and return its status and fresh tools, resources, prompts.
 
         A failure is in the returned status (and its lists are empty), not raised.
+
+        Raises:
+            ConfigError: no server of that name is configured.
         """
+        self._conns.spec(name)
         try:
             self._conns.reconnect(name)
         except McpError as exc:
