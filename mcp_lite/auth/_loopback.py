@@ -1,0 +1,107 @@
+"""The loopback redirect receiver of an interactive login (RFC 8252 §7.3).
+
+A one-shot ``http.server`` on ``127.0.0.1`` (a random port unless one is asked for) that waits
+for the browser to come back to ``/callback?code=...&state=...``, answers with a short page,
+and hands the full redirect URL to the flow. Nothing else is served: other paths get 404, and
+the page never echoes the query (no code or token in a response body or in a log line).
+"""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..errors import AuthRequired
+from ._net import log
+
+__all__ = ["LoopbackReceiver"]
+
+_PAGE = (b"<!doctype html><meta charset=utf-8><title>mcp-lite</title>"
+         b"<p>Authorization received. You can close this window and return to the "
+         b"application.</p>")
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server: _Server
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        path = urlsplit(self.path).path
+        if path != self.server.callback_path or self.server.result is not None:
+            self.send_error(404)
+            return
+        self.server.result = f"http://{self.server.host_label}{self.path}"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(_PAGE)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(_PAGE)
+        self.server.done.set()
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return  # the request line holds the authorization code: never log it
+
+
+class _Server(http.server.HTTPServer):
+    callback_path = "/callback"
+    host_label = ""
+    result: str | None = None
+
+    def __init__(self, port: int) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
+        self.done = threading.Event()
+        self.timeout = 0.25
+
+
+class LoopbackReceiver:
+    """Listen on ``127.0.0.1:port`` (0: any free port) for one redirect to ``path``.
+
+    Use as a context manager; ``redirect_uri`` is ready once entered.
+    """
+
+    def __init__(self, port: int = 0, path: str = "/callback") -> None:
+        self._server = _Server(port)
+        self._server.callback_path = path
+        self.port = int(self._server.server_address[1])
+        self._server.host_label = f"127.0.0.1:{self.port}"
+        self.redirect_uri = f"http://127.0.0.1:{self.port}{path}"
+        self._thread = threading.Thread(target=self._serve, daemon=True,
+                                        name=f"mcp-lite-oauth-callback[{self.port}]")
+        self._stop = threading.Event()
+
+    def __enter__(self) -> LoopbackReceiver:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set() and not self._server.done.is_set():
+            try:
+                self._server.handle_request()
+            except Exception as exc:  # one bad request must not end the wait
+                log.debug("OAuth callback server: %s", type(exc).__name__)
+
+    def wait(self, timeout: float) -> str:
+        """The redirect URL the browser came back with.
+
+        Raises:
+            AuthRequired: nothing arrived within ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        while not self._server.done.wait(0.25):
+            if time.monotonic() >= deadline:
+                raise AuthRequired(f"no authorization arrived on {self.redirect_uri} within "
+                                   f"{timeout:g} seconds")
+        assert self._server.result is not None
+        return self._server.result
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(2.0)
+        self._server.server_close()

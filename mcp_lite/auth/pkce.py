@@ -1,0 +1,43 @@
+"""PKCE (RFC 7636) with ``S256`` only, and the ``state`` value of an authorization request.
+
+A verifier is 64 random bytes in base64url (86 characters, inside the 43-128 the RFC allows);
+the challenge is ``BASE64URL(SHA256(verifier))`` without padding. ``plain`` is never used: the
+MCP specification requires ``S256`` when the client can compute it, and every client can.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+from dataclasses import dataclass, field
+
+__all__ = ["Pkce", "new_state"]
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+@dataclass(frozen=True)
+class Pkce:
+    """One verifier/challenge pair; ``repr`` hides the verifier."""
+
+    verifier: str = field(repr=False)
+    challenge: str
+    method: str = "S256"
+
+    @classmethod
+    def new(cls) -> Pkce:
+        verifier = _b64url(secrets.token_bytes(64))
+        return cls(verifier=verifier, challenge=challenge_for(verifier))
+
+
+def challenge_for(verifier: str) -> str:
+    """The S256 challenge of ``verifier``."""
+    return _b64url(hashlib.sha256(verifier.encode("ascii")).digest())
+
+
+def new_state() -> str:
+    """An unguessable ``state`` (32 random bytes, base64url)."""
+    return _b64url(secrets.token_bytes(32))

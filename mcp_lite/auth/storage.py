@@ -1,0 +1,194 @@
+"""Where tokens live between processes: a pluggable store and a file store.
+
+A store holds small JSON records under string keys. ``OAuth`` writes three kinds:
+
+- ``tokens <issuer> <resource>``: access and refresh token, expiry, scope (the credentials are
+  keyed by authorization server *and* resource: a token is never offered to another one);
+- ``client <issuer>``: the client registration at that authorization server (MCP 2026-07-28:
+  registrations are keyed by issuer and never reused with another server);
+- ``resource <resource>``: the discovered metadata, so that a process started tomorrow can
+  refresh its token without discovery and without a browser.
+
+``FileTokenStore`` keeps one file per key in a folder of its own user (default
+``$XDG_STATE_HOME/mcp-lite/oauth`` or ``~/.local/state/mcp-lite/oauth``), folder mode 0700,
+files 0600, written atomically (temporary file + rename). File names are hashes of the keys,
+so nothing about the server shows in a directory listing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["FileTokenStore", "MemoryTokenStore", "TokenSet", "TokenStore", "default_store_dir"]
+
+
+@runtime_checkable
+class TokenStore(Protocol):
+    """What ``OAuth`` needs from a store. Implementations must be thread-safe."""
+
+    def load(self, key: str) -> dict[str, Any] | None: ...
+
+    def save(self, key: str, value: dict[str, Any]) -> None: ...
+
+    def delete(self, key: str) -> None: ...
+
+
+@dataclass
+class TokenSet:
+    """An access token and what came with it. ``repr`` never shows a token."""
+
+    access_token: str = field(repr=False)
+    token_type: str = "Bearer"
+    expires_at: float | None = None
+    refresh_token: str | None = field(default=None, repr=False)
+    scope: str | None = None
+
+    @classmethod
+    def from_response(cls, data: dict[str, Any], previous: TokenSet | None = None,
+                      now: float | None = None) -> TokenSet:
+        """Build from a token-endpoint answer. A refresh answer without a new refresh token
+        keeps the previous one (RFC 6749 §6); without ``scope`` the previous scope stays."""
+        now = time.time() if now is None else now
+        expires_in = data.get("expires_in")
+        expires_at = None
+        if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool):
+            expires_at = now + float(expires_in)
+        elif isinstance(expires_in, str) and expires_in.isdigit():
+            expires_at = now + float(expires_in)
+        refresh = data.get("refresh_token")
+        scope = data.get("scope")
+        return cls(
+            access_token=str(data["access_token"]),
+            token_type=str(data.get("token_type") or "Bearer"),
+            expires_at=expires_at,
+            refresh_token=str(refresh) if refresh else (previous.refresh_token if previous
+                                                        else None),
+            scope=str(scope) if scope else (previous.scope if previous else None),
+        )
+
+    def expired(self, skew: float = 60.0, now: float | None = None) -> bool:
+        """True when the token expires within ``skew`` seconds (unknown expiry: never)."""
+        if self.expires_at is None:
+            return False
+        return (time.time() if now is None else now) >= self.expires_at - skew
+
+    def to_json(self) -> dict[str, Any]:
+        return {"access_token": self.access_token, "token_type": self.token_type,
+                "expires_at": self.expires_at, "refresh_token": self.refresh_token,
+                "scope": self.scope}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TokenSet | None:
+        if not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
+            return None
+        expires = data.get("expires_at")
+        return cls(access_token=data["access_token"],
+                   token_type=str(data.get("token_type") or "Bearer"),
+                   expires_at=float(expires) if isinstance(expires, (int, float)) else None,
+                   refresh_token=data.get("refresh_token") or None,
+                   scope=data.get("scope") or None)
+
+
+class MemoryTokenStore:
+    """A store in this process only (tests, short scripts, the conformance client)."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def load(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            raw = self._data.get(key)
+        return json.loads(raw) if raw is not None else None
+
+    def save(self, key: str, value: dict[str, Any]) -> None:
+        with self._lock:
+            self._data[key] = json.dumps(value)
+
+    def delete(self, key: str) -> None:
+        with self._lock:
+            self._data.pop(key, None)
+
+    def __repr__(self) -> str:
+        return f"MemoryTokenStore({len(self._data)} records)"
+
+
+def default_store_dir() -> Path:
+    """``$MCP_LITE_AUTH_DIR``, else ``$XDG_STATE_HOME/mcp-lite/oauth``, else
+    ``~/.local/state/mcp-lite/oauth`` (under the user's home: one folder per user)."""
+    explicit = os.environ.get("MCP_LITE_AUTH_DIR")
+    if explicit:
+        return Path(explicit)
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local",
+                                                                "state")
+    return Path(state) / "mcp-lite" / "oauth"
+
+
+class FileTokenStore:
+    """One 0600 JSON file per key in a 0700 folder (see the module docstring).
+
+    Args:
+        directory: the folder; created (mode 0700) when missing. A folder that other users
+            can read or write is refused on POSIX (``PermissionError``).
+    """
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        self.directory = Path(directory) if directory is not None else default_store_dir()
+        self._lock = threading.Lock()
+
+    def _path(self, key: str) -> Path:
+        return self.directory / (hashlib.sha256(key.encode("utf-8")).hexdigest()[:40] + ".json")
+
+    def _ensure_dir(self) -> None:
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if os.name == "posix":
+            mode = self.directory.stat().st_mode & 0o777
+            if mode & 0o077:
+                os.chmod(self.directory, 0o700)
+
+    def load(self, key: str) -> dict[str, Any] | None:
+        path = self._path(key)
+        with self._lock:
+            try:
+                raw = path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                return None
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return None
+        if not isinstance(value, dict) or value.get("key") != key:
+            return None
+        data = value.get("value")
+        return data if isinstance(data, dict) else None
+
+    def save(self, key: str, value: dict[str, Any]) -> None:
+        with self._lock:
+            self._ensure_dir()
+            path = self._path(key)
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+            try:
+                os.fchmod(fd, 0o600) if hasattr(os, "fchmod") else None
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump({"key": key, "value": value}, fh)
+                os.replace(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+
+    def delete(self, key: str) -> None:
+        with self._lock, contextlib.suppress(FileNotFoundError):
+            self._path(key).unlink()
+
+    def __repr__(self) -> str:
+        return f"FileTokenStore({str(self.directory)!r})"
