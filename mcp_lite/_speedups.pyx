@@ -27,7 +27,6 @@ import operator
 import re
 import sys
 
-from pydantic_core import from_json, to_json
 
 from mcp_lite.errors import MessageTooLarge
 
@@ -643,6 +642,19 @@ cdef class SseParser:
 
 # --- JSON ------------------------------------------------------------------------------
 
+# pydantic_core costs ~35 ms to import: load it on the first message, not with mcp_lite.
+_to_json = None
+_from_json = None
+
+
+def _load_json():
+    global _to_json, _from_json
+    from pydantic_core import from_json, to_json
+
+    _to_json, _from_json = to_json, from_json
+    return to_json, from_json
+
+
 
 def encode_message(obj):
     """Serialize one JSON-RPC message: compact JSON, UTF-8, then ``b"\\n"``; NaN/inf -> null.
@@ -650,6 +662,7 @@ def encode_message(obj):
     Raises:
         ValueError: ``obj`` holds something JSON cannot represent.
     """
+    to_json = _to_json if _to_json is not None else _load_json()[0]
     return to_json(obj, inf_nan_mode="null") + b"\n"
 
 
@@ -659,6 +672,7 @@ def decode_message(data):
     Raises:
         ValueError: ``data`` is not valid JSON.
     """
+    from_json = _from_json if _from_json is not None else _load_json()[1]
     return from_json(data)
 
 

@@ -20,7 +20,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
-from pydantic_core import from_json, to_json
 
 from mcp_lite.errors import MessageTooLarge
 
@@ -472,6 +471,19 @@ class SseParser:
 
 # --- JSON ------------------------------------------------------------------------------
 
+# pydantic_core costs ~35 ms to import: load it on the first message, not with mcp_lite.
+_to_json: Callable[..., bytes] | None = None
+_from_json: Callable[..., Any] | None = None
+
+
+def _load_json() -> tuple[Callable[..., bytes], Callable[..., Any]]:
+    global _to_json, _from_json
+    from pydantic_core import from_json, to_json
+
+    _to_json, _from_json = to_json, from_json
+    return to_json, from_json
+
+
 
 def encode_message(obj: Any) -> bytes:
     """Serialize one JSON-RPC message: compact JSON, UTF-8 (non-ASCII kept), then ``b"\\n"``.
@@ -483,6 +495,7 @@ def encode_message(obj: Any) -> bytes:
         ValueError: ``obj`` holds something JSON cannot represent
             (``pydantic_core.PydanticSerializationError``).
     """
+    to_json = _to_json if _to_json is not None else _load_json()[0]
     return to_json(obj, inf_nan_mode="null") + b"\n"
 
 
@@ -492,6 +505,7 @@ def decode_message(data: bytes | bytearray | str) -> Any:
     Raises:
         ValueError: ``data`` is not valid JSON (empty, truncated, bad UTF-8...).
     """
+    from_json = _from_json if _from_json is not None else _load_json()[1]
     return from_json(data)
 
 
