@@ -4,6 +4,15 @@
     mcp-lite call    --stdio "python server.py" add '{"a": 1, "b": 2}' --json --timeout 30
     mcp-lite resources | read URI | prompts | prompt NAME '{"arg": "value"}'
 
+Without ``--stdio``/``--url`` the commands work on the configured servers, read like Claude
+Code reads them (``.mcp.json`` and ``.claude/`` of ``--project DIR``, default the current
+directory; the user's ``~/.claude.json`` and ``~/.claude/settings.json``; ``--config FILE``):
+
+    mcp-lite servers                       name, scope, type, state of every server
+    mcp-lite tools [SERVER]                mcp__<server>__<tool> names
+    mcp-lite call mcp__db__query '{"sql": "select 1"}'
+    mcp-lite resources | read URI [--server S] | prompts | prompt mcp__srv__name '{...}'
+
 Exit codes (stable, for scripts): 0 success, 1 the tool returned ``isError``, 2 usage or
 configuration error, 3 connection failure, 4 authorization needed, 5 protocol error,
 124 timeout. Errors go to stderr as one line; ``--json`` makes stdout machine-readable.
@@ -39,19 +48,29 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         help="environment variable for a --stdio server (repeatable)",
     )
+    config = common.add_argument_group("configured servers (without --stdio/--url)")
+    config.add_argument("--config", metavar="FILE", action="append", default=[],
+                        help="read this mcpServers file too (repeatable; trusted, wins)")
+    config.add_argument("--project", metavar="DIR", default=".",
+                        help="the project whose .mcp.json and .claude/ are read (default .)")
+    config.add_argument("--trust-project", action="store_true",
+                        help="start the project's (.mcp.json) servers without approval")
     common.add_argument("--json", action="store_true", help="print JSON on stdout")
     common.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
     common.add_argument("--protocol-version", default="auto", help="'auto' or a version to pin")
 
     parser = argparse.ArgumentParser(prog="mcp-lite", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    sub.add_parser("tools", parents=[common], help="list the tools")
+    sub.add_parser("servers", parents=[common], help="list the configured servers and states")
+    tools = sub.add_parser("tools", parents=[common], help="list the tools")
+    tools.add_argument("server", nargs="?", help="only this configured server's tools")
     call = sub.add_parser("call", parents=[common], help="call a tool")
     call.add_argument("name")
     call.add_argument("arguments", nargs="?", default="{}", help="JSON object")
     sub.add_parser("resources", parents=[common], help="list resources and templates")
     read = sub.add_parser("read", parents=[common], help="read a resource")
     read.add_argument("uri")
+    read.add_argument("--server", help="the configured server to read from")
     sub.add_parser("prompts", parents=[common], help="list the prompts")
     prompt = sub.add_parser("prompt", parents=[common], help="get a prompt")
     prompt.add_argument("name")
@@ -115,6 +134,12 @@ def _target(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
 def _run(args: argparse.Namespace) -> int:
     arguments = _json_object(args.arguments, "arguments") if hasattr(args, "arguments") else {}
+    if not args.stdio and not args.url:
+        return _run_configured(args, arguments)
+    if args.command == "servers":
+        raise UsageError("'servers' lists configured servers: drop --stdio/--url")
+    if getattr(args, "server", None):
+        raise UsageError("a SERVER name needs configured servers: drop --stdio/--url")
     target, options = _target(args)
     from .client import connect
 
@@ -175,6 +200,85 @@ def _run(args: argparse.Namespace) -> int:
                 ),
             )
     return EXIT_OK
+
+
+def _run_configured(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
+    """The commands on the configured servers (a Hub)."""
+    from .hub import Backoff, Hub
+
+    options = {"timeout": args.timeout, "protocol_version": args.protocol_version}
+    # One attempt per server: a script wants a quick, clear answer, not a backoff schedule.
+    hub = Hub.from_config(args.project, trust_project=args.trust_project,
+                          config_files=args.config, client_options=options,
+                          backoff=Backoff(max_attempts=1))
+    with hub:
+        for issue in hub.issues:
+            print(f"mcp-lite: warning: {issue}", file=sys.stderr)
+        if not hub.status():
+            raise UsageError(f"no MCP servers are configured for {args.project!r} (add a "
+                             ".mcp.json, or use --config FILE, --stdio CMD or --url URL)")
+        command = args.command
+        if command == "servers":
+            states = hub.connect_all()
+            _emit(args, [{"name": s.name, "scope": s.scope, "type": s.type, "state": s.state,
+                          "error": s.error, "tools": s.tools_count} for s in states.values()],
+                  "\n".join(f"{s.name}\t{s.scope}\t{s.type}\t{s.state}"
+                            + (f"\t{s.error}" if s.error else "") for s in states.values()))
+            return EXIT_OK
+        if command == "tools" and args.server:
+            hub.client(args.server)  # raises why it cannot connect
+            tools = [t for t in hub.tools() if t.server == args.server]
+        elif command in ("tools", "resources", "prompts"):
+            tools = hub.tools() if command == "tools" else []
+            _check_any_up(hub)
+        if command == "tools":
+            _emit(args, [t.definition("anthropic") | {"server": t.server} for t in tools],
+                  "\n".join(f"{t.name}\t{t.description.splitlines()[0] if t.description else ''}"
+                            for t in tools))
+        elif command == "call":
+            show_progress = sys.stderr.isatty()
+            result = hub.call_tool(args.name, arguments,
+                                   on_event=_print_event if show_progress else None)
+            if show_progress:
+                sys.stderr.write("\r\033[K")
+            _emit(args, result.to_wire(), result.text)
+            return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
+        elif command == "resources":
+            resources = hub.resources()
+            _emit(args, [{"server": r.server, **(r.resource.to_wire() if r.resource else {})}
+                         for r in resources],
+                  "\n".join(f"{r.server}\t{r.uri}\t{r.name}" for r in resources))
+        elif command == "read":
+            read = hub.read_resource(args.uri, server=args.server)
+            _emit(args, read.to_wire(), read.text)
+        elif command == "prompts":
+            prompts = hub.prompts()
+            _emit(args, [{"name": p.name, "server": p.server, "description": p.description}
+                         for p in prompts],
+                  "\n".join(f"{p.name}\t{p.description}" for p in prompts))
+        elif command == "prompt":
+            got = hub.get_prompt(args.name, arguments)
+            _emit(args, got.to_wire(), "\n\n".join(
+                f"[{m.role}] {m.content.text if m.content.text is not None else m.content.type}"
+                for m in got.messages))
+    return EXIT_OK
+
+
+def _check_any_up(hub: Any) -> None:
+    """Warn about servers that are down; when none is up, fail with the right exit code."""
+    states = hub.connect_all()
+    down = [s for s in states.values() if s.state in ("failed", "needs-auth")]
+    for s in down:
+        print(f"mcp-lite: warning: server {s.name!r} is {s.state}: {s.error}", file=sys.stderr)
+    if down and not any(s.state == "connected" for s in states.values()):
+        if any(s.state == "needs-auth" for s in down):
+            raise errors.AuthRequired("no configured server is usable: authorization needed")
+        raise errors.ConnectError("no configured server could be connected")
+
+
+def _print_event(event: Any) -> None:
+    if event.status == "progress":
+        _print_progress(event)
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
