@@ -227,18 +227,13 @@ class HttpTransport:
 
     def _post(self, message: Outgoing, modern: bool, exch: _Exchange | None) -> requests.Response:
         headers = self._headers(message.payload, modern)
-        auth = self.options.auth
-        token = auth.token() if auth is not None else None
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        response = self._http("POST", headers, message.data, exch)
-        if response.status_code == 401 and auth is not None:
-            response.close()
-            fresh = auth.refresh(token)
-            if fresh and fresh != token:
-                headers["Authorization"] = f"Bearer {fresh}"
-                response = self._http("POST", headers, message.data, exch)
-        return response
+        # Bearer token; 401 -> refresh + one retry; 403 insufficient_scope -> bounded step-up.
+        return common.send_authorized(
+            self.options.auth,
+            self.options.url,
+            headers,
+            lambda sent: self._http("POST", sent, message.data, exch),
+        )
 
     def _http(
         self,
@@ -313,10 +308,9 @@ class HttpTransport:
         with response:
             if ctype == "application/json":
                 body = common.read_limited(response, self.options.max_message_size)
+                if exch.cancelled:
+                    return  # aborted mid-body by cancel_request or close
                 if len(body) > self.options.max_message_size:
-                    self._deliver(
-                        MessageTooLarge("too large", self.options.max_message_size, body[:256])
-                    )
                     self._fail(
                         exch,
                         MessageTooLarge(
@@ -452,10 +446,7 @@ class HttpTransport:
         headers = self._session_headers({"Accept": "text/event-stream"})
         if last_event_id:
             headers["Last-Event-ID"] = last_event_id
-        auth = self.options.auth
-        token = auth.token() if auth is not None else None
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
+        headers.update(common.bearer(self.options.auth, self.options.url))
         read = self.options.idle_timeout if exch is None else self.options.read_timeout
         timeout = (self.options.connect_timeout, read)
         try:
