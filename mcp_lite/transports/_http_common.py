@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import errno
+import inspect
 import logging
 import random
 import re
@@ -50,6 +51,7 @@ __all__ = [
     "HttpOptions",
     "TokenAuth",
     "as_auth",
+    "bearer",
     "body_excerpt",
     "encode_header_value",
     "is_terminal_network_error",
@@ -60,6 +62,7 @@ __all__ = [
     "map_error",
     "origin",
     "request",
+    "send_authorized",
 ]
 
 log = logging.getLogger("mcp_lite.http")
@@ -75,10 +78,13 @@ _SENTINEL = re.compile(r"^=\?base64\?.*\?=$")
 
 
 class Auth(Protocol):
-    """The seam for bearer tokens (OAuth plugs in here later).
+    """The seam for bearer tokens (``mcp_lite.auth.OAuth`` is one).
 
     ``token()`` returns the token to send (or None); ``refresh(sent)`` is called after a 401
-    with the token that was sent and returns a new one (or None when it cannot).
+    with the token that was sent and returns a new one (or None when it cannot). A
+    ``refresh`` that also accepts ``challenge=`` (the ``WWW-Authenticate`` value) and
+    ``status=`` is called after a 403 too (step-up); an optional ``bind(url)`` is called with
+    the server URL before a token is asked for, and may refuse a URL the tokens are not for.
     """
 
     def token(self) -> str | None: ...
@@ -228,9 +234,76 @@ def status_error(response: requests.Response, what: str, body: str | None = None
     status = response.status_code
     detail = f"HTTP {status} {response.reason or ''}".rstrip()
     message = f"{what}: {detail}" + (f": {text}" if text else "")
-    if status == 401:
+    if status == 401 or (status == 403 and _INSUFFICIENT_SCOPE.search(
+            response.headers.get("WWW-Authenticate", ""))):
         return AuthRequired(message + " (authorization required)")
     return ConnectError(message)
+
+
+# --- bearer tokens ------------------------------------------------------------------------------
+
+# Step-ups (403 insufficient_scope, spec 2025-11-25 "Scope Challenge Handling") per request:
+# after this many new authorizations the 403 is final ("retry no more than a few times").
+MAX_STEP_UPS = 2
+_INSUFFICIENT_SCOPE = re.compile(r"error\s*=\s*\"?insufficient_scope", re.IGNORECASE)
+
+
+def bearer(auth: Auth | None, url: str) -> dict[str, str]:
+    """The ``Authorization`` header for a request to the server at ``url`` (may be empty).
+    ``auth.bind(url)`` runs first, so tokens only go to the server they are for."""
+    token = _token(auth, url)
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def send_authorized(auth: Auth | None, url: str, headers: dict[str, str],
+                    send: Callable[[dict[str, str]], requests.Response]) -> requests.Response:
+    """``send(headers)`` with the bearer token of ``auth``; after a 401 ask ``auth`` for a
+    new token and retry once; after a 403 ``insufficient_scope`` step up, at most
+    ``MAX_STEP_UPS`` times. Returns the last response (the caller maps its status)."""
+    token = _token(auth, url)
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    response = send(headers)
+    if auth is None:
+        return response
+    refreshed, step_ups = False, 0
+    while True:
+        status = response.status_code
+        challenge = response.headers.get("WWW-Authenticate")
+        if status == 401 and not refreshed:
+            refreshed = True
+        elif (status == 403 and step_ups < MAX_STEP_UPS
+              and _INSUFFICIENT_SCOPE.search(challenge or "")):
+            step_ups += 1
+        else:
+            return response
+        fresh = _refresh(auth, token, challenge, status)
+        if not fresh or fresh == token:
+            return response
+        response.close()
+        token = fresh
+        headers["Authorization"] = f"Bearer {token}"
+        response = send(headers)
+
+
+def _token(auth: Auth | None, url: str) -> str | None:
+    if auth is None:
+        return None
+    bind = getattr(auth, "bind", None)
+    if bind is not None:
+        bind(url)
+    return auth.token()
+
+
+def _refresh(auth: Auth, sent: str | None, challenge: str | None, status: int) -> str | None:
+    try:
+        parameters = inspect.signature(auth.refresh).parameters
+    except (TypeError, ValueError):
+        parameters = {}  # type: ignore[assignment]
+    if "challenge" in parameters:
+        refresh: Any = auth.refresh
+        return refresh(sent, challenge=challenge, status=status)  # type: ignore[no-any-return]
+    return auth.refresh(sent) if status == 401 else None
 
 
 def is_terminal_network_error(exc: BaseException) -> bool:

@@ -117,37 +117,29 @@ class SseTransport:
         endpoint = self._endpoint
         if endpoint is None or self._closing or self._reported:
             raise ConnectionClosed(f"the SSE connection to MCP server {self.name!r} is closed")
-        headers = {"Content-Type": "application/json", **self._auth_headers()}
+        headers = {"Content-Type": "application/json"}
         what = message.payload.get("method") or "a response"
         try:
-            response = common.request(
-                self._session,
-                "POST",
-                endpoint,
-                headers=headers,
-                data=message.data,
-                stream=False,
-                timeout=(self.options.connect_timeout, self.options.read_timeout),
+            # Bearer token; 401 -> refresh + one retry; 403 insufficient_scope -> step-up.
+            response = common.send_authorized(
+                self.options.auth,
+                self.options.url,
+                headers,
+                lambda sent: common.request(
+                    self._session,
+                    "POST",
+                    endpoint,
+                    headers=sent,
+                    data=message.data,
+                    stream=False,
+                    timeout=(self.options.connect_timeout, self.options.read_timeout),
+                ),
             )
         except McpError:
             raise
         except Exception as exc:
             raise common.map_error(exc, f"POST {what} to {endpoint}") from exc
         with response:
-            if response.status_code == 401 and self.options.auth is not None:
-                sent = headers.get("Authorization", "").removeprefix("Bearer ") or None
-                fresh = self.options.auth.refresh(sent)
-                if fresh and fresh != sent:
-                    headers["Authorization"] = f"Bearer {fresh}"
-                    response = common.request(
-                        self._session,
-                        "POST",
-                        endpoint,
-                        headers=headers,
-                        data=message.data,
-                        stream=False,
-                        timeout=(self.options.connect_timeout, self.options.read_timeout),
-                    )
             if response.status_code >= 300:
                 raise common.status_error(
                     response,
@@ -171,9 +163,7 @@ class SseTransport:
     # --- internals ----------------------------------------------------------------------------
 
     def _auth_headers(self) -> dict[str, str]:
-        auth = self.options.auth
-        token = auth.token() if auth is not None else None
-        return {"Authorization": f"Bearer {token}"} if token else {}
+        return common.bearer(self.options.auth, self.options.url)
 
     def _read(self) -> None:
         response = self._response
