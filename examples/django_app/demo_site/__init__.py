@@ -1,0 +1,1 @@
+"""A minimal Django site that calls MCP tools through one process-wide ``mcp_lite.Hub``."""
