@@ -49,12 +49,24 @@ def _parser() -> argparse.ArgumentParser:
         help="environment variable for a --stdio server (repeatable)",
     )
     config = common.add_argument_group("configured servers (without --stdio/--url)")
-    config.add_argument("--config", metavar="FILE", action="append", default=[],
-                        help="read this mcpServers file too (repeatable; trusted, wins)")
-    config.add_argument("--project", metavar="DIR", default=".",
-                        help="the project whose .mcp.json and .claude/ are read (default .)")
-    config.add_argument("--trust-project", action="store_true",
-                        help="start the project's (.mcp.json) servers without approval")
+    config.add_argument(
+        "--config",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="read this mcpServers file too (repeatable; trusted, wins)",
+    )
+    config.add_argument(
+        "--project",
+        metavar="DIR",
+        default=".",
+        help="the project whose .mcp.json and .claude/ are read (default .)",
+    )
+    config.add_argument(
+        "--trust-project",
+        action="store_true",
+        help="start the project's (.mcp.json) servers without approval",
+    )
     common.add_argument("--json", action="store_true", help="print JSON on stdout")
     common.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
     common.add_argument("--protocol-version", default="auto", help="'auto' or a version to pin")
@@ -208,22 +220,43 @@ def _run_configured(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
 
     options = {"timeout": args.timeout, "protocol_version": args.protocol_version}
     # One attempt per server: a script wants a quick, clear answer, not a backoff schedule.
-    hub = Hub.from_config(args.project, trust_project=args.trust_project,
-                          config_files=args.config, client_options=options,
-                          backoff=Backoff(max_attempts=1))
+    hub = Hub.from_config(
+        args.project,
+        trust_project=args.trust_project,
+        config_files=args.config,
+        client_options=options,
+        backoff=Backoff(max_attempts=1),
+    )
     with hub:
         for issue in hub.issues:
             print(f"mcp-lite: warning: {issue}", file=sys.stderr)
         if not hub.status():
-            raise UsageError(f"no MCP servers are configured for {args.project!r} (add a "
-                             ".mcp.json, or use --config FILE, --stdio CMD or --url URL)")
+            raise UsageError(
+                f"no MCP servers are configured for {args.project!r} (add a "
+                ".mcp.json, or use --config FILE, --stdio CMD or --url URL)"
+            )
         command = args.command
         if command == "servers":
             states = hub.connect_all()
-            _emit(args, [{"name": s.name, "scope": s.scope, "type": s.type, "state": s.state,
-                          "error": s.error, "tools": s.tools_count} for s in states.values()],
-                  "\n".join(f"{s.name}\t{s.scope}\t{s.type}\t{s.state}"
-                            + (f"\t{s.error}" if s.error else "") for s in states.values()))
+            _emit(
+                args,
+                [
+                    {
+                        "name": s.name,
+                        "scope": s.scope,
+                        "type": s.type,
+                        "state": s.state,
+                        "error": s.error,
+                        "tools": s.tools_count,
+                    }
+                    for s in states.values()
+                ],
+                "\n".join(
+                    f"{s.name}\t{s.scope}\t{s.type}\t{s.state}"
+                    + (f"\t{s.error}" if s.error else "")
+                    for s in states.values()
+                ),
+            )
             return EXIT_OK
         if command == "tools" and args.server:
             hub.client(args.server)  # raises why it cannot connect
@@ -232,35 +265,56 @@ def _run_configured(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
             tools = hub.tools() if command == "tools" else []
             _check_any_up(hub)
         if command == "tools":
-            _emit(args, [t.definition("anthropic") | {"server": t.server} for t in tools],
-                  "\n".join(f"{t.name}\t{t.description.splitlines()[0] if t.description else ''}"
-                            for t in tools))
+            _emit(
+                args,
+                [t.definition("anthropic") | {"server": t.server} for t in tools],
+                "\n".join(
+                    f"{t.name}\t{t.description.splitlines()[0] if t.description else ''}"
+                    for t in tools
+                ),
+            )
         elif command == "call":
             show_progress = sys.stderr.isatty()
-            result = hub.call_tool(args.name, arguments,
-                                   on_event=_print_event if show_progress else None)
+            result = hub.call_tool(
+                args.name, arguments, on_event=_print_event if show_progress else None
+            )
             if show_progress:
                 sys.stderr.write("\r\033[K")
             _emit(args, result.to_wire(), result.text)
             return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
         elif command == "resources":
             resources = hub.resources()
-            _emit(args, [{"server": r.server, **(r.resource.to_wire() if r.resource else {})}
-                         for r in resources],
-                  "\n".join(f"{r.server}\t{r.uri}\t{r.name}" for r in resources))
+            _emit(
+                args,
+                [
+                    {"server": r.server, **(r.resource.to_wire() if r.resource else {})}
+                    for r in resources
+                ],
+                "\n".join(f"{r.server}\t{r.uri}\t{r.name}" for r in resources),
+            )
         elif command == "read":
             read = hub.read_resource(args.uri, server=args.server)
             _emit(args, read.to_wire(), read.text)
         elif command == "prompts":
             prompts = hub.prompts()
-            _emit(args, [{"name": p.name, "server": p.server, "description": p.description}
-                         for p in prompts],
-                  "\n".join(f"{p.name}\t{p.description}" for p in prompts))
+            _emit(
+                args,
+                [
+                    {"name": p.name, "server": p.server, "description": p.description}
+                    for p in prompts
+                ],
+                "\n".join(f"{p.name}\t{p.description}" for p in prompts),
+            )
         elif command == "prompt":
             got = hub.get_prompt(args.name, arguments)
-            _emit(args, got.to_wire(), "\n\n".join(
-                f"[{m.role}] {m.content.text if m.content.text is not None else m.content.type}"
-                for m in got.messages))
+            _emit(
+                args,
+                got.to_wire(),
+                "\n\n".join(
+                    f"[{m.role}] {m.content.text if m.content.text is not None else m.content.type}"
+                    for m in got.messages
+                ),
+            )
     return EXIT_OK
 
 

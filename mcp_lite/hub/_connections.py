@@ -56,8 +56,11 @@ State = Literal["connected", "failed", "needs-auth", "pending", "disabled"]
 REMOTE_TYPES = frozenset({"http", "sse", "ws", "sse-ide", "ws-ide", "proxy"})
 DEFAULT_LOCAL_BATCH = 3
 DEFAULT_REMOTE_BATCH = 20
-_LISTEN_FLAGS = (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"),
-                 ("resourcesListChanged", "resources"))
+_LISTEN_FLAGS = (
+    ("toolsListChanged", "tools"),
+    ("promptsListChanged", "prompts"),
+    ("resourcesListChanged", "resources"),
+)
 _LISTEN_TIMEOUT = 86400.0  # a listen stream lasts as long as its connection
 _LIST_CHANGED = {
     "notifications/tools/list_changed": "tools",
@@ -156,13 +159,22 @@ def memo_key(name: str, target: Any) -> str:
             return dump(mode="json")
         return f"<{type(value).__qualname__} {id(value)}>"
 
-    return name + "\x00" + json.dumps(target, sort_keys=True, separators=(",", ":"),
-                                      default=default)
+    return (
+        name + "\x00" + json.dumps(target, sort_keys=True, separators=(",", ":"), default=default)
+    )
 
 
-def make_spec(name: str, scope: str, target: Any, *, type: str | None = None,
-              source: str = "<code>", disabled_reason: str | None = None,
-              error: str | None = None, timeout: float | None = None) -> Spec:
+def make_spec(
+    name: str,
+    scope: str,
+    target: Any,
+    *,
+    type: str | None = None,
+    source: str = "<code>",
+    disabled_reason: str | None = None,
+    error: str | None = None,
+    timeout: float | None = None,
+) -> Spec:
     kind = type or _type_of(target)
     key = memo_key(name, target) if error is None else f"{name}\x00error"
     if timeout is not None:
@@ -217,8 +229,9 @@ class Elicitation:
     call waiting to retry after a URL elicitation can wait for them.
     """
 
-    def __init__(self, hooks: Iterable[ElicitationHook] = (),
-                 handler: ElicitationHook | None = None) -> None:
+    def __init__(
+        self, hooks: Iterable[ElicitationHook] = (), handler: ElicitationHook | None = None
+    ) -> None:
         self.hooks = tuple(hooks)
         self.handler = handler
         self._done: set[str] = set()
@@ -268,8 +281,12 @@ class _Slot:
         self.user_disabled = False
         # (state, error, attempts): replaced as a whole so readers never see a mix.
         self.snapshot: tuple[State, str | None, int] = (
-            ("disabled", spec.disabled_reason, 0) if spec.disabled_reason
-            else ("failed", spec.error, 0) if spec.error else ("pending", None, 0))
+            ("disabled", spec.disabled_reason, 0)
+            if spec.disabled_reason
+            else ("failed", spec.error, 0)
+            if spec.error
+            else ("pending", None, 0)
+        )
         self.failed_at = 0.0
         self.last_error: McpError | None = None
 
@@ -293,9 +310,17 @@ class Connections:
         open_client: ``fn(spec, options) -> connected Client`` (tests replace it).
     """
 
-    def __init__(self, specs: Iterable[Spec], *, client_options: Mapping[str, Any],
-                 backoff: Backoff, auth_cache: NeedsAuthCache, catalog: Catalog,
-                 elicitation: Elicitation, open_client: OpenClient | None = None) -> None:
+    def __init__(
+        self,
+        specs: Iterable[Spec],
+        *,
+        client_options: Mapping[str, Any],
+        backoff: Backoff,
+        auth_cache: NeedsAuthCache,
+        catalog: Catalog,
+        elicitation: Elicitation,
+        open_client: OpenClient | None = None,
+    ) -> None:
         self.backoff = backoff
         self.auth_cache = auth_cache
         self.catalog = catalog
@@ -318,8 +343,11 @@ class Connections:
         with self._lock:
             for name, spec in wanted.items():
                 slot = self._slots.get(name)
-                if slot is not None and slot.spec.key == spec.key \
-                        and slot.spec.disabled_reason == spec.disabled_reason:
+                if (
+                    slot is not None
+                    and slot.spec.key == spec.key
+                    and slot.spec.disabled_reason == spec.disabled_reason
+                ):
                     slot.spec = spec  # same connection; scope or source may have moved
                     continue
                 if slot is not None:
@@ -341,8 +369,10 @@ class Connections:
         with self._lock:
             slot = self._slots.get(name)
         if slot is None:
-            raise ConfigError(f"no MCP server named {name!r} is configured "
-                              f"(known: {', '.join(sorted(self._slots)) or 'none'})")
+            raise ConfigError(
+                f"no MCP server named {name!r} is configured "
+                f"(known: {', '.join(sorted(self._slots)) or 'none'})"
+            )
         return slot
 
     # --- state ---------------------------------------------------------------------------------
@@ -358,9 +388,16 @@ class Connections:
                 state, error = "pending", "the connection closed; it reconnects on next use"
             tools = self.catalog.cached("tools", slot.spec.name)
             spec = slot.spec
-            out[spec.name] = ServerStatus(spec.name, state, error, spec.scope, spec.type,
-                                          None if tools is None else len(tools), attempts,
-                                          spec.source)
+            out[spec.name] = ServerStatus(
+                spec.name,
+                state,
+                error,
+                spec.scope,
+                spec.type,
+                None if tools is None else len(tools),
+                attempts,
+                spec.source,
+            )
         return out
 
     def disable(self, name: str) -> None:
@@ -374,8 +411,10 @@ class Connections:
         slot = self._slot(name)
         with slot.lock:
             if slot.spec.disabled_reason:
-                raise ConfigError(f"MCP server {name!r} is disabled by its configuration: "
-                                  f"{slot.spec.disabled_reason}")
+                raise ConfigError(
+                    f"MCP server {name!r} is disabled by its configuration: "
+                    f"{slot.spec.disabled_reason}"
+                )
             slot.user_disabled = False
             if slot.snapshot[0] == "disabled":
                 slot.set("pending", None, 0)
@@ -424,12 +463,14 @@ class Connections:
         local = [s for s in todo if not s.spec.remote]
         remote = [s for s in todo if s.spec.remote]
         pools = [
-            ThreadPoolExecutor(_batch_size("MCP_SERVER_CONNECTION_BATCH_SIZE",
-                                           DEFAULT_LOCAL_BATCH),
-                               thread_name_prefix="mcp-lite-hub-connect-local"),
-            ThreadPoolExecutor(_batch_size("MCP_REMOTE_SERVER_CONNECTION_BATCH_SIZE",
-                                           DEFAULT_REMOTE_BATCH),
-                               thread_name_prefix="mcp-lite-hub-connect-remote"),
+            ThreadPoolExecutor(
+                _batch_size("MCP_SERVER_CONNECTION_BATCH_SIZE", DEFAULT_LOCAL_BATCH),
+                thread_name_prefix="mcp-lite-hub-connect-local",
+            ),
+            ThreadPoolExecutor(
+                _batch_size("MCP_REMOTE_SERVER_CONNECTION_BATCH_SIZE", DEFAULT_REMOTE_BATCH),
+                thread_name_prefix="mcp-lite-hub-connect-remote",
+            ),
         ]
         try:
             futures = [pools[0].submit(self._try_connect, s) for s in local]
@@ -459,18 +500,32 @@ class Connections:
                 slot.set("failed", spec.error)
                 raise ConfigError(f"MCP server {spec.name!r}: {spec.error}")
             if spec.disabled_reason or slot.user_disabled:
-                raise ConnectError(f"MCP server {spec.name!r} is disabled: "
-                                   f"{spec.disabled_reason or 'disabled by the host'}")
+                raise ConnectError(
+                    f"MCP server {spec.name!r} is disabled: "
+                    f"{spec.disabled_reason or 'disabled by the host'}"
+                )
             if not force and self.auth_cache.contains(spec.auth_key):
-                slot.set("needs-auth", "authorization required (recorded less than "
-                         f"{self.auth_cache.ttl / 60:g} minutes ago)")
-                raise AuthRequired(f"MCP server {spec.name!r} needs authorization; "
-                                   "call reconnect() once it is authorized", spec.name)
+                slot.set(
+                    "needs-auth",
+                    "authorization required (recorded less than "
+                    f"{self.auth_cache.ttl / 60:g} minutes ago)",
+                )
+                raise AuthRequired(
+                    f"MCP server {spec.name!r} needs authorization; "
+                    "call reconnect() once it is authorized",
+                    spec.name,
+                )
             state = slot.snapshot[0]
-            if not force and state == "failed" and slot.last_error is not None \
-                    and time.monotonic() - slot.failed_at < self.backoff.cooldown:
-                raise ConnectError(f"MCP server {spec.name!r} failed: {slot.last_error} "
-                                   "(it is retried after a cool-down, or on reconnect())")
+            if (
+                not force
+                and state == "failed"
+                and slot.last_error is not None
+                and time.monotonic() - slot.failed_at < self.backoff.cooldown
+            ):
+                raise ConnectError(
+                    f"MCP server {spec.name!r} failed: {slot.last_error} "
+                    "(it is retried after a cool-down, or on reconnect())"
+                )
             if client is not None:
                 self._drop_client(slot)
             return self._attempts(slot)
@@ -485,16 +540,22 @@ class Connections:
             except AuthRequired as exc:
                 self.auth_cache.add(spec.auth_key)
                 slot.set("needs-auth", str(exc) or "authorization required")
-                raise AuthRequired(str(exc) or f"MCP server {spec.name!r} needs authorization",
-                                   spec.name) from exc
+                raise AuthRequired(
+                    str(exc) or f"MCP server {spec.name!r} needs authorization", spec.name
+                ) from exc
             except ConfigError as exc:
                 slot.set("failed", str(exc))
                 slot.last_error, slot.failed_at = exc, time.monotonic()
                 raise
             except McpError as exc:
                 last = exc
-                log.info("MCP server %r: connection attempt %d/%d failed: %s", spec.name,
-                         attempt, self.backoff.max_attempts, exc)
+                log.info(
+                    "MCP server %r: connection attempt %d/%d failed: %s",
+                    spec.name,
+                    attempt,
+                    self.backoff.max_attempts,
+                    exc,
+                )
                 if attempt < self.backoff.max_attempts:
                     slot.set("pending", str(exc), attempt)
                     if self._closing.wait(self.backoff.delay(attempt)):
@@ -523,22 +584,29 @@ class Connections:
             return
         if info.era != "stateless":
             return
-        flags = {flag: True for flag, kind in _LISTEN_FLAGS
-                 if isinstance(info.capabilities.get(kind), dict)
-                 and info.capabilities[kind].get("listChanged")}
+        flags = {
+            flag: True
+            for flag, kind in _LISTEN_FLAGS
+            if isinstance(info.capabilities.get(kind), dict)
+            and info.capabilities[kind].get("listChanged")
+        }
         if not flags:
             return
         try:
-            future = client.submit("subscriptions/listen", {"notifications": flags},
-                                   timeout=_LISTEN_TIMEOUT)
+            future = client.submit(
+                "subscriptions/listen", {"notifications": flags}, timeout=_LISTEN_TIMEOUT
+            )
         except McpError as exc:
             log.debug("MCP server %r: no subscriptions/listen stream: %s", slot.spec.name, exc)
             return
         name = slot.spec.name
 
         def ended(future: Future[dict[str, Any]]) -> None:
-            if slot.client is client and not future.cancelled() \
-                    and isinstance(future.exception(), ConnectionClosed):
+            if (
+                slot.client is client
+                and not future.cancelled()
+                and isinstance(future.exception(), ConnectionClosed)
+            ):
                 self.catalog.invalidate(name)
 
         future.add_done_callback(ended)
@@ -587,8 +655,10 @@ class Connections:
             self.catalog.invalidate(slot.spec.name)
         if not clients:
             return
-        threads = [threading.Thread(target=c.close, name=f"mcp-lite-hub-close[{c.name}]",
-                                    daemon=True) for c in clients]
+        threads = [
+            threading.Thread(target=c.close, name=f"mcp-lite-hub-close[{c.name}]", daemon=True)
+            for c in clients
+        ]
         for t in threads:
             t.start()
         deadline = time.monotonic() + 5.0

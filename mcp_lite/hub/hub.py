@@ -44,8 +44,16 @@ from ._connections import (
 )
 from .permissions import PermissionHandler, Permissions
 from .results import ResultProcessor, ToolEvent
-from .tools import Catalog, McpPrompt, McpResource, McpTool, tool_definitions, to_mcp_prompt, \
-    to_mcp_resource, to_mcp_tool
+from .tools import (
+    Catalog,
+    McpPrompt,
+    McpResource,
+    McpTool,
+    to_mcp_prompt,
+    to_mcp_resource,
+    to_mcp_tool,
+    tool_definitions,
+)
 
 if TYPE_CHECKING:
     import os
@@ -59,10 +67,19 @@ log = logging.getLogger("mcp_lite.hub")
 
 MAX_URL_ELICITATION_ROUNDS = 3
 # Options of Hub.from_config that belong to the Hub rather than to load_config.
-_HUB_OPTIONS = frozenset({
-    "default_permission", "elicitation_hooks", "elicitation_handler", "output_dir",
-    "max_output_tokens", "client_options", "backoff", "auth_cache_path", "elicitation_timeout",
-})
+_HUB_OPTIONS = frozenset(
+    {
+        "default_permission",
+        "elicitation_hooks",
+        "elicitation_handler",
+        "output_dir",
+        "max_output_tokens",
+        "client_options",
+        "backoff",
+        "auth_cache_path",
+        "elicitation_timeout",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -126,9 +143,13 @@ class Hub:
         self._load: Callable[[], Any] | None = None
         specs, self.issues = _specs(config)
         self._conns = Connections(
-            specs, client_options=client_options or {}, backoff=backoff or Backoff(),
-            auth_cache=NeedsAuthCache(auth_cache_path), catalog=self._catalog,
-            elicitation=self._elicitation)
+            specs,
+            client_options=client_options or {},
+            backoff=backoff or Backoff(),
+            auth_cache=NeedsAuthCache(auth_cache_path),
+            catalog=self._catalog,
+            elicitation=self._elicitation,
+        )
         self._close_lock = threading.Lock()
 
     @classmethod
@@ -153,8 +174,9 @@ class Hub:
         def load() -> Any:
             return load_config(project_dir, trust_project=trust_project, **options)
 
-        hub = cls(load(), allow=allow, deny=deny, permission_handler=permission_handler,
-                  **hub_options)
+        hub = cls(
+            load(), allow=allow, deny=deny, permission_handler=permission_handler, **hub_options
+        )
         hub._load = load
         return hub
 
@@ -312,8 +334,14 @@ class Hub:
         emit(ToolEvent("completed", server, tool.name, elapsed_ms=_ms(start)))
         return result
 
-    def _call(self, server: str, tool: McpTool, args: dict[str, Any], timeout: float | None,
-              on_progress: Callable[[Progress], None]) -> CallToolResult:
+    def _call(
+        self,
+        server: str,
+        tool: McpTool,
+        args: dict[str, Any],
+        timeout: float | None,
+        on_progress: Callable[[Progress], None],
+    ) -> CallToolResult:
         for attempt in range(2):
             client = self._conns.client(server)
             try:
@@ -321,21 +349,31 @@ class Hub:
             except SessionExpired:
                 if attempt:
                     raise
-                log.info("MCP server %r: session expired; reconnecting and retrying %s once",
-                         server, tool.tool_name)
+                log.info(
+                    "MCP server %r: session expired; reconnecting and retrying %s once",
+                    server,
+                    tool.tool_name,
+                )
                 self._conns.connection_lost(server, client)
             except ConnectionClosed:
                 self._conns.connection_lost(server, client)
                 raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _call_once(self, client: Client, server: str, tool: McpTool, args: dict[str, Any],
-                   timeout: float | None,
-                   on_progress: Callable[[Progress], None]) -> CallToolResult:
+    def _call_once(
+        self,
+        client: Client,
+        server: str,
+        tool: McpTool,
+        args: dict[str, Any],
+        timeout: float | None,
+        on_progress: Callable[[Progress], None],
+    ) -> CallToolResult:
         for rounds in range(MAX_URL_ELICITATION_ROUNDS + 1):
             try:
-                return client.call_tool(tool.tool_name, args, timeout=timeout,
-                                        on_progress=on_progress)
+                return client.call_tool(
+                    tool.tool_name, args, timeout=timeout, on_progress=on_progress
+                )
             except UrlElicitationRequired as exc:
                 if rounds == MAX_URL_ELICITATION_ROUNDS:
                     raise
@@ -353,8 +391,11 @@ class Hub:
             if not isinstance(item, dict):
                 raise exc
             answer = self._elicitation.answer(server, Params.model_validate(item))
-            action = answer.get("action") if isinstance(answer, Mapping) \
+            action = (
+                answer.get("action")
+                if isinstance(answer, Mapping)
                 else getattr(answer, "action", None)
+            )
             if action != "accept":
                 raise exc
             eid = item.get("elicitationId")
@@ -379,8 +420,9 @@ class Hub:
             if len(owners) != 1:
                 raise ConfigError(
                     f"no server lists resource {uri!r}; say which server to read it from"
-                    if not owners else
-                    f"several servers list {uri!r} ({', '.join(owners)}); say which one")
+                    if not owners
+                    else f"several servers list {uri!r} ({', '.join(owners)}); say which one"
+                )
             server = owners[0]
         return self._conns.client(server).read_resource(uri)
 
@@ -392,10 +434,11 @@ class Hub:
         for server in self._conns.names():
             prefix = f"mcp__{normalize_name(server)}__"
             if name.startswith(prefix) and (best is None or len(server) > len(best[0])):
-                best = (server, name[len(prefix):])
+                best = (server, name[len(prefix) :])
         if best is None:
-            raise ConfigError(f"{name!r} names no configured MCP server (expected "
-                              "mcp__<server>__<name>)")
+            raise ConfigError(
+                f"{name!r} names no configured MCP server (expected mcp__<server>__<name>)"
+            )
         return best
 
     def _find(self, items: list[Any], name: str, server: str, kind: str) -> Any:
@@ -441,16 +484,22 @@ def _specs(config: Any) -> tuple[list[Spec], list[Any]]:
         specs = [_spec_from_entry(e) for e in config.servers.values()]
         return specs, list(config.issues)
     if not isinstance(config, Mapping):
-        raise ConfigError("Hub wants a HubConfig or a mapping like {'mcpServers': {...}}, "
-                          f"not {type(config).__name__}")
+        raise ConfigError(
+            "Hub wants a HubConfig or a mapping like {'mcpServers': {...}}, "
+            f"not {type(config).__name__}"
+        )
     from ..server import Server
     from .config import parse_servers
 
     servers = config.get("mcpServers", config) if "mcpServers" in config else config
     if not isinstance(servers, Mapping):
         raise ConfigError("'mcpServers' must be a mapping of server names to entries")
-    document = {str(name): {"type": "sdk", "name": str(name), "server": value}
-                if isinstance(value, Server) else value for name, value in servers.items()}
+    document = {
+        str(name): {"type": "sdk", "name": str(name), "server": value}
+        if isinstance(value, Server)
+        else value
+        for name, value in servers.items()
+    }
     entries, issues = parse_servers({"mcpServers": document}, "dynamic", "<code>")
     return [_spec_from_entry(e) for e in entries.values()], list(issues)
 
@@ -465,6 +514,13 @@ def _spec_from_entry(entry: Any) -> Spec:
             error = str(exc)
     config = getattr(entry, "config", None)
     kind = getattr(config, "type", None)
-    return make_spec(entry.name, entry.scope, target, type=str(kind) if kind else None,
-                     source=str(entry.source), disabled_reason=entry.disabled_reason, error=error,
-                     timeout=getattr(config, "timeout", None))
+    return make_spec(
+        entry.name,
+        entry.scope,
+        target,
+        type=str(kind) if kind else None,
+        source=str(entry.source),
+        disabled_reason=entry.disabled_reason,
+        error=error,
+        timeout=getattr(config, "timeout", None),
+    )

@@ -34,8 +34,9 @@ Decision = Literal["allow", "deny"]
 def _rule(rule: str) -> tuple[str, str | None]:
     """``(server, tool)`` of a rule; ``tool`` None means every tool of the server."""
     if not isinstance(rule, str) or not rule.startswith("mcp__") or len(rule) <= 5:
-        raise ConfigError(f"permission rule {rule!r} must look like mcp__server or "
-                          "mcp__server__tool")
+        raise ConfigError(
+            f"permission rule {rule!r} must look like mcp__server or mcp__server__tool"
+        )
     body = rule[5:]
     server, sep, tool = body.partition("__")
     if not server:
@@ -96,9 +97,11 @@ class Permissions:
             return
         if self.handler is not None:
             if not self.handler(tool, arguments):
-                raise PermissionDenied(f"{tool.name} was refused by the permission handler",
-                                       tool.name)
+                raise PermissionDenied(
+                    f"{tool.name} was refused by the permission handler", tool.name
+                )
             return
         if self.default == "deny":
-            raise PermissionDenied(f"{tool.name} is not in the allow list (the default policy "
-                                   "is deny)", tool.name)
+            raise PermissionDenied(
+                f"{tool.name} is not in the allow list (the default policy is deny)", tool.name
+            )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import importlib
 import io
 import logging
 import mimetypes
@@ -42,9 +43,16 @@ DEFAULT_MAX_OUTPUT_TOKENS = 25_000
 CHARS_PER_TOKEN = 4
 MAX_IMAGE_SIDE = 2000
 _EXTENSIONS = {
-    "image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp",
-    "audio/wav": ".wav", "audio/x-wav": ".wav", "audio/mpeg": ".mp3", "audio/ogg": ".ogg",
-    "application/pdf": ".pdf", "application/octet-stream": ".bin",
+    "image/png": ".png",
+    "image/jpeg": ".jpg",
+    "image/gif": ".gif",
+    "image/webp": ".webp",
+    "audio/wav": ".wav",
+    "audio/x-wav": ".wav",
+    "audio/mpeg": ".mp3",
+    "audio/ogg": ".ogg",
+    "application/pdf": ".pdf",
+    "application/octet-stream": ".bin",
 }
 
 
@@ -89,8 +97,9 @@ class ResultProcessor:
         max_output_tokens: the text budget; None reads ``MAX_MCP_OUTPUT_TOKENS``.
     """
 
-    def __init__(self, output_dir: str | os.PathLike[str] | None = None,
-                 max_output_tokens: int | None = None) -> None:
+    def __init__(
+        self, output_dir: str | os.PathLike[str] | None = None, max_output_tokens: int | None = None
+    ) -> None:
         if max_output_tokens is not None and max_output_tokens <= 0:
             from ..errors import ConfigError
 
@@ -126,8 +135,11 @@ class ResultProcessor:
             mime = str(block.get("mimeType") or ("image/png" if kind == "image" else "audio/wav"))
             data = block["data"]
             what = kind
-        elif kind == "resource" and isinstance(block.get("resource"), dict) \
-                and isinstance(block["resource"].get("blob"), str):
+        elif (
+            kind == "resource"
+            and isinstance(block.get("resource"), dict)
+            and isinstance(block["resource"].get("blob"), str)
+        ):
             res = block["resource"]
             mime = str(res.get("mimeType") or "application/octet-stream")
             data = res["blob"]
@@ -141,8 +153,7 @@ class ResultProcessor:
         if kind == "image":
             raw, mime = _shrink_image(raw, mime)
         path = self._write(server, tool, raw, mime)
-        return {"type": "text",
-                "text": f"[{what} ({mime}, {len(raw)} bytes) saved to {path}]"}
+        return {"type": "text", "text": f"[{what} ({mime}, {len(raw)} bytes) saved to {path}]"}
 
     def _write(self, server: str, tool: str, raw: bytes, mime: str) -> Path:
         ext = _EXTENSIONS.get(mime) or mimetypes.guess_extension(mime) or ".bin"
@@ -156,8 +167,11 @@ class ResultProcessor:
 
     def _truncate(self, blocks: list[Any]) -> list[Any]:
         budget = self.max_output_tokens * CHARS_PER_TOKEN
-        total = sum(len(b.get("text") or "") for b in blocks
-                    if isinstance(b, dict) and b.get("type") == "text")
+        total = sum(
+            len(b.get("text") or "")
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "text"
+        )
         if total <= budget:
             return blocks
         out: list[Any] = []
@@ -173,29 +187,35 @@ class ResultProcessor:
                 block = {**block, "text": text[:left]}
             left -= len(text)
             out.append(block)
-        out.append({"type": "text", "text": (
-            f"\n[OUTPUT TRUNCATED: the tool returned about {total // CHARS_PER_TOKEN:,} tokens of "
-            f"text, over the {self.max_output_tokens:,}-token limit (MAX_MCP_OUTPUT_TOKENS); "
-            "only the beginning is shown. Ask the tool for less, e.g. with a filter or "
-            "pagination, if it supports them.]")})
+        out.append(
+            {
+                "type": "text",
+                "text": (
+                    f"\n[OUTPUT TRUNCATED: the tool returned about {total // CHARS_PER_TOKEN:,} tokens of "
+                    f"text, over the {self.max_output_tokens:,}-token limit (MAX_MCP_OUTPUT_TOKENS); "
+                    "only the beginning is shown. Ask the tool for less, e.g. with a filter or "
+                    "pagination, if it supports them.]"
+                ),
+            }
+        )
         return out
 
 
 def _shrink_image(raw: bytes, mime: str) -> tuple[bytes, str]:
     """``raw`` scaled to fit ``MAX_IMAGE_SIDE`` when Pillow is installed and it is larger."""
     try:
-        from PIL import Image
+        image_module: Any = importlib.import_module("PIL.Image")  # optional: the images extra
     except ImportError:
         return raw, mime
     try:
-        with Image.open(io.BytesIO(raw)) as img:
+        with image_module.open(io.BytesIO(raw)) as img:
             if max(img.size) <= MAX_IMAGE_SIDE:
                 return raw, mime
             fmt = img.format or "PNG"
             img.thumbnail((MAX_IMAGE_SIDE, MAX_IMAGE_SIDE))
             out = io.BytesIO()
             img.save(out, format=fmt)
-            return out.getvalue(), Image.MIME.get(fmt, mime)
+            return out.getvalue(), str(image_module.MIME.get(fmt, mime))
     except Exception as exc:  # a broken image is still saved as it came
         log.debug("could not resize an image (%s): %s", mime, exc)
         return raw, mime

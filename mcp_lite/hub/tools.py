@@ -85,8 +85,14 @@ class McpTool:
         if format == "anthropic":
             return {"name": self.name, "description": self.description, "input_schema": schema}
         if format == "openai":
-            return {"type": "function", "function": {
-                "name": self.name, "description": self.description, "parameters": schema}}
+            return {
+                "type": "function",
+                "function": {
+                    "name": self.name,
+                    "description": self.description,
+                    "parameters": schema,
+                },
+            }
         raise ValueError(f"unknown tool definition format {format!r}; use 'anthropic' or 'openai'")
 
 
@@ -148,15 +154,25 @@ def to_mcp_tool(server: str, tool: Tool) -> McpTool:
 
 
 def to_mcp_resource(server: str, resource: Resource) -> McpResource:
-    return McpResource(server=server, uri=resource.uri, name=resource.name,
-                       description=resource.description, mime_type=resource.mime_type,
-                       resource=resource)
+    return McpResource(
+        server=server,
+        uri=resource.uri,
+        name=resource.name,
+        description=resource.description,
+        mime_type=resource.mime_type,
+        resource=resource,
+    )
 
 
 def to_mcp_prompt(server: str, prompt: Prompt) -> McpPrompt:
-    return McpPrompt(name=build_tool_name(server, prompt.name), server=server,
-                     prompt_name=prompt.name, description=truncate_description(prompt.description),
-                     arguments=tuple(prompt.arguments or ()), prompt=prompt)
+    return McpPrompt(
+        name=build_tool_name(server, prompt.name),
+        server=server,
+        prompt_name=prompt.name,
+        description=truncate_description(prompt.description),
+        arguments=tuple(prompt.arguments or ()),
+        prompt=prompt,
+    )
 
 
 def tool_definitions(tools: Iterable[McpTool], format: str = "anthropic") -> list[dict[str, Any]]:
@@ -221,10 +237,3 @@ class Catalog:
             for k in (kind,) if kind is not None else KINDS:
                 self._generations[(k, server)] = self._generations.get((k, server), 0) + 1
                 self._caches[k].delete(server)
-
-    def clear(self) -> None:
-        with self._lock:
-            for k, cache in self._caches.items():
-                for server in cache.keys():
-                    self._generations[(k, server)] = self._generations.get((k, server), 0) + 1
-                cache.clear()

@@ -180,7 +180,7 @@ def test_lists_are_fetched_again_after_the_connection_closes(tmp_path: Path) -> 
     names = tmp_path / "names.txt"
     names.write_text("alpha")
     script.write_text(
-        "import sys\nsys.path.insert(0, %r)\n" % str(Path(mcp_lite.__file__).parents[1])
+        f"import sys\nsys.path.insert(0, {str(Path(mcp_lite.__file__).parents[1])!r})\n"
         + "from mcp_lite import Server\n"
         "s = Server('files')\n"
         f"for n in open({str(names)!r}).read().split():\n"

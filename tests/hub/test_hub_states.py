@@ -220,9 +220,8 @@ def test_an_expired_needs_auth_entry_is_tried_again(fault_http, auth_file) -> No
     from mcp_lite.hub._auth_cache import NeedsAuthCache
 
     config = {"secure": {"type": "http", "url": fault_http.url("/auth")}}
-    with Hub(config, auth_cache_path=auth_file) as hub:
-        with pytest.raises(AuthRequired):
-            hub.client("secure")
+    with Hub(config, auth_cache_path=auth_file) as hub, pytest.raises(AuthRequired):
+        hub.client("secure")
     hits = fault_http.state.counts["401"]
     # Age the entry past the 15-minute TTL.
     data = json.loads(auth_file.read_text())
