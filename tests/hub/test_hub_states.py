@@ -249,3 +249,25 @@ def test_unknown_server_and_tool_names_are_usage_errors() -> None:
             hub.call_tool("mcp__demo__nope")
         with pytest.raises(ConfigError, match="no MCP server named"):
             hub.reconnect("nope")
+
+
+def test_from_config_reads_the_project_and_reload_follows_edits(tmp_path: Path, pid_gone) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    mcp_json = project / ".mcp.json"
+    mcp_json.write_text(json.dumps({"mcpServers": {"demo": _demo()}}))
+    hub = mcp_lite.Hub.from_config(project, trust_project=True, user_dir=home,
+                                   managed_path=tmp_path / "none.json", backoff=FAST)
+    with hub:
+        assert hub.status()["demo"].scope == "project"
+        pid = hub.client("demo").transport.pid
+        hub.reload()  # nothing changed: same connection
+        assert hub.client("demo").transport.pid == pid
+        mcp_json.write_text(json.dumps({"mcpServers": {
+            "demo": {**_demo(), "env": {"CHANGED": "1"}}, "more": _demo()}}))
+        hub.reload()
+        assert pid_gone(pid)
+        assert {t.server for t in hub.tools()} == {"demo", "more"}
+    with pytest.raises(ConfigError, match="from_config"):
+        Hub({}).reload()
