@@ -1,0 +1,99 @@
+"""The smallest sync MCP client over stdio that still does the job: the physical limit.
+
+A subprocess, one JSON object per line each way, and a blocking read loop on the caller's
+thread. No reader thread, no futures, no models, no timeouts, no error handling beyond
+"the server went away". Whatever mcp_lite spends above this is the price of its features.
+
+    with RawClient([sys.executable, "tests/peers/fault_server.py", "echo"]) as c:
+        c.call_tool("echo", {"text": "hi"})  # -> the result dict
+
+``codec="json"`` (the default) is the standard library's ``json``, as a minimal client would
+use; ``codec="pydantic_core"`` uses ``pydantic_core.to_json``/``from_json``, the codec
+mcp_lite itself uses, to show the floor with the JSON cost taken out of the comparison.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _codec(name: str) -> tuple[Callable[[Any], bytes], Callable[[bytes], Any]]:
+    if name == "json":
+        return (lambda obj: _encode(obj).encode()), json.loads
+    if name == "pydantic_core":
+        from pydantic_core import from_json, to_json
+
+        return to_json, from_json
+    raise ValueError(f"unknown codec {name!r}")
+
+
+class RawClient:
+    def __init__(self, command: list[str], codec: str = "json") -> None:
+        self._dumps, self._loads = _codec(codec)
+        self._proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._stdin = self._proc.stdin
+        self._stdout = self._proc.stdout
+        self._next_id = 0
+        self.server_info = self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw-bench-client", "version": "0"},
+            },
+        )
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        self._stdin.write(self._dumps(message) + b"\n")
+        self._stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self._next_id += 1
+        rid = self._next_id
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            message["params"] = params
+        self._send(message)
+        while True:
+            line = self._stdout.readline()
+            if not line:
+                raise ConnectionError("the server closed its stdout")
+            reply = self._loads(line)
+            if reply.get("id") != rid:
+                continue  # a notification or a request from the server: ignored here
+            if "error" in reply:
+                raise RuntimeError(reply["error"])
+            return reply["result"]  # type: ignore[no-any-return]
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return self.request("tools/call", {"name": name, "arguments": arguments})
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        return self.request("tools/list")["tools"]  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        try:
+            self._stdin.close()
+        except OSError:
+            pass
+        try:
+            self._proc.wait(2.0)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._stdout.close()
+
+    def __enter__(self) -> RawClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,235 @@
+"""``make bench``: every benchmark in one run, printed as tables with the targets.
+
+    .venv/bin/python bench/run.py
+
+Every figure is measured in this run (nothing is hard-coded); iteration counts are printed.
+mcp_lite is compared over stdio with the official Python SDK client (PyPI ``mcp``) and with a
+minimal hand-written sync client (``bench/raw_client.py``, the physical limit); how a figure
+is taken is described in ``bench/bench_stdio.py``. The kernel micro-benchmarks
+(``bench/bench_kernels.py``) run first when that module exists. This is never part of the
+test suite and asserts nothing. It takes about 2 minutes on 2 idle cores.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+import traceback
+from importlib import metadata
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+if str(BENCH) not in sys.path:
+    sys.path.insert(0, str(BENCH))
+
+import bench_stdio as bs  # noqa: E402
+from bench_stdio import Timing  # noqa: E402
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _load() -> str:
+    try:
+        return "/".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def _ms(seconds: float | None) -> str:
+    return "     n/a" if seconds is None else f"{seconds * 1e3:8.1f} ms"
+
+
+def _div(a: float | None, b: float | None) -> float | None:
+    return None if a is None or not b else a / b
+
+
+class Targets:
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str, str, bool | None]] = []
+
+    def ratio(self, what: str, value: float | None, target: str, limit: float) -> None:
+        ok = None if value is None else (value <= limit if "<=" in target else value >= limit)
+        self.rows.append((what, "n/a" if value is None else f"{value:.2f}x", target, ok))
+
+    def ms(self, what: str, seconds: float | None, target: str, limit_s: float) -> None:
+        ok = None if seconds is None else seconds <= limit_s
+        self.rows.append((what, "n/a" if seconds is None else f"{seconds * 1e3:.1f} ms",
+                          target, ok))
+
+    def show(self) -> None:
+        print("\n== Targets ==")
+        for what, shown, target, ok in self.rows:
+            verdict = "n/a" if ok is None else ("met" if ok else "NOT met")
+            print(f"  {what:<52} {shown:>9}   target {target:<9} {verdict}")
+
+
+def kernels() -> None:
+    try:
+        import bench_kernels
+    except ImportError:
+        print("== Kernels ==\n  bench/bench_kernels.py not available: skipped")
+        return
+    print("== Kernels (bench/bench_kernels.py) ==")
+    try:
+        bench_kernels.run(print=print)
+    except Exception:  # a broken kernel bench must not hide the stdio figures
+        print("  bench_kernels.run() failed:")
+        traceback.print_exc(file=sys.stdout)
+
+
+def sequential(targets: Targets) -> dict[str, dict[str, Timing | None]]:
+    print("\n== 1. Sequential tools/call over stdio (tests/peers/fault_server.py echo) ==")
+    print(f"  {'arg':<6} {'client':<50} {'calls':>5} {'calls/s':>8} {'ms/call':>8} "
+          f"{'CPU us/call':>11} {'CPU vs raw':>10}")
+    names = {
+        "raw": "raw sync client (bench/raw_client.py, stdlib json)",
+        "raw_pc": "  same, pydantic_core JSON (mcp_lite's codec; info)",
+        "lite": "mcp_lite (compiled kernels when built)",
+        "pure": "mcp_lite, MCP_LITE_NO_EXTENSIONS=1 (pure Python)",
+        "sdk": "official SDK (mcp.ClientSession, asyncio.run)",
+    }
+    seq: dict[str, dict[str, Timing | None]] = {}
+    for size in bs.SIZES:
+        res = seq[size] = bs.sequential(size)
+        raw, lite, pure, sdk = res["raw"], res["lite"], res["pure"], res["sdk"]
+        for key, name in names.items():
+            t = res[key]
+            if t is None:
+                print(f"  {size:<6} {name:<50}   n/a")
+                continue
+            vs_raw = _div(t.cpu_us, raw.cpu_us) if raw else None
+            print(f"  {size:<6} {name:<50} {t.calls:>5} {t.per_s:>8.0f} {t.wall_ms:>8.3f} "
+                  f"{t.cpu_us:>11.1f} {'' if vs_raw is None else f'{vs_raw:.2f}x':>10}")
+        if lite and sdk:
+            ceiling = max((t.per_s for t in (raw, res["raw_pc"]) if t), default=None)
+            print(f"  {'':<6} mcp_lite vs SDK: {lite.per_s / sdk.per_s:.1f}x the calls/s, "
+                  f"{sdk.cpu_us / lite.cpu_us:.1f}x less CPU per call; the ceiling (fastest raw "
+                  f"client) is {_div(ceiling, sdk.per_s) or 0:.1f}x the SDK's calls/s")
+        if lite and pure:
+            print(f"  {'':<6} compiled kernels end to end: {lite.per_s / pure.per_s:.2f}x the "
+                  f"calls/s, {pure.cpu_us / lite.cpu_us:.2f}x less CPU per call than pure Python")
+    for size, res in seq.items():
+        targets.ratio(f"client CPU/call vs raw client ({size})",
+                      _div(res["lite"] and res["lite"].cpu_us, res["raw"] and res["raw"].cpu_us),
+                      "<= 1.25x", 1.25)
+    for size, res in seq.items():
+        targets.ratio(f"sequential calls/s vs SDK ({size})",
+                      _div(res["lite"] and res["lite"].per_s, res["sdk"] and res["sdk"].per_s),
+                      ">= 8x", 8)
+    return seq
+
+
+def concurrency(targets: Targets, seq: dict[str, dict[str, Timing | None]]) -> None:
+    n = bs.CONCURRENCY
+    print(f"\n== 2. {n} concurrent callers on one connection (10 B argument) ==")
+    conc = bs.concurrent()
+    print(f"  {'client':<58} {'calls':>5} {'calls/s':>8} {'CPU us/call':>11}")
+    for key, name in (("threads", f"mcp_lite, {n} threads sharing one Client (call_tool)"),
+                      ("window", f"mcp_lite, 1 thread, submit() keeping {n} in flight (dicts)"),
+                      ("sdk", f"official SDK, {n} tasks (asyncio.gather) on one session")):
+        t = conc[key]
+        print(f"  {name:<58} " + ("  n/a" if t is None else
+                                  f"{t.calls:>5} {t.per_s:>8.0f} {t.cpu_us:>11.1f}"))
+    small = seq["10 B"]
+    scale = ", ".join(f"{k} {t.per_s:.0f}/s" for k, t in
+                      (("mcp_lite", small["lite"]), ("SDK", small["sdk"]), ("raw", small["raw"]))
+                      if t is not None)
+    print(f"  (sequential, for scale: {scale})")
+    targets.ratio(f"{n}-thread throughput vs SDK {n} tasks",
+                  _div(conc["threads"] and conc["threads"].per_s,
+                       conc["sdk"] and conc["sdk"].per_s), ">= 6x", 6)
+
+
+def tool_list(targets: Targets) -> None:
+    print("\n== 3. tools/list of 1000 tools, parsed (bench/tool_list_server.py, one page, "
+          "~1.1 MB) ==")
+    listing = bs.tool_list()
+    print(f"  {'client':<56} {'tools':>5} {'time per list':>14} {'CPU per list':>13}")
+    for key, name in (("raw", "raw sync client (stdlib json.loads only, no models)"),
+                      ("lite", "mcp_lite client.list_tools() -> list[Tool]"),
+                      ("sdk", "official SDK session.list_tools() -> ListToolsResult")):
+        t = listing[key]
+        print(f"  {name:<56} " + ("  n/a" if t is None else
+                                  f"{t.items or 0:>5} {_ms(t.wall / t.calls):>14} "
+                                  f"{_ms(t.cpu / t.calls):>13}"))
+    lite, sdk = listing["lite"], listing["sdk"]
+    targets.ratio("1000-tool list time vs SDK",
+                  _div(lite and lite.wall / lite.calls, sdk and sdk.wall / sdk.calls),
+                  "<= 0.25x", 0.25)
+
+
+def imports(targets: Targets, runs: int) -> None:
+    print(f"\n== 4. Import: a whole `python -c ...` process, spawn to exit "
+          f"(median of {runs}) ==")
+    times = bs.import_times(runs)
+    base = times["pass"]
+    for what, t in times.items():
+        if t is None:
+            print(f"  python -c {what!r:<32} failed")
+            continue
+        net = "" if base is None or what == "pass" else \
+            f"  (+{(t.wall - base.wall) * 1e3:.1f} ms over `pass`)"
+        print(f"  python -c {what!r:<32} wall {_ms(t.wall)}  CPU {_ms(t.cpu)}{net}")
+    lite, mcp = times["import mcp_lite"], times["import mcp"]
+    if lite and mcp:
+        print(f"  import mcp_lite takes {lite.wall / mcp.wall:.2f}x the wall time of import mcp")
+    targets.ms("`python -c 'import mcp_lite'` process wall time", lite and lite.wall,
+               "<= 80 ms", 0.080)
+
+
+def oneshot(targets: Targets, runs: int) -> None:
+    print(f"\n== 5. One-shot call, spawn to exit (median of {runs}; CPU includes the "
+          f"server's) ==")
+    print("  server: <python> tests/peers/fault_server.py echo; call: echo '{\"text\":\"hi\"}'")
+    times = bs.oneshot_times(runs)
+    for key, name in (("mcp_lite CLI", "python -m mcp_lite call --stdio ..."),
+                      ("SDK script", "python bench/sdk_client.py --stdio ... (official SDK)")):
+        t = times[key]
+        shown = "n/a (CLI not available or failed)" if t is None else \
+            f"wall {_ms(t.wall)}  CPU {_ms(t.cpu)}"
+        print(f"  {name:<56} {shown}")
+    lite, sdk = times["mcp_lite CLI"], times["SDK script"]
+    targets.ratio("one-shot CLI call time vs SDK script", _div(lite and lite.wall,
+                                                               sdk and sdk.wall), "<= 0.2x", 0.2)
+
+
+def main() -> None:
+    started = time.perf_counter()
+    load_start = _load()
+    import mcp_lite
+
+    c = bs.COUNTS
+    print("mcp_lite benchmarks")
+    print(f"  python {platform.python_version()} ({sys.executable}), {os.cpu_count()} CPUs, "
+          f"load average {load_start}")
+    print(f"  mcp_lite {mcp_lite.__version__} (USE_EXTENSIONS={mcp_lite.USE_EXTENSIONS}); "
+          f"official SDK mcp {_version('mcp')}; pydantic {_version('pydantic')}")
+    print(f"  each figure: the median of {c['rounds']} rounds, each round a fresh process "
+          f"(connect, warm up {c['warmup']} calls, then time it), clients taking turns.\n"
+          f"  A round is: sequential raw {c['seq_raw']}, mcp_lite {c['seq_lite']}, SDK "
+          f"{c['seq_sdk']} calls; {bs.CONCURRENCY} concurrent: mcp_lite {c['conc_lite']}, "
+          f"SDK {c['conc_sdk']} calls; tools/list: {c['list_calls']} lists.\n"
+          f"  Whole-process timings: median of {c['proc_runs']} runs. Client CPU = "
+          f"time.process_time() of the client process (all threads), not the server's.\n")
+
+    kernels()
+    targets = Targets()
+    seq = sequential(targets)
+    concurrency(targets, seq)
+    tool_list(targets)
+    imports(targets, c["proc_runs"])
+    oneshot(targets, c["proc_runs"])
+    targets.show()
+    print(f"\ntotal benchmark time {time.perf_counter() - started:.0f} s; load average at "
+          f"start {load_start}, at end {_load()} (a busy machine skews wall times)")
+
+
+if __name__ == "__main__":
+    main()
