@@ -286,9 +286,19 @@ class Client:
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
         """Every tool the server offers, across all pages."""
         items = self._list_all("tools/list", "tools", "tools", timeout)
+        if self.session.era == "stateless":
+            items = [item for item in items if self._valid_header_annotations(item)]
         tools = validate_tools(items)
         self._output_schemas = {t.name: t.output_schema for t in tools if t.output_schema}
         return tools
+
+    def _valid_header_annotations(self, tool: Any) -> bool:
+        problem = proto.mcp_header_problem(
+            tool.get("inputSchema") if isinstance(tool, dict) else None
+        )
+        if problem is not None:
+            log.warning("MCP server %r: tool %r left out: %s", self.name, tool.get("name"), problem)
+        return problem is None
 
     def call_tool(
         self,

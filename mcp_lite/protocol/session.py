@@ -13,6 +13,7 @@ capabilities we declare. Nothing here performs I/O; the ``Client`` drives it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -38,6 +39,7 @@ __all__ = [
     "discover_outcome",
     "initialize_params",
     "is_input_required",
+    "mcp_header_problem",
     "retry_params",
 ]
 
@@ -262,6 +264,47 @@ def retry_params(
     if "requestState" in result:
         params["requestState"] = result["requestState"]
     return params
+
+
+# --- x-mcp-header (2026-07-28, checklist §8.6) -----------------------------------------------
+
+_HEADER_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_HEADER_TYPES = ("string", "integer", "boolean")
+
+
+def mcp_header_problem(schema: Any) -> str | None:
+    """Why a tool's ``x-mcp-header`` annotations are invalid, or None when they are fine.
+
+    An annotation must be a non-empty HTTP token, unique (case-insensitively) within the
+    tool, on a ``string``/``integer``/``boolean`` property reachable from the root through
+    ``properties`` only. A tool that breaks any rule is left out of ``tools/list``.
+    """
+    seen: set[str] = set()
+    stack: list[tuple[Any, bool]] = [(schema, True)]
+    while stack:
+        node, reachable = stack.pop()
+        if isinstance(node, list):
+            stack.extend((item, False) for item in node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        if "x-mcp-header" in node:
+            token = node["x-mcp-header"]
+            if not reachable or node is schema:
+                return "x-mcp-header outside a top-level chain of 'properties'"
+            if not isinstance(token, str) or not _HEADER_TOKEN.match(token):
+                return f"x-mcp-header {token!r} is not an HTTP token"
+            if token.lower() in seen:
+                return f"x-mcp-header {token!r} is used twice"
+            if node.get("type") not in _HEADER_TYPES:
+                return f"x-mcp-header {token!r} is on a {node.get('type')!r} property"
+            seen.add(token.lower())
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict) and reachable:
+                stack.extend((sub, True) for sub in value.values())
+            elif isinstance(value, (dict, list)):
+                stack.append((value, False))
+    return None
 
 
 # --- pagination ----------------------------------------------------------------------------------

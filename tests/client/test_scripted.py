@@ -137,3 +137,18 @@ def test_server_ping_is_answered(scripted_client, reply):
     client.submit("tools/call", {"name": "x"})
     assert got.wait(5)
     assert box["answer"] == {"jsonrpc": "2.0", "id": "srv-1", "result": {}}
+
+
+def test_tools_with_invalid_header_annotations_are_left_out_in_2026(scripted_client, reply):
+    good = {"name": "good", "inputSchema": {"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"}}}}
+    bad = {"name": "bad", "inputSchema": {"type": "object", "properties": {
+        "n": {"type": "number", "x-mcp-header": "N"}}}}
+
+    def answer(msg):
+        if msg.get("method") == "server/discover":
+            return reply(msg, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}})
+        return reply(msg, {"tools": [good, bad]})
+
+    client, _ = scripted_client(answer, handshake=False)
+    assert [t.name for t in client.list_tools()] == ["good"]

@@ -153,3 +153,27 @@ def test_methods_removed_in_2026_are_refused_locally():
         s.check_method_allowed("ping", info)
     s.check_method_allowed("tools/list", info)
     s.check_method_allowed("ping", s.SessionInfo(protocol_version=v.V2025_11_25, era="handshake"))
+
+
+@pytest.mark.parametrize("schema, problem", [
+    ({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}, None),
+    ({"type": "object", "properties": {"o": {"type": "object", "properties": {
+        "n": {"type": "integer", "x-mcp-header": "N"}}}}}, None),
+    ({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": ""}}}, "token"),
+    ({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "a b"}}}, "token"),
+    ({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "X"},
+                                       "b": {"type": "string", "x-mcp-header": "x"}}}, "twice"),
+    ({"type": "object", "properties": {"a": {"type": "number", "x-mcp-header": "A"}}}, "number"),
+    ({"type": "object", "properties": {"a": {"type": "array", "x-mcp-header": "A"}}}, "array"),
+    ({"type": "object", "properties": {"a": {"type": "array", "items": {
+        "type": "string", "x-mcp-header": "A"}}}}, "outside"),
+    ({"type": "object", "anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]},
+     "outside"),
+    ({"type": "object", "x-mcp-header": "Root"}, "outside"),
+])
+def test_x_mcp_header_rules(schema, problem):
+    found = s.mcp_header_problem(schema)
+    if problem is None:
+        assert found is None
+    else:
+        assert found is not None and problem in found
