@@ -110,11 +110,11 @@ def sequential(targets: Targets) -> dict[str, dict[str, Timing | None]]:
         if lite and sdk:
             ceiling = max((t.per_s for t in (raw, res["raw_pc"]) if t), default=None)
             print(f"  {'':<6} mcp_lite vs SDK: {lite.per_s / sdk.per_s:.1f}x the calls/s, "
-                  f"{sdk.cpu_us / lite.cpu_us:.1f}x less CPU per call; the ceiling (fastest raw "
+                  f"{lite.cpu_us / sdk.cpu_us:.2f}x the CPU per call; the ceiling (fastest raw "
                   f"client) is {_div(ceiling, sdk.per_s) or 0:.1f}x the SDK's calls/s")
         if lite and pure:
             print(f"  {'':<6} compiled kernels end to end: {lite.per_s / pure.per_s:.2f}x the "
-                  f"calls/s, {pure.cpu_us / lite.cpu_us:.2f}x less CPU per call than pure Python")
+                  f"calls/s and {lite.cpu_us / pure.cpu_us:.2f}x the CPU per call of pure Python")
     for size, res in seq.items():
         targets.ratio(f"client CPU/call vs raw client ({size})",
                       _div(res["lite"] and res["lite"].cpu_us, res["raw"] and res["raw"].cpu_us),
