@@ -267,15 +267,23 @@ class Client:
     ) -> dict[str, Any]:
         """Send a request and wait for its result dict. Raises what ``submit`` describes.
 
-        An expired HTTP session is re-initialized and the request retried once.
+        Retried once, transparently: after an expired HTTP session (re-initialized first),
+        and on 2026-07-28 when only this request's response stream broke while the
+        connection lives on (the spec has the client re-issue it with a new id).
         """
+        conn = self._connection()
         future = self.submit(method, params, timeout=timeout, on_progress=on_progress)
         try:
             return _wait(future, self._backstop(timeout))
         except SessionExpired:
             log.info("session with %r expired; re-initializing and retrying %s", self.name, method)
-            future = self.submit(method, params, timeout=timeout, on_progress=on_progress)
-            return _wait(future, self._backstop(timeout))
+        except ConnectionClosed:
+            stateless = conn.info is not None and conn.info.era == "stateless"
+            if not (stateless and conn.alive and conn is self._conn):
+                raise
+            log.info("the answer stream of %s to %r broke; re-issuing it", method, self.name)
+        future = self.submit(method, params, timeout=timeout, on_progress=on_progress)
+        return _wait(future, self._backstop(timeout))
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification (no answer expected)."""

@@ -152,3 +152,36 @@ def test_tools_with_invalid_header_annotations_are_left_out_in_2026(scripted_cli
 
     client, _ = scripted_client(answer, handshake=False)
     assert [t.name for t in client.list_tools()] == ["good"]
+
+
+def test_a_broken_answer_stream_is_reissued_with_a_new_id_in_2026(scripted_client, reply):
+    from mcp_lite.transports.base import SendFailed
+
+    calls = []
+
+    def answer(msg):
+        if msg.get("method") == "server/discover":
+            return reply(msg, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}})
+        calls.append(msg["id"])
+        if len(calls) == 1:
+            return [SendFailed(msg["id"], ConnectionClosed("stream dropped"))]
+        return reply(msg, {"content": [{"type": "text", "text": "second try"}]})
+
+    client, _ = scripted_client(answer, handshake=False)
+    assert client.call_tool("x").text == "second try"
+    assert len(calls) == 2 and calls[0] != calls[1]
+
+
+def test_a_broken_stream_is_not_retried_in_the_handshake_era(scripted_client, reply):
+    from mcp_lite.transports.base import SendFailed
+
+    calls = []
+
+    def answer(msg):
+        calls.append(msg)
+        return [SendFailed(msg["id"], ConnectionClosed("stream dropped"))]
+
+    client, _ = scripted_client(answer)
+    with pytest.raises(ConnectionClosed, match="stream dropped"):
+        client.call_tool("x")
+    assert len(calls) == 1
