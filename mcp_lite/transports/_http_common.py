@@ -277,7 +277,11 @@ def send_authorized(auth: Auth | None, url: str, headers: dict[str, str],
             step_ups += 1
         else:
             return response
-        fresh = _refresh(auth, token, challenge, status)
+        try:
+            fresh = _refresh(auth, token, challenge, status)
+        except BaseException:
+            response.close()
+            raise
         if not fresh or fresh == token:
             return response
         response.close()
