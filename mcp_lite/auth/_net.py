@@ -117,36 +117,53 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
 
 
 class Http:
-    """The HTTP side of OAuth: one pooled ``requests.Session``, finite timeouts, no
-    redirects on POST, JSON in, errors as ``AuthRequired``."""
+    """The HTTP side of OAuth: finite timeouts, no redirects followed, bounded JSON bodies,
+    errors as ``AuthRequired``.
+
+    Without a ``session`` every exchange uses a short-lived one that is closed at once (OAuth
+    traffic is rare; nothing stays open between logins). A given ``session`` is used as is
+    (proxies, CA bundle, retries of your choosing) and never closed here.
+    """
 
     def __init__(self, session: requests.Session | None = None,
                  timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.session = session or requests.Session()
-        self.session.headers.setdefault("User-Agent", f"mcp-lite/{__version__}")
+        self.session = session
         self.timeout = timeout
+
+    def exchange(self, method: str, url: str, what: str, *,
+                 secrets: Iterable[str | None] = (), **kwargs: Any,
+                 ) -> tuple[int, Mapping[str, str], bytes]:
+        """One request: status, headers and at most ``_MAX_BODY + 1`` bytes of body."""
+        headers = {"User-Agent": f"mcp-lite/{__version__}", **kwargs.pop("headers", {})}
+        own = self.session is None
+        session = requests.Session() if own else self.session
+        assert session is not None
+        try:
+            with session.request(method, url, headers=headers, timeout=self.timeout,
+                                 allow_redirects=False, stream=True, **kwargs) as response:
+                raw = response.raw.read(_MAX_BODY + 1, decode_content=True) if response.raw \
+                    else b""
+                return response.status_code, response.headers, raw
+        except requests.RequestException as exc:
+            raise AuthRequired(scrub(f"the {what} request to {url} failed: "
+                                     f"{type(exc).__name__}", secrets)) from None
+        finally:
+            if own:
+                session.close()
 
     def get_json(self, url: str, what: str, headers: Mapping[str, str] | None = None,
                  ) -> dict[str, Any] | None:
-        """GET a JSON document; None on 404/4xx (absent), ``AuthRequired`` on anything
-        else that is not a JSON object."""
+        """GET a JSON document; None when absent (4xx or a redirect), ``AuthRequired`` on
+        anything else that is not a JSON object."""
         require_secure(url, what)
-        try:
-            response = self.session.get(url, headers={"Accept": "application/json",
-                                                      **(headers or {})},
-                                        timeout=self.timeout, allow_redirects=False,
-                                        stream=True)
-        except requests.RequestException as exc:
-            raise AuthRequired(f"could not fetch the {what} from {url}: "
-                               f"{type(exc).__name__}") from None
-        with response:
-            if 400 <= response.status_code < 500 or response.status_code in (301, 302, 303,
-                                                                              307, 308):
-                log.debug("%s not at %s (HTTP %s)", what, url, response.status_code)
-                return None
-            if response.status_code != 200:
-                raise AuthRequired(f"the {what} at {url} answered HTTP {response.status_code}")
-            return _json_object(response, f"the {what} at {url}")
+        status, _, raw = self.exchange("GET", url, what, headers={
+            "Accept": "application/json", **(headers or {})})
+        if 300 <= status < 500:
+            log.debug("%s not at %s (HTTP %s)", what, url, status)
+            return None
+        if status != 200:
+            raise AuthRequired(f"the {what} at {url} answered HTTP {status}")
+        return _json_object(raw, f"the {what} at {url}")
 
     def post(self, url: str, what: str, *, form: Mapping[str, str] | None = None,
              body: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None,
@@ -155,31 +172,18 @@ class Http:
         (empty when the body is not JSON). Network failures are ``AuthRequired``."""
         require_secure(url, what)
         send_headers = {"Accept": "application/json", **(headers or {})}
+        payload: dict[str, Any] = {"json": dict(body)} if body is not None else {
+            "data": dict(form or {})}
+        status, _, raw = self.exchange("POST", url, what, secrets=secrets,
+                                       headers=send_headers, **payload)
         try:
-            if body is not None:
-                response = self.session.post(url, json=dict(body), headers=send_headers,
-                                             timeout=self.timeout, allow_redirects=False,
-                                        stream=True)
-            else:
-                response = self.session.post(url, data=dict(form or {}), headers=send_headers,
-                                             timeout=self.timeout, allow_redirects=False,
-                                        stream=True)
-        except requests.RequestException as exc:
-            raise AuthRequired(scrub(f"the {what} request to {url} failed: "
-                                     f"{type(exc).__name__}", secrets)) from None
-        with response:
-            try:
-                data = _json_object(response, f"the {what} answer from {url}")
-            except AuthRequired:
-                data = {}
-            return response.status_code, data
-
-    def close(self) -> None:
-        self.session.close()
+            data = _json_object(raw, f"the {what} answer from {url}")
+        except AuthRequired:
+            data = {}
+        return status, data
 
 
-def _json_object(response: requests.Response, what: str) -> dict[str, Any]:
-    raw = response.raw.read(_MAX_BODY + 1, decode_content=True) if response.raw else b""
+def _json_object(raw: bytes, what: str) -> dict[str, Any]:
     if len(raw) > _MAX_BODY:
         raise AuthRequired(f"{what} is larger than {_MAX_BODY} bytes")
     try:

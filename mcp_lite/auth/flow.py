@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qs, quote_plus, urlencode, urlsplit, urlunsplit
 
 from ..errors import AuthRequired, ConfigError
 from ._net import Http, oauth_error, require_secure
@@ -85,7 +85,7 @@ def merge_scopes(*scopes: str | None) -> str | None:
 
 def _basic(client_id: str, secret: str) -> str:
     # RFC 6749 §2.3.1: both parts form-urlencoded before base64.
-    raw = f"{quote(client_id, safe='')}:{quote(secret, safe='')}".encode()
+    raw = f"{quote_plus(client_id)}:{quote_plus(secret)}".encode()
     return "Basic " + base64.b64encode(raw).decode("ascii")
 
 

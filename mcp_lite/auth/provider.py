@@ -293,16 +293,11 @@ class OAuth:
 
     def _probe(self, url: str) -> tuple[Challenge | None, bool]:
         body = b'{"jsonrpc":"2.0","id":0,"method":"ping"}'
-        try:
-            response = self._http.session.post(
-                url, data=body, timeout=self._http.timeout, allow_redirects=False,
-                headers={"Content-Type": "application/json",
-                         "Accept": "application/json, text/event-stream"}, stream=True)
-        except requests.RequestException as exc:
-            raise AuthRequired(f"cannot reach {url}: {type(exc).__name__}") from None
-        with response:
-            header = response.headers.get("WWW-Authenticate")
-            return parse_challenge(header), response.status_code == 401
+        status, headers, _ = self._http.exchange(
+            "POST", url, "MCP server probe", data=body,
+            headers={"Content-Type": "application/json",
+                     "Accept": "application/json, text/event-stream"})
+        return parse_challenge(headers.get("WWW-Authenticate")), status == 401
 
     def _authorize(self, challenge: Challenge | None, scope: str | None) -> str:
         """The full flow; returns the new access token."""

@@ -1,0 +1,268 @@
+"""A tiny authorization server and protected MCP resource on 127.0.0.1, for the auth tests.
+
+One ``ThreadingHTTPServer`` plays both roles (``http://127.0.0.1:<port>``): PRM at
+``/.well-known/oauth-protected-resource/mcp``, RFC 8414 metadata at
+``/.well-known/oauth-authorization-server``, ``/authorize`` (approves at once and redirects),
+``/token``, ``/register``, and a minimal stateless MCP endpoint at ``/mcp`` that checks bearer
+tokens and scopes. Every request is recorded; ``Behaviour`` switches the misbehaviours the
+tests need (wrong state, wrong ``iss``, wrong issuer, no S256, mismatched resource...).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+
+@dataclass
+class Behaviour:
+    scopes_supported: list[str] | None = None        # PRM
+    as_scopes_supported: list[str] | None = None
+    challenge_scope: str | None = None               # scope= in the 401 challenge
+    write_scope: str | None = None                    # tools/call needs this scope (403 otherwise)
+    always_403: bool = False
+    issuer_override: str | None = None
+    pkce_methods: list[str] | None = field(default_factory=lambda: ["S256"])
+    iss_supported: bool = False
+    iss_in_redirect: str | None = None               # "correct", "wrong" or None
+    wrong_state: bool = False
+    redirect_error: str | None = None
+    prm_resource_override: str | None = None
+    token_endpoint_override: str | None = None
+    auth_methods: list[str] = field(default_factory=lambda: ["none"])
+    registration: bool = True
+    registration_error: bool = False
+    expires_in: int = 3600
+    issue_refresh: bool = True
+    refresh_returns_refresh: bool = False
+    client_secret: str | None = None                  # DCR hands this secret out
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    form: dict[str, list[str]]
+    body: Any
+
+
+class AuthServer:
+    """Start with ``start()``; ``url`` is the MCP endpoint; ``seen`` every request."""
+
+    def __init__(self, behaviour: Behaviour | None = None) -> None:
+        self.b = behaviour or Behaviour()
+        self.seen: list[Seen] = []
+        self.lock = threading.Lock()
+        self.counter = 0
+        self.tokens: dict[str, set[str]] = {}       # access token -> scopes
+        self.refresh_tokens: dict[str, set[str]] = {}
+        self.challenges: dict[str, str] = {}         # code -> code_challenge
+        self.code_scopes: dict[str, set[str]] = {}
+        handler = type("H", (_Handler,), {"srv": self})
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.url = f"{self.base}/mcp"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True,
+                                       name="test-authserver")
+
+    def start(self) -> AuthServer:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(5)
+
+    def requests_to(self, path: str) -> list[Seen]:
+        with self.lock:
+            return [s for s in self.seen if s.path == path]
+
+    def new_token(self, scopes: set[str]) -> dict[str, Any]:
+        with self.lock:
+            self.counter += 1
+            access = f"at-{self.counter}-secretaccess"
+            self.tokens[access] = set(scopes)
+            answer: dict[str, Any] = {"access_token": access, "token_type": "Bearer",
+                                      "expires_in": self.b.expires_in}
+            if scopes:
+                answer["scope"] = " ".join(sorted(scopes))
+            return answer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    srv: AuthServer
+    protocol_version = "HTTP/1.0"  # one request per connection: nothing left open at stop()
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return
+
+    def _record(self, body: bytes) -> Seen:
+        parts = urlsplit(self.path)
+        ctype = self.headers.get("Content-Type", "")
+        form = parse_qs(body.decode()) if "x-www-form-urlencoded" in ctype else {}
+        parsed = json.loads(body) if "json" in ctype and body else None
+        seen = Seen(self.command, parts.path, parse_qs(parts.query),
+                    {k.lower(): v for k, v in self.headers.items()}, form, parsed)
+        with self.srv.lock:
+            self.srv.seen.append(seen)
+        return seen
+
+    def _send(self, status: int, body: Any = None, headers: dict[str, str] | None = None) -> None:
+        data = b"" if body is None else json.dumps(body).encode()
+        self.send_response(status)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        if body is not None:
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802
+        seen = self._record(b"")
+        b, base = self.srv.b, self.srv.base
+        if seen.path == "/.well-known/oauth-protected-resource/mcp":
+            prm: dict[str, Any] = {"resource": b.prm_resource_override or self.srv.url,
+                                   "authorization_servers": [base]}
+            if b.scopes_supported is not None:
+                prm["scopes_supported"] = b.scopes_supported
+            self._send(200, prm)
+        elif seen.path == "/.well-known/oauth-authorization-server":
+            meta: dict[str, Any] = {
+                "issuer": b.issuer_override or base,
+                "authorization_endpoint": f"{base}/authorize",
+                "token_endpoint": b.token_endpoint_override or f"{base}/token",
+                "response_types_supported": ["code"],
+                "token_endpoint_auth_methods_supported": b.auth_methods,
+                "grant_types_supported": ["authorization_code", "refresh_token",
+                                          "client_credentials"],
+            }
+            if b.pkce_methods is not None:
+                meta["code_challenge_methods_supported"] = b.pkce_methods
+            if b.registration:
+                meta["registration_endpoint"] = f"{base}/register"
+            if b.as_scopes_supported is not None:
+                meta["scopes_supported"] = b.as_scopes_supported
+            if b.iss_supported:
+                meta["authorization_response_iss_parameter_supported"] = True
+            self._send(200, meta)
+        elif seen.path == "/authorize":
+            q = {k: v[0] for k, v in seen.query.items()}
+            with self.srv.lock:
+                self.srv.counter += 1
+                code = f"code-{self.srv.counter}"
+                self.srv.challenges[code] = q.get("code_challenge", "")
+                self.srv.code_scopes[code] = set(q.get("scope", "").split())
+            params = {"code": code, "state": "forged" if b.wrong_state else q.get("state", "")}
+            if b.redirect_error:
+                params = {"error": b.redirect_error, "error_description": "shown?",
+                          "state": params["state"]}
+            if b.iss_in_redirect == "correct":
+                params["iss"] = base
+            elif b.iss_in_redirect == "wrong":
+                params["iss"] = "https://evil.example"
+            self._send(302, None, {"Location": f"{q['redirect_uri']}?{urlencode(params)}"})
+        elif seen.path == "/mcp":
+            self._send(405, {"error": "no GET stream"})
+        else:
+            self._send(404, {"error": "not_found"})
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        seen = self._record(self.rfile.read(length))
+        if seen.path == "/token":
+            self._token(seen)
+        elif seen.path == "/register":
+            if self.srv.b.registration_error:
+                self._send(400, {"error": "invalid_client_metadata",
+                                 "error_description": "redirect_uris rejected"})
+                return
+            answer = {"client_id": "dcr-client", "redirect_uris": seen.body["redirect_uris"]}
+            if self.srv.b.client_secret:
+                answer["client_secret"] = self.srv.b.client_secret
+            self._send(201, answer)
+        elif seen.path == "/mcp":
+            self._mcp(seen)
+        else:
+            self._send(404, {"error": "not_found"})
+
+    def _token(self, seen: Seen) -> None:
+        form = {k: v[0] for k, v in seen.form.items()}
+        grant = form.get("grant_type")
+        srv = self.srv
+        if grant == "authorization_code":
+            expected = srv.challenges.pop(form.get("code", ""), None)
+            verifier = form.get("code_verifier", "")
+            digest = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+            if expected is None or digest.rstrip(b"=").decode() != expected:
+                self._send(400, {"error": "invalid_grant"})
+                return
+            answer = srv.new_token(srv.code_scopes.get(form["code"], set()))
+            if srv.b.issue_refresh:
+                answer["refresh_token"] = "rt-original-secretrefresh"
+                srv.refresh_tokens["rt-original-secretrefresh"] = srv.tokens[
+                    answer["access_token"]]
+            self._send(200, answer)
+        elif grant == "refresh_token":
+            scopes = srv.refresh_tokens.get(form.get("refresh_token", ""))
+            if scopes is None:
+                self._send(400, {"error": "invalid_grant"})
+                return
+            answer = srv.new_token(scopes)
+            if srv.b.refresh_returns_refresh:
+                answer["refresh_token"] = "rt-rotated-secretrefresh"
+                srv.refresh_tokens["rt-rotated-secretrefresh"] = scopes
+            self._send(200, answer)
+        elif grant == "client_credentials":
+            self._send(200, srv.new_token(set(form.get("scope", "").split())))
+        else:
+            self._send(400, {"error": "unsupported_grant_type"})
+
+    def _mcp(self, seen: Seen) -> None:
+        b, srv = self.srv.b, self.srv
+        prm = f"{srv.base}/.well-known/oauth-protected-resource/mcp"
+        auth = seen.headers.get("authorization", "")
+        token = auth[7:] if auth.startswith("Bearer ") else None
+        scopes = srv.tokens.get(token or "")
+        if scopes is None:
+            challenge = f'Bearer resource_metadata="{prm}"'
+            if b.challenge_scope:
+                challenge += f', scope="{b.challenge_scope}"'
+            self._send(401, {"error": "invalid_token"}, {"WWW-Authenticate": challenge})
+            return
+        message = seen.body or {}
+        method = message.get("method")
+        needed = b.write_scope if method == "tools/call" else None
+        refused = b.always_403 and method != "initialize" and "id" in message
+        if refused or (needed and needed not in scopes):
+            want = b.write_scope or "admin"
+            self._send(403, {"error": "insufficient_scope"}, {
+                "WWW-Authenticate": f'Bearer error="insufficient_scope", scope="{want}", '
+                                    f'resource_metadata="{prm}"'})
+            return
+        if "id" not in message:
+            self._send(202)
+            return
+        if method == "initialize":
+            result: dict[str, Any] = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}}, "serverInfo": {"name": "t", "version": "1"}}
+        elif method == "tools/list":
+            result = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+        elif method == "tools/call":
+            result = {"content": [{"type": "text", "text": "ok"}]}
+        else:
+            self._send(200, {"jsonrpc": "2.0", "id": message["id"],
+                             "error": {"code": -32601, "message": "no such method"}})
+            return
+        self._send(200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
