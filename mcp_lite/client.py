@@ -205,6 +205,12 @@ class Client:
         return f"<mcp_lite.Client {self.name!r} {state}>"
 
     @property
+    def connected(self) -> bool:
+        """True while a live connection exists (no I/O; a dead server shows as False)."""
+        conn = self._conn
+        return conn is not None and conn.alive
+
+    @property
     def transport(self) -> Transport | None:
         """The current transport (``transport.pid`` for stdio), or None when not connected."""
         conn = self._conn

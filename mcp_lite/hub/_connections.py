@@ -206,12 +206,8 @@ def _batch_size(var: str, default: int) -> int:
 
 
 def _alive(client: Client) -> bool:
-    """True while the client's connection is up (no I/O: a dead one raises at once)."""
-    try:
-        client.session  # noqa: B018 - the property raises once the connection is gone
-    except McpError:
-        return False
-    return True
+    """True while the client's connection is up (no I/O)."""
+    return client.connected
 
 
 # --- elicitation ------------------------------------------------------------------------------

@@ -67,6 +67,7 @@ class _FakeClient:
 
     session = SimpleNamespace(era="handshake", capabilities={})
     name = "fake"
+    connected = True
 
     def close(self) -> None:
         pass
