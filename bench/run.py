@@ -175,7 +175,7 @@ def imports(targets: Targets, runs: int) -> None:
             print(f"  python -c {what!r:<32} failed")
             continue
         net = "" if base is None or what == "pass" else \
-            f"  (+{(t.wall - base.wall) * 1e3:.1f} ms over `pass`)"
+            f"  ({(t.wall - base.wall) * 1e3:+.1f} ms vs `pass`)"
         print(f"  python -c {what!r:<32} wall {_ms(t.wall)}  CPU {_ms(t.cpu)}{net}")
     lite, mcp = times["import mcp_lite"], times["import mcp"]
     if lite and mcp:
