@@ -45,6 +45,11 @@ test: peers
 test-pure: peers
 	MCP_LITE_NO_EXTENSIONS=1 $(PY) -m pytest -q
 
+# Every client scenario of the official conformance suite (shared/ sits beside the repo clone).
+conformance: peers
+	CONFORMANCE_EXPECTED_FAILURES=$(CURDIR)/../shared/conformance/expected-failures.0.1.16.txt \
+	bash $(CURDIR)/../shared/conformance/run_client_conformance.sh "$(abspath $(PY)) $(abspath tests/conformance/client.py)"
+
 build-ext: $(VENV)/.installed
 	$(PY) setup.py build_ext --inplace
 	$(PY) -c "import mcp_lite._accel as a; assert a.USE_EXTENSIONS, 'compiled kernels not loaded'; print('mcp_lite kernels: compiled')"
