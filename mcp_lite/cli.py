@@ -87,6 +87,9 @@ def _parser() -> argparse.ArgumentParser:
     prompt = sub.add_parser("prompt", parents=[common], help="get a prompt")
     prompt.add_argument("name")
     prompt.add_argument("arguments", nargs="?", default="{}", help="JSON object of strings")
+    auth = sub.add_parser("auth", parents=[common], help="log in to a remote server (OAuth)")
+    auth.add_argument("server", help="a server URL, or a configured http/sse server's name")
+    auth.add_argument("--logout", action="store_true", help="forget its stored tokens")
     return parser
 
 
@@ -145,6 +148,8 @@ def _target(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.command == "auth":
+        return _run_auth(args)
     arguments = _json_object(args.arguments, "arguments") if hasattr(args, "arguments") else {}
     if not args.stdio and not args.url:
         return _run_configured(args, arguments)
@@ -315,6 +320,42 @@ def _run_configured(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
                     for m in got.messages
                 ),
             )
+    return EXIT_OK
+
+
+def _run_auth(args: argparse.Namespace) -> int:
+    """``mcp-lite auth SERVER``: log in once (browser + loopback redirect), tokens to the
+    store; ``--logout`` forgets them. Output never contains a token."""
+    from .auth import OAuth
+
+    url, options = args.server, dict[str, Any]()
+    if "://" not in url:
+        from .hub.config import HttpServerConfig, SseServerConfig, load_config
+
+        loaded = load_config(
+            args.project, trust_project=args.trust_project, config_files=args.config
+        )
+        entry = loaded.servers.get(url)
+        config = entry.config if entry is not None else None
+        if not isinstance(config, (HttpServerConfig, SseServerConfig)):
+            raise UsageError(f"{url!r} is neither a URL nor a configured http/sse server")
+        url, oauth = str(config.url), config.oauth
+        if oauth is not None:
+            scopes = oauth.scopes
+            options = {
+                "client_id": oauth.clientId,
+                "scope": " ".join(scopes) if isinstance(scopes, list) else scopes,
+            }
+            if oauth.callbackPort:
+                options["redirect_uri"] = f"http://127.0.0.1:{oauth.callbackPort}/callback"
+    provider = OAuth(url, **{k: v for k, v in options.items() if v}, timeout=args.timeout)
+    if args.logout:
+        provider.logout()
+        _emit(args, {"server": url, "authorized": False}, f"logged out of {url}")
+        return EXIT_OK
+    needed = provider.login()
+    text = f"authorized for {url}" if needed else f"{url} does not ask for authorization"
+    _emit(args, {"server": url, "authorized": provider.authorized, "required": needed}, text)
     return EXIT_OK
 
 
