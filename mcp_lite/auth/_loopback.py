@@ -19,15 +19,17 @@ from ._net import log
 
 __all__ = ["LoopbackReceiver"]
 
-_PAGE = (b"<!doctype html><meta charset=utf-8><title>mcp-lite</title>"
-         b"<p>Authorization received. You can close this window and return to the "
-         b"application.</p>")
+_PAGE = (
+    b"<!doctype html><meta charset=utf-8><title>mcp-lite</title>"
+    b"<p>Authorization received. You can close this window and return to the "
+    b"application.</p>"
+)
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     server: _Server
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    def do_GET(self) -> None:
         path = urlsplit(self.path).path
         if path != self.server.callback_path or self.server.result is not None:
             self.send_error(404)
@@ -41,7 +43,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(_PAGE)
         self.server.done.set()
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         return  # the request line holds the authorization code: never log it
 
 
@@ -68,8 +70,9 @@ class LoopbackReceiver:
         self.port = int(self._server.server_address[1])
         self._server.host_label = f"127.0.0.1:{self.port}"
         self.redirect_uri = f"http://127.0.0.1:{self.port}{path}"
-        self._thread = threading.Thread(target=self._serve, daemon=True,
-                                        name=f"mcp-lite-oauth-callback[{self.port}]")
+        self._thread = threading.Thread(
+            target=self._serve, daemon=True, name=f"mcp-lite-oauth-callback[{self.port}]"
+        )
         self._stop = threading.Event()
 
     def __enter__(self) -> LoopbackReceiver:
@@ -95,8 +98,9 @@ class LoopbackReceiver:
         deadline = time.monotonic() + timeout
         while not self._server.done.wait(0.25):
             if time.monotonic() >= deadline:
-                raise AuthRequired(f"no authorization arrived on {self.redirect_uri} within "
-                                   f"{timeout:g} seconds")
+                raise AuthRequired(
+                    f"no authorization arrived on {self.redirect_uri} within {timeout:g} seconds"
+                )
         assert self._server.result is not None
         return self._server.result
 

@@ -58,8 +58,9 @@ def require_secure(url: str, what: str) -> str:
     if scheme not in ("https", "http") or not parts.hostname:
         raise AuthRequired(f"the {what} URL must be an http(s) URL, got {url!r}")
     if scheme == "http" and not is_loopback_host(parts.hostname):
-        raise AuthRequired(f"the {what} URL {url!r} must use https "
-                           f"(plain http is accepted only on localhost)")
+        raise AuthRequired(
+            f"the {what} URL {url!r} must use https (plain http is accepted only on localhost)"
+        )
     if parts.username or parts.password:
         raise AuthRequired(f"the {what} URL must not carry credentials")
     if parts.fragment:
@@ -71,8 +72,10 @@ def require_loopback_redirect(uri: str) -> str:
     """A redirect URI we can accept: ``http`` on a loopback host; else ``ConfigError``."""
     parts = urlsplit(uri)
     if parts.scheme.lower() != "http" or not is_loopback_host(parts.hostname):
-        raise ConfigError(f"redirect_uri must be a loopback http URL such as "
-                          f"http://127.0.0.1:8976/callback, got {uri!r}")
+        raise ConfigError(
+            f"redirect_uri must be a loopback http URL such as "
+            f"http://127.0.0.1:8976/callback, got {uri!r}"
+        )
     return uri
 
 
@@ -125,39 +128,58 @@ class Http:
     (proxies, CA bundle, retries of your choosing) and never closed here.
     """
 
-    def __init__(self, session: requests.Session | None = None,
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self, session: requests.Session | None = None, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
         self.session = session
         self.timeout = timeout
 
-    def exchange(self, method: str, url: str, what: str, *,
-                 secrets: Iterable[str | None] = (), **kwargs: Any,
-                 ) -> tuple[int, Mapping[str, str], bytes]:
+    def exchange(
+        self,
+        method: str,
+        url: str,
+        what: str,
+        *,
+        secrets: Iterable[str | None] = (),
+        **kwargs: Any,
+    ) -> tuple[int, Mapping[str, str], bytes]:
         """One request: status, headers and at most ``_MAX_BODY + 1`` bytes of body."""
         headers = {"User-Agent": f"mcp-lite/{__version__}", **kwargs.pop("headers", {})}
         own = self.session is None
         session = requests.Session() if own else self.session
         assert session is not None
         try:
-            with session.request(method, url, headers=headers, timeout=self.timeout,
-                                 allow_redirects=False, stream=True, **kwargs) as response:
-                raw = response.raw.read(_MAX_BODY + 1, decode_content=True) if response.raw \
-                    else b""
+            with session.request(
+                method,
+                url,
+                headers=headers,
+                timeout=self.timeout,
+                allow_redirects=False,
+                stream=True,
+                **kwargs,
+            ) as response:
+                raw = response.raw.read(_MAX_BODY + 1, decode_content=True) if response.raw else b""
                 return response.status_code, response.headers, raw
         except requests.RequestException as exc:
-            raise AuthRequired(scrub(f"the {what} request to {url} failed: "
-                                     f"{type(exc).__name__}", secrets)) from None
+            raise AuthRequired(
+                scrub(f"the {what} request to {url} failed: {type(exc).__name__}", secrets)
+            ) from None
         finally:
             if own:
                 session.close()
 
-    def get_json(self, url: str, what: str, headers: Mapping[str, str] | None = None,
-                 ) -> dict[str, Any] | None:
+    def get_json(
+        self,
+        url: str,
+        what: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> dict[str, Any] | None:
         """GET a JSON document; None when absent (4xx or a redirect), ``AuthRequired`` on
         anything else that is not a JSON object."""
         require_secure(url, what)
-        status, _, raw = self.exchange("GET", url, what, headers={
-            "Accept": "application/json", **(headers or {})})
+        status, _, raw = self.exchange(
+            "GET", url, what, headers={"Accept": "application/json", **(headers or {})}
+        )
         if 300 <= status < 500:
             log.debug("%s not at %s (HTTP %s)", what, url, status)
             return None
@@ -165,17 +187,26 @@ class Http:
             raise AuthRequired(f"the {what} at {url} answered HTTP {status}")
         return _json_object(raw, f"the {what} at {url}")
 
-    def post(self, url: str, what: str, *, form: Mapping[str, str] | None = None,
-             body: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None,
-             secrets: Iterable[str | None] = ()) -> tuple[int, dict[str, Any]]:
+    def post(
+        self,
+        url: str,
+        what: str,
+        *,
+        form: Mapping[str, str] | None = None,
+        body: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        secrets: Iterable[str | None] = (),
+    ) -> tuple[int, dict[str, Any]]:
         """POST a form (or a JSON ``body``); returns the status and the JSON object answer
         (empty when the body is not JSON). Network failures are ``AuthRequired``."""
         require_secure(url, what)
         send_headers = {"Accept": "application/json", **(headers or {})}
-        payload: dict[str, Any] = {"json": dict(body)} if body is not None else {
-            "data": dict(form or {})}
-        status, _, raw = self.exchange("POST", url, what, secrets=secrets,
-                                       headers=send_headers, **payload)
+        payload: dict[str, Any] = (
+            {"json": dict(body)} if body is not None else {"data": dict(form or {})}
+        )
+        status, _, raw = self.exchange(
+            "POST", url, what, secrets=secrets, headers=send_headers, **payload
+        )
         try:
             data = _json_object(raw, f"the {what} answer from {url}")
         except AuthRequired:
@@ -195,8 +226,9 @@ def _json_object(raw: bytes, what: str) -> dict[str, Any]:
     return value
 
 
-def oauth_error(status: int, data: Mapping[str, Any], what: str,
-                secrets: Iterable[str | None] = ()) -> AuthRequired:
+def oauth_error(
+    status: int, data: Mapping[str, Any], what: str, secrets: Iterable[str | None] = ()
+) -> AuthRequired:
     """An ``AuthRequired`` for an OAuth error answer (RFC 6749 §5.2): code and description,
     bounded, with secrets scrubbed."""
     code = str(data.get("error") or f"HTTP {status}")[:_EXCERPT]

@@ -68,7 +68,7 @@ def parse_challenge(header: str | None) -> Challenge | None:
     match = re.search(r"(?:^|[\s,])Bearer(?:\s+|$)", header, re.IGNORECASE)
     if match is None:
         return None
-    rest = header[match.end():]
+    rest = header[match.end() :]
     params: dict[str, str] = {}
     pos = 0
     while pos < len(rest):
@@ -77,7 +77,7 @@ def parse_challenge(header: str | None) -> Challenge | None:
             break
         # A new scheme name ("Basic realm=...") ends this challenge.
         name, value = item.group(1), item.group(2)
-        if " " in rest[pos:item.start(1)].strip():
+        if " " in rest[pos : item.start(1)].strip():
             break
         if value.startswith('"'):
             value = re.sub(r"\\(.)", r"\1", value[1:-1])
@@ -85,9 +85,13 @@ def parse_challenge(header: str | None) -> Challenge | None:
         pos = item.end()
         if re.match(r"\s*[A-Za-z][A-Za-z0-9_\-]*\s+[A-Za-z0-9_\-]+=", rest[pos:]):
             break
-    return Challenge(error=params.get("error"), scope=params.get("scope"),
-                     resource_metadata=params.get("resource_metadata"),
-                     error_description=params.get("error_description"), params=params)
+    return Challenge(
+        error=params.get("error"),
+        scope=params.get("scope"),
+        resource_metadata=params.get("resource_metadata"),
+        error_description=params.get("error_description"),
+        params=params,
+    )
 
 
 @dataclass(frozen=True)
@@ -141,10 +145,12 @@ class AuthServerMetadata:
             code_challenge_methods_supported=strings("code_challenge_methods_supported"),
             token_endpoint_auth_methods_supported=strings("token_endpoint_auth_methods_supported"),
             grant_types_supported=strings("grant_types_supported"),
-            client_id_metadata_document_supported=data.get(
-                "client_id_metadata_document_supported") is True,
+            client_id_metadata_document_supported=data.get("client_id_metadata_document_supported")
+            is True,
             authorization_response_iss_parameter_supported=data.get(
-                "authorization_response_iss_parameter_supported") is True,
+                "authorization_response_iss_parameter_supported"
+            )
+            is True,
             raw=dict(data),
         )
 
@@ -152,9 +158,14 @@ class AuthServerMetadata:
     def defaults(cls, base: str) -> AuthServerMetadata:
         """The 2025-03-26 default endpoints on ``base`` (no metadata published)."""
         base = base.rstrip("/")
-        return cls(issuer=base, authorization_endpoint=f"{base}/authorize",
-                   token_endpoint=f"{base}/token", registration_endpoint=f"{base}/register",
-                   code_challenge_methods_supported=("S256",), defaulted=True)
+        return cls(
+            issuer=base,
+            authorization_endpoint=f"{base}/authorize",
+            token_endpoint=f"{base}/token",
+            registration_endpoint=f"{base}/register",
+            code_challenge_methods_supported=("S256",),
+            defaulted=True,
+        )
 
 
 @dataclass(frozen=True)
@@ -171,9 +182,13 @@ class Discovery:
 
     def to_json(self) -> dict[str, Any]:
         prm = self.protected_resource
-        return {"resource": self.resource, "as_metadata": self.metadata.raw or None,
-                "as_defaulted": self.metadata.defaulted, "issuer": self.metadata.issuer,
-                "prm": prm.raw if prm is not None else None}
+        return {
+            "resource": self.resource,
+            "as_metadata": self.metadata.raw or None,
+            "as_defaulted": self.metadata.defaulted,
+            "issuer": self.metadata.issuer,
+            "prm": prm.raw if prm is not None else None,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Discovery | None:
@@ -209,11 +224,15 @@ def as_metadata_urls(issuer: str) -> list[str]:
     base = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
     path = parts.path.rstrip("/")
     if path:
-        return [f"{base}/.well-known/oauth-authorization-server{path}",
-                f"{base}/.well-known/openid-configuration{path}",
-                f"{base}{path}/.well-known/openid-configuration"]
-    return [f"{base}/.well-known/oauth-authorization-server",
-            f"{base}/.well-known/openid-configuration"]
+        return [
+            f"{base}/.well-known/oauth-authorization-server{path}",
+            f"{base}/.well-known/openid-configuration{path}",
+            f"{base}{path}/.well-known/openid-configuration",
+        ]
+    return [
+        f"{base}/.well-known/oauth-authorization-server",
+        f"{base}/.well-known/openid-configuration",
+    ]
 
 
 def _prm(data: dict[str, Any]) -> ProtectedResource:
@@ -225,11 +244,13 @@ def _prm(data: dict[str, Any]) -> ProtectedResource:
         resource=str(data.get("resource") or ""),
         authorization_servers=tuple(servers),
         scopes_supported=tuple(str(s) for s in scopes) if isinstance(scopes, list) else None,
-        raw=dict(data))
+        raw=dict(data),
+    )
 
 
-def fetch_protected_resource(http: Http, server_url: str,
-                             challenge: Challenge | None) -> ProtectedResource | None:
+def fetch_protected_resource(
+    http: Http, server_url: str, challenge: Challenge | None
+) -> ProtectedResource | None:
     """The server's PRM (first URL that answers), validated; None when none exists.
 
     Raises:
@@ -246,7 +267,8 @@ def fetch_protected_resource(http: Http, server_url: str,
         if not resource_covers(prm.resource, server_url):
             raise AuthRequired(
                 f"the protected resource metadata at {url} is for {prm.resource!r}, not for "
-                f"{canonical_url(server_url)!r}; refusing to authorize for another resource")
+                f"{canonical_url(server_url)!r}; refusing to authorize for another resource"
+            )
         return prm
     return None
 
@@ -267,7 +289,8 @@ def fetch_as_metadata(http: Http, issuer: str) -> AuthServerMetadata | None:
         if not isinstance(found, str) or found.rstrip("/") != issuer.rstrip("/"):
             raise AuthRequired(
                 f"the authorization server metadata at {url} names issuer {found!r}, not "
-                f"{issuer!r}; refusing to use it (RFC 8414 issuer validation)")
+                f"{issuer!r}; refusing to use it (RFC 8414 issuer validation)"
+            )
         return AuthServerMetadata.from_json(data)
     return None
 
@@ -284,10 +307,12 @@ def discover(http: Http, server_url: str, challenge: Challenge | None = None) ->
         for issuer in prm.authorization_servers:
             metadata = fetch_as_metadata(http, issuer)
             if metadata is not None:
-                return Discovery(resource=canonical_url(prm.resource), metadata=metadata,
-                                 protected_resource=prm)
-        raise AuthRequired(f"no authorization server metadata found for "
-                           f"{', '.join(prm.authorization_servers)}")
+                return Discovery(
+                    resource=canonical_url(prm.resource), metadata=metadata, protected_resource=prm
+                )
+        raise AuthRequired(
+            f"no authorization server metadata found for {', '.join(prm.authorization_servers)}"
+        )
     # A 2025-03-26 server: the authorization base URL is the server URL without its path.
     base = origin_of(server_url)
     log.debug("no protected resource metadata for %s; using %s (2025-03-26)", server_url, base)

@@ -50,9 +50,14 @@ TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
 
-def select_scope(challenge_scope: str | None, prm: ProtectedResource | None,
-                 metadata: AuthServerMetadata, *, offline_access: bool = True,
-                 requested: str | None = None) -> str | None:
+def select_scope(
+    challenge_scope: str | None,
+    prm: ProtectedResource | None,
+    metadata: AuthServerMetadata,
+    *,
+    offline_access: bool = True,
+    requested: str | None = None,
+) -> str | None:
     """The ``scope`` to request (module docstring), or None to omit it.
 
     ``requested`` (configured by the user) wins over everything but the challenge.
@@ -65,9 +70,13 @@ def select_scope(challenge_scope: str | None, prm: ProtectedResource | None,
         base = list(prm.scopes_supported)
     else:
         base = []
-    if (offline_access and metadata.scopes_supported
-            and "offline_access" in metadata.scopes_supported and "offline_access" not in base
-            and base):
+    if (
+        offline_access
+        and metadata.scopes_supported
+        and "offline_access" in metadata.scopes_supported
+        and "offline_access" not in base
+        and base
+    ):
         base.append("offline_access")
     return " ".join(dict.fromkeys(base)) or None
 
@@ -96,21 +105,37 @@ def private_key_jwt(client_id: str, audience: str, private_key: Any, algorithm: 
     try:
         import jwt
     except ImportError:  # pragma: no cover - depends on the optional extra
-        raise ConfigError("private_key_jwt needs PyJWT: pip install 'mcp-lite-client[jwt]'"
-                          ) from None
+        raise ConfigError(
+            "private_key_jwt needs PyJWT: pip install 'mcp-lite-client[jwt]'"
+        ) from None
     now = int(time.time())
-    claims = {"iss": client_id, "sub": client_id, "aud": audience, "iat": now,
-              "exp": now + 300, "jti": str(uuid.uuid4())}
+    claims = {
+        "iss": client_id,
+        "sub": client_id,
+        "aud": audience,
+        "iat": now,
+        "exp": now + 300,
+        "jti": str(uuid.uuid4()),
+    }
     try:
         return str(jwt.encode(claims, private_key, algorithm=algorithm))
     except Exception as exc:  # a bad key: never quote it
-        raise ConfigError(f"cannot sign the client assertion with {algorithm}: "
-                          f"{type(exc).__name__}") from None
+        raise ConfigError(
+            f"cannot sign the client assertion with {algorithm}: {type(exc).__name__}"
+        ) from None
 
 
-def token_request(http: Http, metadata: AuthServerMetadata, client: ClientInfo,
-                  form: dict[str, str], what: str, *, private_key: Any = None,
-                  signing_algorithm: str = "RS256", previous: TokenSet | None = None) -> TokenSet:
+def token_request(
+    http: Http,
+    metadata: AuthServerMetadata,
+    client: ClientInfo,
+    form: dict[str, str],
+    what: str,
+    *,
+    private_key: Any = None,
+    signing_algorithm: str = "RS256",
+    previous: TokenSet | None = None,
+) -> TokenSet:
     """POST ``form`` to the token endpoint with ``client``'s authentication.
 
     Raises:
@@ -128,14 +153,23 @@ def token_request(http: Http, metadata: AuthServerMetadata, client: ClientInfo,
     elif method == "private_key_jwt":
         form["client_id"] = client.client_id
         form["client_assertion_type"] = CLIENT_ASSERTION_TYPE
-        form["client_assertion"] = private_key_jwt(client.client_id, metadata.issuer,
-                                                   private_key, signing_algorithm)
+        form["client_assertion"] = private_key_jwt(
+            client.client_id, metadata.issuer, private_key, signing_algorithm
+        )
     else:
         form["client_id"] = client.client_id
-    hidden = [secret, form.get("code"), form.get("code_verifier"), form.get("refresh_token"),
-              form.get("client_assertion"), form.get("assertion"), form.get("subject_token")]
-    status, data = http.post(metadata.token_endpoint, what, form=form, headers=headers,
-                             secrets=hidden)
+    hidden = [
+        secret,
+        form.get("code"),
+        form.get("code_verifier"),
+        form.get("refresh_token"),
+        form.get("client_assertion"),
+        form.get("assertion"),
+        form.get("subject_token"),
+    ]
+    status, data = http.post(
+        metadata.token_endpoint, what, form=form, headers=headers, secrets=hidden
+    )
     if status != 200 or not isinstance(data.get("access_token"), str):
         raise oauth_error(status, data, f"{what} at {metadata.token_endpoint}", hidden)
     token_type = str(data.get("token_type") or "Bearer")
@@ -161,33 +195,52 @@ class AuthorizationRequest:
     scope: str | None
 
     @classmethod
-    def build(cls, metadata: AuthServerMetadata, client: ClientInfo, *, redirect_uri: str,
-              resource: str, scope: str | None) -> AuthorizationRequest:
+    def build(
+        cls,
+        metadata: AuthServerMetadata,
+        client: ClientInfo,
+        *,
+        redirect_uri: str,
+        resource: str,
+        scope: str | None,
+    ) -> AuthorizationRequest:
         """Raises ``AuthRequired`` for a server without ``S256`` or an unsafe endpoint."""
         methods = metadata.code_challenge_methods_supported
         if not metadata.defaulted and (not methods or "S256" not in methods):
             raise AuthRequired(
                 f"the authorization server {metadata.issuer} does not advertise PKCE S256 "
                 f"(code_challenge_methods_supported={list(methods or [])}); refusing to "
-                f"authorize without it")
+                f"authorize without it"
+            )
         endpoint = metadata.authorization_endpoint
         if not endpoint:
             raise AuthRequired(f"{metadata.issuer} has no authorization_endpoint")
         require_secure(endpoint, "authorization endpoint")
         pkce, state = Pkce.new(), new_state()
-        params = {"response_type": "code", "client_id": client.client_id,
-                  "redirect_uri": redirect_uri, "state": state,
-                  "code_challenge": pkce.challenge, "code_challenge_method": "S256",
-                  "resource": resource}
+        params = {
+            "response_type": "code",
+            "client_id": client.client_id,
+            "redirect_uri": redirect_uri,
+            "state": state,
+            "code_challenge": pkce.challenge,
+            "code_challenge_method": "S256",
+            "resource": resource,
+        }
         if scope:
             params["scope"] = scope
         parts = urlsplit(endpoint)
         query = "&".join(q for q in (parts.query, urlencode(params)) if q)
         url = urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
-        return cls(url=url, state=state, pkce=pkce, redirect_uri=redirect_uri,
-                   issuer=metadata.issuer,
-                   iss_required=metadata.authorization_response_iss_parameter_supported,
-                   resource=resource, scope=scope)
+        return cls(
+            url=url,
+            state=state,
+            pkce=pkce,
+            redirect_uri=redirect_uri,
+            issuer=metadata.issuer,
+            iss_required=metadata.authorization_response_iss_parameter_supported,
+            resource=resource,
+            scope=scope,
+        )
 
     def code_from(self, redirect_url: str) -> str:
         """The ``code`` of the redirect, after the ``state`` and ``iss`` checks.
@@ -204,40 +257,56 @@ class AuthorizationRequest:
 
         state = one("state")
         if state is None or not secrets.compare_digest(state, self.state):
-            raise AuthRequired("the authorization response has a missing or wrong 'state'; "
-                               "aborted (possible CSRF)")
+            raise AuthRequired(
+                "the authorization response has a missing or wrong 'state'; aborted (possible CSRF)"
+            )
         iss = one("iss")
         if iss is not None and iss != self.issuer:
-            raise AuthRequired(f"the authorization response came from issuer {iss!r}, not "
-                               f"{self.issuer!r}; aborted (RFC 9207 mix-up protection)")
+            raise AuthRequired(
+                f"the authorization response came from issuer {iss!r}, not "
+                f"{self.issuer!r}; aborted (RFC 9207 mix-up protection)"
+            )
         if iss is None and self.iss_required:
-            raise AuthRequired(f"the authorization response has no 'iss' although "
-                               f"{self.issuer} promises one; aborted (RFC 9207)")
+            raise AuthRequired(
+                f"the authorization response has no 'iss' although "
+                f"{self.issuer} promises one; aborted (RFC 9207)"
+            )
         error = one("error")
         if error is not None:
             description = (one("error_description") or "")[:200]
-            raise AuthRequired(f"authorization was refused: {error[:100]}"
-                               + (f" ({description})" if description else ""))
+            raise AuthRequired(
+                f"authorization was refused: {error[:100]}"
+                + (f" ({description})" if description else "")
+            )
         code = one("code")
         if not code:
             raise AuthRequired("the authorization response carries no code")
         return code
 
-    def exchange(self, http: Http, metadata: AuthServerMetadata, client: ClientInfo,
-                 code: str) -> TokenSet:
-        form = {"grant_type": "authorization_code", "code": code,
-                "redirect_uri": self.redirect_uri, "code_verifier": self.pkce.verifier,
-                "resource": self.resource}
+    def exchange(
+        self, http: Http, metadata: AuthServerMetadata, client: ClientInfo, code: str
+    ) -> TokenSet:
+        form = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": self.redirect_uri,
+            "code_verifier": self.pkce.verifier,
+            "resource": self.resource,
+        }
         return token_request(http, metadata, client, form, "the token request")
 
 
-def refresh(http: Http, metadata: AuthServerMetadata, client: ClientInfo, tokens: TokenSet,
-            resource: str) -> TokenSet:
+def refresh(
+    http: Http, metadata: AuthServerMetadata, client: ClientInfo, tokens: TokenSet, resource: str
+) -> TokenSet:
     """The refresh-token grant; the old refresh token is kept when none comes back."""
     if not tokens.refresh_token:
         raise AuthRequired("no refresh token")
-    form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token,
-            "resource": resource}
+    form = {
+        "grant_type": "refresh_token",
+        "refresh_token": tokens.refresh_token,
+        "resource": resource,
+    }
     return token_request(http, metadata, client, form, "the token refresh", previous=tokens)
 
 
@@ -263,8 +332,7 @@ class ClientCredentials:
 
     def __post_init__(self) -> None:
         if (self.client_secret is None) == (self.private_key is None):
-            raise ConfigError("ClientCredentials needs exactly one of client_secret or "
-                              "private_key")
+            raise ConfigError("ClientCredentials needs exactly one of client_secret or private_key")
 
     def client(self, metadata: AuthServerMetadata) -> ClientInfo:
         if self.private_key is not None:
@@ -273,20 +341,33 @@ class ClientCredentials:
             method = self.auth_method
         else:
             supported = metadata.token_endpoint_auth_methods_supported or ()
-            method = ("client_secret_post" if "client_secret_post" in supported
-                      and "client_secret_basic" not in supported else "client_secret_basic")
-        return ClientInfo(client_id=self.client_id, client_secret=self.client_secret,
-                          token_endpoint_auth_method=method, issuer=metadata.issuer)
+            method = (
+                "client_secret_post"
+                if "client_secret_post" in supported and "client_secret_basic" not in supported
+                else "client_secret_basic"
+            )
+        return ClientInfo(
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+            token_endpoint_auth_method=method,
+            issuer=metadata.issuer,
+        )
 
-    def fetch(self, http: Http, metadata: AuthServerMetadata, resource: str,
-              scope: str | None) -> TokenSet:
+    def fetch(
+        self, http: Http, metadata: AuthServerMetadata, resource: str, scope: str | None
+    ) -> TokenSet:
         form = {"grant_type": "client_credentials", "resource": resource}
         if scope:
             form["scope"] = scope
-        return token_request(http, metadata, self.client(metadata), form,
-                             "the client-credentials token request",
-                             private_key=self.private_key,
-                             signing_algorithm=self.signing_algorithm)
+        return token_request(
+            http,
+            metadata,
+            self.client(metadata),
+            form,
+            "the client-credentials token request",
+            private_key=self.private_key,
+            signing_algorithm=self.signing_algorithm,
+        )
 
 
 @dataclass(frozen=True)
@@ -306,13 +387,18 @@ class IdJagGrant:
     idp_client_secret: str | None = field(default=None, repr=False)
     scope: str | None = None
 
-    def fetch(self, http: Http, metadata: AuthServerMetadata, resource: str,
-              scope: str | None) -> TokenSet:
+    def fetch(
+        self, http: Http, metadata: AuthServerMetadata, resource: str, scope: str | None
+    ) -> TokenSet:
         id_token = self.id_token() if callable(self.id_token) else str(self.id_token)
-        form = {"grant_type": TOKEN_EXCHANGE, "subject_token": id_token,
-                "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
-                "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
-                "audience": metadata.issuer, "resource": resource}
+        form = {
+            "grant_type": TOKEN_EXCHANGE,
+            "subject_token": id_token,
+            "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+            "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+            "audience": metadata.issuer,
+            "resource": resource,
+        }
         if scope:
             form["scope"] = scope
         headers: dict[str, str] = {}
@@ -321,15 +407,20 @@ class IdJagGrant:
         elif self.idp_client_id:
             form["client_id"] = self.idp_client_id
         hidden = [id_token, self.client_secret, self.idp_client_secret]
-        status, data = http.post(self.idp_token_endpoint, "token exchange", form=form,
-                                 headers=headers, secrets=hidden)
+        status, data = http.post(
+            self.idp_token_endpoint, "token exchange", form=form, headers=headers, secrets=hidden
+        )
         jag = data.get("access_token")
         if status != 200 or not isinstance(jag, str):
-            raise oauth_error(status, data, f"the token exchange at {self.idp_token_endpoint}",
-                              hidden)
-        client = ClientInfo(client_id=self.client_id, client_secret=self.client_secret,
-                            token_endpoint_auth_method="client_secret_basic",
-                            issuer=metadata.issuer)
+            raise oauth_error(
+                status, data, f"the token exchange at {self.idp_token_endpoint}", hidden
+            )
+        client = ClientInfo(
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+            token_endpoint_auth_method="client_secret_basic",
+            issuer=metadata.issuer,
+        )
         grant = {"grant_type": JWT_BEARER, "assertion": jag}
         if scope:
             grant["scope"] = scope

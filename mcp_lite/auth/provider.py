@@ -31,7 +31,6 @@ import sys
 import threading
 import webbrowser
 from collections.abc import Callable
-from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -102,10 +101,15 @@ class OAuth:
         self._server_url = canonical_url(server_url) if server_url else None
         if server_url:
             require_secure(server_url, "MCP server")
-        self._preregistered = (ClientInfo(client_id=client_id, client_secret=client_secret,
-                                          token_endpoint_auth_method=token_endpoint_auth_method
-                                          or "auto")
-                               if client_id else None)
+        self._preregistered = (
+            ClientInfo(
+                client_id=client_id,
+                client_secret=client_secret,
+                token_endpoint_auth_method=token_endpoint_auth_method or "auto",
+            )
+            if client_id
+            else None
+        )
         self._client_metadata_url = client_metadata_url
         self._client_name = client_name
         self._scope = scope
@@ -139,8 +143,10 @@ class OAuth:
                 require_secure(url, "MCP server")
                 self._server_url = target
             elif target != self._server_url:
-                raise ConfigError(f"this OAuth object holds credentials for "
-                                  f"{self._server_url}; refusing to send them to {target}")
+                raise ConfigError(
+                    f"this OAuth object holds credentials for "
+                    f"{self._server_url}; refusing to send them to {target}"
+                )
 
     def token(self) -> str | None:
         """The access token to send, or None (no login yet: the server's 401 starts one)."""
@@ -155,8 +161,9 @@ class OAuth:
                 tokens = self._tokens
             return tokens.access_token if tokens is not None else None
 
-    def refresh(self, sent_token: str | None, *, challenge: Challenge | str | None = None,
-                status: int = 401) -> str | None:
+    def refresh(
+        self, sent_token: str | None, *, challenge: Challenge | str | None = None, status: int = 401
+    ) -> str | None:
         """A new token after the server refused ``sent_token``.
 
         Returns None when there is nothing better to send (a 403 that is not about scope).
@@ -173,8 +180,11 @@ class OAuth:
             if status == 403:
                 if parsed is None or not parsed.insufficient_scope:
                     return None
-                scope = " ".join(dict.fromkeys(
-                    (self._requested_scope or "").split() + (parsed.scope or "").split()))
+                scope = " ".join(
+                    dict.fromkeys(
+                        (self._requested_scope or "").split() + (parsed.scope or "").split()
+                    )
+                )
                 return self._authorize(parsed, scope or None)
             if self._renew():
                 assert self._tokens is not None
@@ -220,8 +230,10 @@ class OAuth:
 
     def __repr__(self) -> str:
         issuer = self._discovery.issuer if self._discovery is not None else None
-        return (f"OAuth(server_url={self._server_url!r}, issuer={issuer!r}, "
-                f"authorized={self._tokens is not None})")
+        return (
+            f"OAuth(server_url={self._server_url!r}, issuer={issuer!r}, "
+            f"authorized={self._tokens is not None})"
+        )
 
     # --- internals ----------------------------------------------------------------------------
 
@@ -250,8 +262,7 @@ class OAuth:
     def _save(self, disc: Discovery, tokens: TokenSet, scope: str | None) -> None:
         self._discovery, self._tokens, self._requested_scope = disc, tokens, scope
         self._store.save(f"resource {self._require_url()}", {"discovery": disc.to_json()})
-        self._store.save(_tokens_key(disc), {"tokens": tokens.to_json(),
-                                             "requested_scope": scope})
+        self._store.save(_tokens_key(disc), {"tokens": tokens.to_json(), "requested_scope": scope})
 
     def _renew(self) -> bool:
         """Refresh grant (or a new unattended grant); False when that is not possible."""
@@ -265,8 +276,9 @@ class OAuth:
                     return False
                 new = refresh(self._http, disc.metadata, client, tokens, disc.resource)
             elif self._grant is not None:
-                new = self._grant.fetch(self._http, disc.metadata, disc.resource,
-                                        self._requested_scope)
+                new = self._grant.fetch(
+                    self._http, disc.metadata, disc.resource, self._requested_scope
+                )
             else:
                 return False
         except AuthRequired as exc:
@@ -280,23 +292,38 @@ class OAuth:
         if isinstance(self._grant, ClientCredentials):
             return self._grant.client(disc.metadata)
         if self._preregistered is not None:
-            return resolve_client(self._http, disc.metadata, preregistered=self._preregistered,
-                                  stored=None, client_metadata_url=None, client_name="",
-                                  redirect_uris=[], grant_types=[], scope=None)
+            return resolve_client(
+                self._http,
+                disc.metadata,
+                preregistered=self._preregistered,
+                stored=None,
+                client_metadata_url=None,
+                client_name="",
+                redirect_uris=[],
+                grant_types=[],
+                scope=None,
+            )
         stored = ClientInfo.from_json(self._store.load(f"client {disc.issuer}") or {})
         if stored is not None and stored.issuer == disc.issuer:
             return stored
         if self._client_metadata_url and disc.metadata.client_id_metadata_document_supported:
-            return ClientInfo(client_id=self._client_metadata_url, issuer=disc.issuer,
-                              source="cimd")
+            return ClientInfo(
+                client_id=self._client_metadata_url, issuer=disc.issuer, source="cimd"
+            )
         return None
 
     def _probe(self, url: str) -> tuple[Challenge | None, bool]:
         body = b'{"jsonrpc":"2.0","id":0,"method":"ping"}'
         status, headers, _ = self._http.exchange(
-            "POST", url, "MCP server probe", data=body,
-            headers={"Content-Type": "application/json",
-                     "Accept": "application/json, text/event-stream"})
+            "POST",
+            url,
+            "MCP server probe",
+            data=body,
+            headers={
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            },
+        )
         return parse_challenge(headers.get("WWW-Authenticate")), status == 401
 
     def _authorize(self, challenge: Challenge | None, scope: str | None) -> str:
@@ -305,11 +332,17 @@ class OAuth:
         disc = discover(self._http, url, challenge)
         prm = disc.protected_resource
         if scope is None:
-            scope = select_scope(challenge.scope if challenge else None, prm, disc.metadata,
-                                 offline_access=self._offline_access, requested=self._scope)
+            scope = select_scope(
+                challenge.scope if challenge else None,
+                prm,
+                disc.metadata,
+                offline_access=self._offline_access,
+                requested=self._scope,
+            )
         if self._grant is not None:
-            tokens = self._grant.fetch(self._http, disc.metadata, disc.resource,
-                                       scope or self._grant.scope)
+            tokens = self._grant.fetch(
+                self._http, disc.metadata, disc.resource, scope or self._grant.scope
+            )
         else:
             tokens = self._authorization_code(disc, scope)
         self._save(disc, tokens, scope)
@@ -317,36 +350,56 @@ class OAuth:
 
     def _authorization_code(self, disc: Discovery, scope: str | None) -> TokenSet:
         if self._handler is None and not self._open_browser:
-            raise AuthRequired(f"MCP server {self._server_url} needs a login: run "
-                               f"`mcp-lite auth {self._server_url}` (or pass an "
-                               f"authorization_handler)", self._server_url)
+            raise AuthRequired(
+                f"MCP server {self._server_url} needs a login: run "
+                f"`mcp-lite auth {self._server_url}` (or pass an "
+                f"authorization_handler)",
+                self._server_url,
+            )
         stored = ClientInfo.from_json(self._store.load(f"client {disc.issuer}") or {})
         if self._handler is not None:
             redirect_uri = self._redirect_uri or DEFAULT_HEADLESS_REDIRECT
             client = self._client(disc, stored, redirect_uri, scope)
-            request = AuthorizationRequest.build(disc.metadata, client, redirect_uri=redirect_uri,
-                                                 resource=disc.resource, scope=scope)
+            request = AuthorizationRequest.build(
+                disc.metadata,
+                client,
+                redirect_uri=redirect_uri,
+                resource=disc.resource,
+                scope=scope,
+            )
             redirect_url = self._handler(request.url)
         else:
             port, path = _port_and_path(self._redirect_uri, stored)
             with LoopbackReceiver(port, path) as receiver:
                 client = self._client(disc, stored, receiver.redirect_uri, scope)
-                request = AuthorizationRequest.build(disc.metadata, client,
-                                                     redirect_uri=receiver.redirect_uri,
-                                                     resource=disc.resource, scope=scope)
+                request = AuthorizationRequest.build(
+                    disc.metadata,
+                    client,
+                    redirect_uri=receiver.redirect_uri,
+                    resource=disc.resource,
+                    scope=scope,
+                )
                 _show(request.url)
                 redirect_url = receiver.wait(self._callback_timeout)
         code = request.code_from(str(redirect_url))
         return request.exchange(self._http, disc.metadata, client, code)
 
-    def _client(self, disc: Discovery, stored: ClientInfo | None, redirect_uri: str,
-                scope: str | None) -> ClientInfo:
+    def _client(
+        self, disc: Discovery, stored: ClientInfo | None, redirect_uri: str, scope: str | None
+    ) -> ClientInfo:
         grant_types = ["authorization_code", "refresh_token"]
-        client = resolve_client(self._http, disc.metadata, preregistered=self._preregistered,
-                                stored=stored, client_metadata_url=self._client_metadata_url,
-                                client_name=self._client_name, redirect_uris=[redirect_uri],
-                                grant_types=grant_types, scope=scope,
-                                application_type=self._application_type)
+        client = resolve_client(
+            self._http,
+            disc.metadata,
+            preregistered=self._preregistered,
+            stored=stored,
+            client_metadata_url=self._client_metadata_url,
+            client_name=self._client_name,
+            redirect_uris=[redirect_uri],
+            grant_types=grant_types,
+            scope=scope,
+            application_type=self._application_type,
+        )
         if client.source == "dcr" and client is not stored:
             self._store.save(f"client {disc.issuer}", client.to_json())
         return client
@@ -359,8 +412,7 @@ def _tokens_key(disc: Discovery) -> str:
 def _port_and_path(configured: str | None, stored: ClientInfo | None) -> tuple[int, str]:
     """Where the loopback receiver listens: the configured redirect URI, else the one a
     stored registration was made with (so it stays valid), else a random port."""
-    for uri in ([configured] if configured else []) + list(stored.redirect_uris if stored
-                                                           else ()):
+    for uri in ([configured] if configured else []) + list(stored.redirect_uris if stored else ()):
         parts = urlsplit(uri)
         if parts.hostname == "127.0.0.1" and parts.port:
             return parts.port, parts.path or "/callback"
@@ -394,6 +446,8 @@ def fetch_redirect(url: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
     with response:
         location = response.headers.get("Location")
         if response.status_code not in (301, 302, 303, 307, 308) or not location:
-            raise AuthRequired(f"the authorization endpoint answered HTTP "
-                               f"{response.status_code} instead of redirecting")
+            raise AuthRequired(
+                f"the authorization endpoint answered HTTP "
+                f"{response.status_code} instead of redirecting"
+            )
         return urljoin(url, location)

@@ -53,16 +53,15 @@ class TokenSet:
     scope: str | None = None
 
     @classmethod
-    def from_response(cls, data: dict[str, Any], previous: TokenSet | None = None,
-                      now: float | None = None) -> TokenSet:
+    def from_response(
+        cls, data: dict[str, Any], previous: TokenSet | None = None, now: float | None = None
+    ) -> TokenSet:
         """Build from a token-endpoint answer. A refresh answer without a new refresh token
         keeps the previous one (RFC 6749 §6); without ``scope`` the previous scope stays."""
         now = time.time() if now is None else now
         expires_in = data.get("expires_in")
         expires_at = None
-        if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool):
-            expires_at = now + float(expires_in)
-        elif isinstance(expires_in, str) and expires_in.isdigit():
+        if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool) or isinstance(expires_in, str) and expires_in.isdigit():
             expires_at = now + float(expires_in)
         refresh = data.get("refresh_token")
         scope = data.get("scope")
@@ -70,8 +69,9 @@ class TokenSet:
             access_token=str(data["access_token"]),
             token_type=str(data.get("token_type") or "Bearer"),
             expires_at=expires_at,
-            refresh_token=str(refresh) if refresh else (previous.refresh_token if previous
-                                                        else None),
+            refresh_token=str(refresh)
+            if refresh
+            else (previous.refresh_token if previous else None),
             scope=str(scope) if scope else (previous.scope if previous else None),
         )
 
@@ -82,20 +82,26 @@ class TokenSet:
         return (time.time() if now is None else now) >= self.expires_at - skew
 
     def to_json(self) -> dict[str, Any]:
-        return {"access_token": self.access_token, "token_type": self.token_type,
-                "expires_at": self.expires_at, "refresh_token": self.refresh_token,
-                "scope": self.scope}
+        return {
+            "access_token": self.access_token,
+            "token_type": self.token_type,
+            "expires_at": self.expires_at,
+            "refresh_token": self.refresh_token,
+            "scope": self.scope,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TokenSet | None:
         if not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
             return None
         expires = data.get("expires_at")
-        return cls(access_token=data["access_token"],
-                   token_type=str(data.get("token_type") or "Bearer"),
-                   expires_at=float(expires) if isinstance(expires, (int, float)) else None,
-                   refresh_token=data.get("refresh_token") or None,
-                   scope=data.get("scope") or None)
+        return cls(
+            access_token=data["access_token"],
+            token_type=str(data.get("token_type") or "Bearer"),
+            expires_at=float(expires) if isinstance(expires, (int, float)) else None,
+            refresh_token=data.get("refresh_token") or None,
+            scope=data.get("scope") or None,
+        )
 
 
 class MemoryTokenStore:
@@ -128,8 +134,9 @@ def default_store_dir() -> Path:
     explicit = os.environ.get("MCP_LITE_AUTH_DIR")
     if explicit:
         return Path(explicit)
-    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local",
-                                                                "state")
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
     return Path(state) / "mcp-lite" / "oauth"
 
 

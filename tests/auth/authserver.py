@@ -22,15 +22,15 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 @dataclass
 class Behaviour:
-    scopes_supported: list[str] | None = None        # PRM
+    scopes_supported: list[str] | None = None  # PRM
     as_scopes_supported: list[str] | None = None
-    challenge_scope: str | None = None               # scope= in the 401 challenge
-    write_scope: str | None = None                    # tools/call needs this scope (403 otherwise)
+    challenge_scope: str | None = None  # scope= in the 401 challenge
+    write_scope: str | None = None  # tools/call needs this scope (403 otherwise)
     always_403: bool = False
     issuer_override: str | None = None
     pkce_methods: list[str] | None = field(default_factory=lambda: ["S256"])
     iss_supported: bool = False
-    iss_in_redirect: str | None = None               # "correct", "wrong" or None
+    iss_in_redirect: str | None = None  # "correct", "wrong" or None
     wrong_state: bool = False
     redirect_error: str | None = None
     prm_resource_override: str | None = None
@@ -41,7 +41,7 @@ class Behaviour:
     expires_in: int = 3600
     issue_refresh: bool = True
     refresh_returns_refresh: bool = False
-    client_secret: str | None = None                  # DCR hands this secret out
+    client_secret: str | None = None  # DCR hands this secret out
 
 
 @dataclass
@@ -62,17 +62,18 @@ class AuthServer:
         self.seen: list[Seen] = []
         self.lock = threading.Lock()
         self.counter = 0
-        self.tokens: dict[str, set[str]] = {}       # access token -> scopes
+        self.tokens: dict[str, set[str]] = {}  # access token -> scopes
         self.refresh_tokens: dict[str, set[str]] = {}
-        self.challenges: dict[str, str] = {}         # code -> code_challenge
+        self.challenges: dict[str, str] = {}  # code -> code_challenge
         self.code_scopes: dict[str, set[str]] = {}
         handler = type("H", (_Handler,), {"srv": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.url = f"{self.base}/mcp"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True,
-                                       name="test-authserver")
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, daemon=True, name="test-authserver"
+        )
 
     def start(self) -> AuthServer:
         self.thread.start()
@@ -92,8 +93,11 @@ class AuthServer:
             self.counter += 1
             access = f"at-{self.counter}-secretaccess"
             self.tokens[access] = set(scopes)
-            answer: dict[str, Any] = {"access_token": access, "token_type": "Bearer",
-                                      "expires_in": self.b.expires_in}
+            answer: dict[str, Any] = {
+                "access_token": access,
+                "token_type": "Bearer",
+                "expires_in": self.b.expires_in,
+            }
             if scopes:
                 answer["scope"] = " ".join(sorted(scopes))
             return answer
@@ -103,7 +107,7 @@ class _Handler(BaseHTTPRequestHandler):
     srv: AuthServer
     protocol_version = "HTTP/1.0"  # one request per connection: nothing left open at stop()
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
     def _record(self, body: bytes) -> Seen:
@@ -111,8 +115,14 @@ class _Handler(BaseHTTPRequestHandler):
         ctype = self.headers.get("Content-Type", "")
         form = parse_qs(body.decode()) if "x-www-form-urlencoded" in ctype else {}
         parsed = json.loads(body) if "json" in ctype and body else None
-        seen = Seen(self.command, parts.path, parse_qs(parts.query),
-                    {k.lower(): v for k, v in self.headers.items()}, form, parsed)
+        seen = Seen(
+            self.command,
+            parts.path,
+            parse_qs(parts.query),
+            {k.lower(): v for k, v in self.headers.items()},
+            form,
+            parsed,
+        )
         with self.srv.lock:
             self.srv.seen.append(seen)
         return seen
@@ -128,12 +138,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         seen = self._record(b"")
         b, base = self.srv.b, self.srv.base
         if seen.path == "/.well-known/oauth-protected-resource/mcp":
-            prm: dict[str, Any] = {"resource": b.prm_resource_override or self.srv.url,
-                                   "authorization_servers": [base]}
+            prm: dict[str, Any] = {
+                "resource": b.prm_resource_override or self.srv.url,
+                "authorization_servers": [base],
+            }
             if b.scopes_supported is not None:
                 prm["scopes_supported"] = b.scopes_supported
             self._send(200, prm)
@@ -144,8 +156,11 @@ class _Handler(BaseHTTPRequestHandler):
                 "token_endpoint": b.token_endpoint_override or f"{base}/token",
                 "response_types_supported": ["code"],
                 "token_endpoint_auth_methods_supported": b.auth_methods,
-                "grant_types_supported": ["authorization_code", "refresh_token",
-                                          "client_credentials"],
+                "grant_types_supported": [
+                    "authorization_code",
+                    "refresh_token",
+                    "client_credentials",
+                ],
             }
             if b.pkce_methods is not None:
                 meta["code_challenge_methods_supported"] = b.pkce_methods
@@ -165,8 +180,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self.srv.code_scopes[code] = set(q.get("scope", "").split())
             params = {"code": code, "state": "forged" if b.wrong_state else q.get("state", "")}
             if b.redirect_error:
-                params = {"error": b.redirect_error, "error_description": "shown?",
-                          "state": params["state"]}
+                params = {
+                    "error": b.redirect_error,
+                    "error_description": "shown?",
+                    "state": params["state"],
+                }
             if b.iss_in_redirect == "correct":
                 params["iss"] = base
             elif b.iss_in_redirect == "wrong":
@@ -177,15 +195,20 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, {"error": "not_found"})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         seen = self._record(self.rfile.read(length))
         if seen.path == "/token":
             self._token(seen)
         elif seen.path == "/register":
             if self.srv.b.registration_error:
-                self._send(400, {"error": "invalid_client_metadata",
-                                 "error_description": "redirect_uris rejected"})
+                self._send(
+                    400,
+                    {
+                        "error": "invalid_client_metadata",
+                        "error_description": "redirect_uris rejected",
+                    },
+                )
                 return
             answer = {"client_id": "dcr-client", "redirect_uris": seen.body["redirect_uris"]}
             if self.srv.b.client_secret:
@@ -210,8 +233,7 @@ class _Handler(BaseHTTPRequestHandler):
             answer = srv.new_token(srv.code_scopes.get(form["code"], set()))
             if srv.b.issue_refresh:
                 answer["refresh_token"] = "rt-original-secretrefresh"
-                srv.refresh_tokens["rt-original-secretrefresh"] = srv.tokens[
-                    answer["access_token"]]
+                srv.refresh_tokens["rt-original-secretrefresh"] = srv.tokens[answer["access_token"]]
             self._send(200, answer)
         elif grant == "refresh_token":
             scopes = srv.refresh_tokens.get(form.get("refresh_token", ""))
@@ -246,9 +268,14 @@ class _Handler(BaseHTTPRequestHandler):
         refused = b.always_403 and method != "initialize" and "id" in message
         if refused or (needed and needed not in scopes):
             want = b.write_scope or "admin"
-            self._send(403, {"error": "insufficient_scope"}, {
-                "WWW-Authenticate": f'Bearer error="insufficient_scope", scope="{want}", '
-                                    f'resource_metadata="{prm}"'})
+            self._send(
+                403,
+                {"error": "insufficient_scope"},
+                {
+                    "WWW-Authenticate": f'Bearer error="insufficient_scope", scope="{want}", '
+                    f'resource_metadata="{prm}"'
+                },
+            )
             return
         if "id" not in message:
             self._send(202)
@@ -256,13 +283,21 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "initialize":
             result: dict[str, Any] = {
                 "protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "t", "version": "1"}}
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "t", "version": "1"},
+            }
         elif method == "tools/list":
             result = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": "ok"}]}
         else:
-            self._send(200, {"jsonrpc": "2.0", "id": message["id"],
-                             "error": {"code": -32601, "message": "no such method"}})
+            self._send(
+                200,
+                {
+                    "jsonrpc": "2.0",
+                    "id": message["id"],
+                    "error": {"code": -32601, "message": "no such method"},
+                },
+            )
             return
         self._send(200, {"jsonrpc": "2.0", "id": message["id"], "result": result})

@@ -50,8 +50,8 @@ def test_code_flow_end_to_end(auth_server: Start) -> None:
     authorize = _one(server.requests_to("/authorize"))
     token = _one(server.requests_to("/token"))
     assert authorize["code_challenge_method"] == "S256" and authorize["state"]
-    assert authorize["resource"] == token["resource"] == server.url       # RFC 8707, both
-    assert authorize["scope"] == "mcp:read"                                  # from the PRM
+    assert authorize["resource"] == token["resource"] == server.url  # RFC 8707, both
+    assert authorize["scope"] == "mcp:read"  # from the PRM
     assert authorize["redirect_uri"].startswith("http://127.0.0.1")
     register = server.requests_to("/register")[0].body
     assert register["application_type"] == "native"
@@ -64,8 +64,9 @@ def test_code_flow_end_to_end(auth_server: Start) -> None:
 
 
 def test_challenge_scope_wins_and_step_up_asks_for_the_union(auth_server: Start) -> None:
-    server = auth_server(scopes_supported=["mcp:read", "mcp:x"], challenge_scope="mcp:read",
-                         write_scope="mcp:write")
+    server = auth_server(
+        scopes_supported=["mcp:read", "mcp:x"], challenge_scope="mcp:read", write_scope="mcp:write"
+    )
     with _connect(server, _oauth(server)) as client:
         client.list_tools()
         assert client.call_tool("echo", {}).text == "ok"
@@ -87,8 +88,9 @@ def test_state_mismatch_aborts_before_the_token_request(auth_server: Start) -> N
     assert server.requests_to("/token") == []
 
 
-@pytest.mark.parametrize("behaviour", [{"iss_in_redirect": "wrong"},
-                                       {"iss_supported": True, "iss_in_redirect": None}])
+@pytest.mark.parametrize(
+    "behaviour", [{"iss_in_redirect": "wrong"}, {"iss_supported": True, "iss_in_redirect": None}]
+)
 def test_iss_mismatch_aborts(auth_server: Start, behaviour: dict[str, Any]) -> None:
     server = auth_server(**behaviour)
     with pytest.raises(AuthRequired, match="iss"):
@@ -153,7 +155,7 @@ def test_preregistered_client_secret_basic(auth_server: Start) -> None:
 
 
 def test_refresh_before_expiry_keeps_old_refresh_token(auth_server: Start) -> None:
-    server = auth_server(expires_in=30)          # inside the 60 s skew: always "expiring"
+    server = auth_server(expires_in=30)  # inside the 60 s skew: always "expiring"
     oauth = _oauth(server)
     with _connect(server, oauth) as client:
         client.list_tools()
@@ -203,8 +205,11 @@ def test_tokens_only_go_to_their_resource(auth_server: Start) -> None:
 @pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post"])
 def test_client_credentials_with_secret(auth_server: Start, method: str) -> None:
     server = auth_server(auth_methods=[method])
-    oauth = OAuth(server.url, store=MemoryTokenStore(),
-                  grant=ClientCredentials("svc", client_secret="svc-secret"))
+    oauth = OAuth(
+        server.url,
+        store=MemoryTokenStore(),
+        grant=ClientCredentials("svc", client_secret="svc-secret"),
+    )
     with _connect(server, oauth) as client:
         client.list_tools()
     (token,) = server.requests_to("/token")
@@ -222,22 +227,28 @@ def test_client_credentials_private_key_jwt(auth_server: Start) -> None:
     ec = pytest.importorskip("cryptography.hazmat.primitives.asymmetric.ec")
     serialization = pytest.importorskip("cryptography.hazmat.primitives.serialization")
     key = ec.generate_private_key(ec.SECP256R1())
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption()).decode()
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
     server = auth_server(auth_methods=["private_key_jwt"])
-    oauth = OAuth(server.url, store=MemoryTokenStore(),
-                  grant=ClientCredentials("svc", private_key=pem, signing_algorithm="ES256"))
+    oauth = OAuth(
+        server.url,
+        store=MemoryTokenStore(),
+        grant=ClientCredentials("svc", private_key=pem, signing_algorithm="ES256"),
+    )
     with _connect(server, oauth) as client:
         client.list_tools()
     form = _one(server.requests_to("/token"))
     assert form["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-    claims = jwt.decode(form["client_assertion"], key.public_key(), algorithms=["ES256"],
-                        audience=server.base)
+    claims = jwt.decode(
+        form["client_assertion"], key.public_key(), algorithms=["ES256"], audience=server.base
+    )
     assert claims["iss"] == claims["sub"] == "svc"
 
 
-def test_interactive_flow_uses_the_loopback_receiver(auth_server: Start,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_interactive_flow_uses_the_loopback_receiver(
+    auth_server: Start, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No handler: the browser is opened; here a 'browser' that follows the redirect to the
     loopback receiver on 127.0.0.1."""
     server = auth_server()
@@ -257,17 +268,22 @@ def test_interactive_flow_uses_the_loopback_receiver(auth_server: Start,
     assert len(opened) == 1 and opened[0].startswith(f"{server.base}/authorize?")
 
 
-def test_secrets_never_in_logs_reprs_or_errors(auth_server: Start,
-                                               caplog: pytest.LogCaptureFixture) -> None:
+def test_secrets_never_in_logs_reprs_or_errors(
+    auth_server: Start, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
-    server = auth_server(client_secret="dcr-client-secret-value",
-                         auth_methods=["client_secret_post"], expires_in=30)
+    server = auth_server(
+        client_secret="dcr-client-secret-value", auth_methods=["client_secret_post"], expires_in=30
+    )
     oauth = _oauth(server)
     with _connect(server, oauth) as client:
         client.list_tools()
         client.list_tools()
-    tokens = [s.headers["authorization"][7:] for s in server.requests_to("/mcp")
-              if "authorization" in s.headers]
+    tokens = [
+        s.headers["authorization"][7:]
+        for s in server.requests_to("/mcp")
+        if "authorization" in s.headers
+    ]
     secrets = {*tokens, "rt-original-secretrefresh", "dcr-client-secret-value"}
     codes = [_one([s]).get("code") for s in server.requests_to("/token")]
     secrets.update(c for c in codes if c)
@@ -275,8 +291,10 @@ def test_secrets_never_in_logs_reprs_or_errors(auth_server: Start,
     # A failing refresh (the server forgot the refresh token) must not quote it either.
     server.refresh_tokens.clear()
     server.tokens.clear()
-    with pytest.raises(McpError) as err, _connect(server, _oauth(server, open_browser=False,
-                                                                 authorization_handler=None)):
+    with (
+        pytest.raises(McpError) as err,
+        _connect(server, _oauth(server, open_browser=False, authorization_handler=None)),
+    ):
         pass
     text += str(err.value)
     for secret in secrets:

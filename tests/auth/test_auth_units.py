@@ -21,15 +21,22 @@ from mcp_lite.auth import (
     parse_challenge,
 )
 from mcp_lite.auth._net import canonical_url, require_loopback_redirect, require_secure, scrub
-from mcp_lite.auth.discovery import AuthServerMetadata, ProtectedResource, as_metadata_urls, prm_urls
+from mcp_lite.auth.discovery import (
+    AuthServerMetadata,
+    ProtectedResource,
+    as_metadata_urls,
+    prm_urls,
+)
 from mcp_lite.auth.flow import AuthorizationRequest, merge_scopes, select_scope
 from mcp_lite.auth.pkce import Pkce, new_state
 from mcp_lite.errors import AuthRequired, ConfigError
 
 
 def test_parse_challenge_bearer_params() -> None:
-    c = parse_challenge('Bearer realm="r", error="insufficient_scope", scope="a b", '
-                        'resource_metadata="https://x/.well-known/oauth-protected-resource"')
+    c = parse_challenge(
+        'Bearer realm="r", error="insufficient_scope", scope="a b", '
+        'resource_metadata="https://x/.well-known/oauth-protected-resource"'
+    )
     assert c is not None and c.insufficient_scope
     assert c.scope == "a b"
     assert c.resource_metadata == "https://x/.well-known/oauth-protected-resource"
@@ -66,21 +73,33 @@ def test_as_metadata_urls_in_spec_order() -> None:
     ]
 
 
-@pytest.mark.parametrize("url", ["http://example.com/x", "javascript:alert(1)", "file:///etc/x",
-                                 "ftp://h/x", "https://u:p@h/x", "data:text/plain,x"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://example.com/x",
+        "javascript:alert(1)",
+        "file:///etc/x",
+        "ftp://h/x",
+        "https://u:p@h/x",
+        "data:text/plain,x",
+    ],
+)
 def test_insecure_urls_are_refused(url: str) -> None:
     with pytest.raises(AuthRequired):
         require_secure(url, "metadata")
 
 
-@pytest.mark.parametrize("url", ["https://example.com/x", "http://localhost:8000/x",
-                                 "http://127.0.0.1/x", "http://[::1]:9/x"])
+@pytest.mark.parametrize(
+    "url",
+    ["https://example.com/x", "http://localhost:8000/x", "http://127.0.0.1/x", "http://[::1]:9/x"],
+)
 def test_https_and_loopback_http_are_accepted(url: str) -> None:
     assert require_secure(url, "metadata") == url
 
 
-@pytest.mark.parametrize("uri", ["https://example.com/cb", "http://example.com/cb",
-                                 "http://10.0.0.1/cb", "myapp://cb"])
+@pytest.mark.parametrize(
+    "uri", ["https://example.com/cb", "http://example.com/cb", "http://10.0.0.1/cb", "myapp://cb"]
+)
 def test_redirect_uris_must_be_loopback(uri: str) -> None:
     with pytest.raises(ConfigError):
         require_loopback_redirect(uri)
@@ -103,17 +122,21 @@ def test_pkce_s256() -> None:
 
 
 def _meta(**kw: object) -> AuthServerMetadata:
-    data = {"issuer": "https://as", "authorization_endpoint": "https://as/authorize",
-            "token_endpoint": "https://as/token", "code_challenge_methods_supported": ["S256"]}
+    data = {
+        "issuer": "https://as",
+        "authorization_endpoint": "https://as/authorize",
+        "token_endpoint": "https://as/token",
+        "code_challenge_methods_supported": ["S256"],
+    }
     data.update(kw)
     return AuthServerMetadata.from_json(data)
 
 
 def test_scope_selection_order() -> None:
     prm = ProtectedResource("https://r", ("https://as",), ("a", "b"))
-    assert select_scope("x", prm, _meta()) == "x"                     # challenge wins
-    assert select_scope(None, prm, _meta()) == "a b"                  # then PRM
-    assert select_scope(None, None, _meta()) is None                  # else omitted
+    assert select_scope("x", prm, _meta()) == "x"  # challenge wins
+    assert select_scope(None, prm, _meta()) == "a b"  # then PRM
+    assert select_scope(None, None, _meta()) is None  # else omitted
     with_offline = _meta(scopes_supported=["a", "offline_access"])
     assert select_scope(None, prm, with_offline) == "a b offline_access"
     assert select_scope(None, prm, with_offline, offline_access=False) == "a b"
@@ -125,14 +148,19 @@ def test_authorization_request_refuses_server_without_s256() -> None:
     for methods in (None, ["plain"]):
         meta = _meta(code_challenge_methods_supported=methods)
         with pytest.raises(AuthRequired, match="S256"):
-            AuthorizationRequest.build(meta, client, redirect_uri="http://127.0.0.1/cb",
-                                       resource="https://r", scope=None)
+            AuthorizationRequest.build(
+                meta, client, redirect_uri="http://127.0.0.1/cb", resource="https://r", scope=None
+            )
 
 
 def _request(**kw: object) -> AuthorizationRequest:
-    return AuthorizationRequest.build(_meta(**kw), ClientInfo("c"),
-                                      redirect_uri="http://127.0.0.1/cb",
-                                      resource="https://r/mcp", scope="a")
+    return AuthorizationRequest.build(
+        _meta(**kw),
+        ClientInfo("c"),
+        redirect_uri="http://127.0.0.1/cb",
+        resource="https://r/mcp",
+        scope="a",
+    )
 
 
 def test_authorization_request_carries_resource_pkce_and_state() -> None:
@@ -153,11 +181,13 @@ def test_state_mismatch_aborts() -> None:
 def test_iss_rules_rfc9207() -> None:
     req = _request()
     ok = f"http://127.0.0.1/cb?code=abc&state={req.state}"
-    assert req.code_from(ok) == "abc"                                  # both absent: proceed
-    assert req.code_from(ok + "&iss=https%3A%2F%2Fas") == "abc"        # matches
+    assert req.code_from(ok) == "abc"  # both absent: proceed
+    assert req.code_from(ok + "&iss=https%3A%2F%2Fas") == "abc"  # matches
     with pytest.raises(AuthRequired, match="issuer") as err:
-        req.code_from(f"http://127.0.0.1/cb?error=access_denied&error_description=LEAK"
-                      f"&state={req.state}&iss=https%3A%2F%2Fevil")
+        req.code_from(
+            f"http://127.0.0.1/cb?error=access_denied&error_description=LEAK"
+            f"&state={req.state}&iss=https%3A%2F%2Fevil"
+        )
     assert "LEAK" not in str(err.value) and "access_denied" not in str(err.value)
     strict = _request(authorization_response_iss_parameter_supported=True)
     with pytest.raises(AuthRequired, match="iss"):
@@ -165,10 +195,11 @@ def test_iss_rules_rfc9207() -> None:
 
 
 def test_token_set_refresh_keeps_old_refresh_token() -> None:
-    first = TokenSet.from_response({"access_token": "a1", "refresh_token": "r1",
-                                    "expires_in": 100, "scope": "s"}, now=1000.0)
+    first = TokenSet.from_response(
+        {"access_token": "a1", "refresh_token": "r1", "expires_in": 100, "scope": "s"}, now=1000.0
+    )
     assert first.expires_at == 1100.0 and not first.expired(now=1000.0)
-    assert first.expired(now=1050.0)      # within the 60 s skew
+    assert first.expired(now=1050.0)  # within the 60 s skew
     second = TokenSet.from_response({"access_token": "a2"}, previous=first)
     assert second.refresh_token == "r1" and second.scope == "s"
     assert "a1" not in repr(first) and "r1" not in repr(first)
@@ -189,8 +220,9 @@ def test_client_credentials_needs_one_secret() -> None:
 
 
 def test_client_metadata_document() -> None:
-    doc = client_metadata_document("https://app.example/client.json", client_name="x",
-                                   redirect_uris=["http://127.0.0.1:3/cb"])
+    doc = client_metadata_document(
+        "https://app.example/client.json", client_name="x", redirect_uris=["http://127.0.0.1:3/cb"]
+    )
     assert doc["client_id"] == "https://app.example/client.json"
     assert "refresh_token" in doc["grant_types"]
     with pytest.raises(ConfigError):
@@ -213,8 +245,8 @@ def test_file_store_permissions_and_roundtrip(tmp_path: object) -> None:
     assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
     (name,) = os.listdir(folder)
     assert stat.S_IMODE(os.stat(os.path.join(folder, name)).st_mode) == 0o600
-    assert "https" not in name                       # names are hashes, not server URLs
-    again = FileTokenStore(folder)                   # "a process started tomorrow"
+    assert "https" not in name  # names are hashes, not server URLs
+    again = FileTokenStore(folder)  # "a process started tomorrow"
     assert again.load("tokens https://as https://r") == {"access_token": "secret-at"}
     assert again.load("other") is None
     again.delete("tokens https://as https://r")

@@ -42,8 +42,11 @@ def _elicitation_defaults(params: Any) -> dict[str, Any]:
     if hasattr(schema, "model_dump"):
         schema = schema.model_dump(by_alias=True, exclude_none=True)
     properties = (schema or {}).get("properties") or {}
-    content = {name: spec["default"] for name, spec in properties.items()
-               if isinstance(spec, dict) and "default" in spec}
+    content = {
+        name: spec["default"]
+        for name, spec in properties.items()
+        if isinstance(spec, dict) and "default" in spec
+    }
     return {"action": "accept", "content": content}
 
 
@@ -64,8 +67,9 @@ def run_basic(url: str) -> None:
 
 
 def run_tools(url: str) -> None:
-    with mcp_lite.connect(url, timeout=TIMEOUT,
-                          elicitation_handler=_elicitation_defaults) as client:
+    with mcp_lite.connect(
+        url, timeout=TIMEOUT, elicitation_handler=_elicitation_defaults
+    ) as client:
         _use_tools(client)
 
 
@@ -92,24 +96,40 @@ def run_auth(url: str, scenario: str) -> None:
     context = _context()
     auth: Any
     if scenario == "auth/client-credentials-jwt":
-        auth = OAuth(url, grant=ClientCredentials(
-            client_id=context["client_id"], private_key=context["private_key_pem"],
-            signing_algorithm=context.get("signing_algorithm", "ES256")),
-            store=MemoryTokenStore())
+        auth = OAuth(
+            url,
+            grant=ClientCredentials(
+                client_id=context["client_id"],
+                private_key=context["private_key_pem"],
+                signing_algorithm=context.get("signing_algorithm", "ES256"),
+            ),
+            store=MemoryTokenStore(),
+        )
     elif scenario == "auth/client-credentials-basic":
-        auth = OAuth(url, grant=ClientCredentials(
-            client_id=context["client_id"], client_secret=context["client_secret"]),
-            store=MemoryTokenStore())
+        auth = OAuth(
+            url,
+            grant=ClientCredentials(
+                client_id=context["client_id"], client_secret=context["client_secret"]
+            ),
+            store=MemoryTokenStore(),
+        )
     elif scenario == "auth/cross-app-access-complete-flow":
-        auth = OAuth(url, grant=IdJagGrant(
-            client_id=context["client_id"], client_secret=context["client_secret"],
-            id_token=context["idp_id_token"], idp_token_endpoint=context["idp_token_endpoint"],
-            idp_client_id=context.get("idp_client_id")),
-            store=MemoryTokenStore())
+        auth = OAuth(
+            url,
+            grant=IdJagGrant(
+                client_id=context["client_id"],
+                client_secret=context["client_secret"],
+                id_token=context["idp_id_token"],
+                idp_token_endpoint=context["idp_token_endpoint"],
+                idp_client_id=context.get("idp_client_id"),
+            ),
+            store=MemoryTokenStore(),
+        )
     else:
         auth = _oauth(url, context)
-    with mcp_lite.connect(url, timeout=TIMEOUT, auth=auth,
-                          elicitation_handler=_elicitation_defaults) as client:
+    with mcp_lite.connect(
+        url, timeout=TIMEOUT, auth=auth, elicitation_handler=_elicitation_defaults
+    ) as client:
         _use_tools(client)
 
 
@@ -122,8 +142,7 @@ SCENARIOS: dict[str, Callable[[str], None]] = {
 
 
 def main(argv: list[str]) -> int:
-    logging.basicConfig(level=os.environ.get("MCP_CONFORMANCE_LOG", "WARNING"),
-                        stream=sys.stderr)
+    logging.basicConfig(level=os.environ.get("MCP_CONFORMANCE_LOG", "WARNING"), stream=sys.stderr)
     if len(argv) < 2:
         print("usage: client.py <server-url>", file=sys.stderr)
         return 2

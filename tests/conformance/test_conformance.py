@@ -37,7 +37,11 @@ def test_every_client_scenario_passes() -> None:
         env["CONFORMANCE_EXPECTED_FAILURES"] = str(EXPECTED)
     proc = subprocess.run(
         ["bash", str(RUNNER), f"{sys.executable} {CLIENT}"],
-        env=env, capture_output=True, text=True, timeout=1700, check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1700,
+        check=False,
     )
     out = proc.stdout
     summary = re.search(r"^(\d+) passed, (\d+) failed$", out, re.MULTILINE)
