@@ -113,7 +113,10 @@ def run_auth(url: str, scenario: str) -> None:
             ),
             store=MemoryTokenStore(),
         )
-    elif scenario == "auth/cross-app-access-complete-flow":
+    elif scenario in (
+        "auth/cross-app-access-complete-flow",
+        "auth/enterprise-managed-authorization",
+    ):
         auth = OAuth(
             url,
             grant=IdJagGrant(
