@@ -135,6 +135,8 @@ def _remote(
     merged.update({str(k): str(val) for k, val in (headers or {}).items()})
     if auth is None and kind in ("http", "sse", "proxy"):
         auth = config.get("auth") or config.get("token_provider") or config.get("tokenProvider")
+    if auth is None and kind in ("http", "sse") and not _has_authorization(merged):
+        auth = _stored_oauth(url, config.get("oauth"))
     if kind == "proxy" and auth is None:
         raise ConfigError("a 'proxy' server needs a bearer-token provider under 'auth'")
     connect_timeout = float(config.get("connectTimeout") or DEFAULT_CONNECT_TIMEOUT)
@@ -172,3 +174,25 @@ def _remote(
     from .http import HttpTransport
 
     return HttpTransport(options, fallback_to_sse=kind == "http")
+
+
+def _has_authorization(headers: Mapping[str, str]) -> bool:
+    return any(key.lower() == "authorization" for key in headers)
+
+
+def _stored_oauth(url: str, settings: Any) -> Any:
+    """OAuth for a remote server configured without credentials: it sends the tokens saved by
+    ``mcp-lite auth`` (refreshing them when due) and, with nobody to ask, turns a 401 into
+    ``AuthRequired``. None when OAuth cannot apply (plain http off loopback)."""
+    from ..auth import OAuth
+
+    options = settings if isinstance(settings, Mapping) else {}
+    try:
+        return OAuth(
+            url,
+            client_id=options.get("clientId"),
+            scope=" ".join(options["scopes"]) if isinstance(options.get("scopes"), list) else None,
+            open_browser=False,
+        )
+    except ConfigError:
+        return None

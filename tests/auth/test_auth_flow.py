@@ -299,3 +299,19 @@ def test_secrets_never_in_logs_reprs_or_errors(
     text += str(err.value)
     for secret in secrets:
         assert secret not in text
+
+
+def test_a_configured_server_uses_the_tokens_saved_by_a_login(
+    auth_server: Start, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``mcp-lite auth`` once, then plain ``connect(url)`` / a Hub entry needs no auth object."""
+    monkeypatch.setenv("MCP_LITE_AUTH_DIR", str(tmp_path / "store"))
+    server = auth_server()
+    with pytest.raises(AuthRequired):
+        mcp_lite.connect(server.url, timeout=20, protocol_version=PINNED)
+    login = OAuth(server.url, authorization_handler=fetch_redirect)  # the default file store
+    with _connect(server, login) as client:
+        client.list_tools()
+    with mcp_lite.connect({"type": "http", "url": server.url}, timeout=20,
+                          protocol_version=PINNED) as client:
+        assert client.list_tools()
