@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._accel import encode_message
 from .errors import (
@@ -40,8 +40,10 @@ from .errors import (
 from .protocol import jsonrpc
 from .protocol import session as proto
 from .protocol.session import SessionInfo
-from .protocol.types import Params, Progress, dump
 from .transports.base import Outgoing, SendFailed, Transport
+
+if TYPE_CHECKING:
+    from .protocol.types import Params, Progress
 
 __all__ = ["Connection", "Handlers"]
 
@@ -385,14 +387,14 @@ class Connection:
                 incoming.cancelled.set()
             self._deliver(method, params)
         elif method == "notifications/message" and self.handlers.log_handler is not None:
-            self._run(self._notifier, self.handlers.log_handler, Params.model_validate(params))
+            self._run(self._notifier, self.handlers.log_handler, _params(params))
         else:
             self._deliver(method, params)
 
     def _deliver(self, method: str, params: dict[str, Any]) -> None:
         handler = self.handlers.notification_handler
         if handler is not None:
-            self._run(self._notifier, handler, method, Params.model_validate(params))
+            self._run(self._notifier, handler, method, _params(params))
 
     def _on_progress(self, params: dict[str, Any]) -> None:
         token = params.get("progressToken")
@@ -402,6 +404,8 @@ class Connection:
                 call.deadline = min(time.monotonic() + call.timeout, call.hard_deadline)
                 self._schedule(call)
         if call is not None and call.on_progress is not None:
+            from .protocol.types import Progress
+
             self._run(self._notifier, call.on_progress, Progress.model_validate(params))
 
     # --- answering the server ----------------------------------------------------------------------
@@ -441,17 +445,17 @@ class Connection:
                 roots = h.roots
             else:
                 raise MethodNotFound("this client does not expose roots")
-            return {"roots": [dump(root) for root in roots]}
+            return {"roots": [_dump(root) for root in roots]}
         if method == "sampling/createMessage":
             if h.sampling is None:
                 raise MethodNotFound("this client does not support sampling")
             if "tools" in params or "toolChoice" in params:
                 raise InvalidParams("this client did not declare sampling.tools")
-            return _as_result(h.sampling(Params.model_validate(params)))
+            return _as_result(h.sampling(_params(params)))
         if method == "elicitation/create":
             if h.elicitation is None:
                 raise MethodNotFound("this client does not support elicitation")
-            return _as_result(h.elicitation(Params.model_validate(params)))
+            return _as_result(h.elicitation(_params(params)))
         raise MethodNotFound(f"method not found: {method}")
 
     def _answer_input_required(self, call: _Call, result: dict[str, Any]) -> None:
@@ -497,8 +501,22 @@ def _guarded(fn: Callable[..., Any], *args: Any) -> None:
         log.exception("callback %r raised", getattr(fn, "__name__", fn))
 
 
+# The wire models (pydantic) load only when a handler or callback needs them: a one-shot
+# call that uses none never imports pydantic.
+def _params(params: dict[str, Any]) -> Params:
+    from .protocol.types import Params
+
+    return Params.model_validate(params)
+
+
+def _dump(value: Any) -> Any:
+    from .protocol.types import dump
+
+    return dump(value)
+
+
 def _as_result(value: Any) -> dict[str, Any]:
-    result = dump(value)
+    result = _dump(value)
     if not isinstance(result, dict):
         raise InternalError(f"handler returned {type(value).__name__}, not a dict or model")
     return result

@@ -175,13 +175,16 @@ def _run(args: argparse.Namespace) -> int:
                 ),
             )
         elif args.command == "call":
-            result = client.call_tool(
-                args.name, arguments, on_progress=_print_progress if show_progress else None
+            # The raw result dict: a one-shot call never needs the pydantic models.
+            result = client.request(
+                "tools/call",
+                {"name": args.name, "arguments": arguments},
+                on_progress=_print_progress if show_progress else None,
             )
             if show_progress:
                 sys.stderr.write("\r\033[K")
-            _emit(args, result.to_wire(), result.text)
-            return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
+            _emit(args, result, _result_text(result))
+            return EXIT_TOOL_ERROR if result.get("isError") else EXIT_OK
         elif args.command == "resources":
             resources = client.list_resources()
             templates = client.list_resource_templates()
@@ -374,6 +377,19 @@ def _check_any_up(hub: Any) -> None:
 def _print_event(event: Any) -> None:
     if event.status == "progress":
         _print_progress(event)
+
+
+def _result_text(result: dict[str, Any]) -> str:
+    """The text blocks of a ``CallToolResult`` dict, else its structured content as JSON."""
+    blocks = result.get("content")
+    texts = [
+        b["text"] for b in blocks or [] if isinstance(b, dict) and isinstance(b.get("text"), str)
+    ]
+    if texts:
+        return "\n".join(texts)
+    if result.get("structuredContent") is not None:
+        return json.dumps(result["structuredContent"], ensure_ascii=False)
+    return ""
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:

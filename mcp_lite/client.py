@@ -35,23 +35,22 @@ from .protocol import session as proto
 from .protocol import versions as v
 from .protocol.jsonrpc import ErrorResponse, Response
 from .protocol.session import SessionInfo
-from .protocol.types import (
-    CallToolResult,
-    CompleteResult,
-    GetPromptResult,
-    Implementation,
-    Params,
-    Progress,
-    Prompt,
-    ReadResourceResult,
-    Resource,
-    ResourceTemplate,
-    Tool,
-    validate_tools,
-)
 from .transports.base import Transport
 
 if TYPE_CHECKING:
+    from .protocol.types import (
+        CallToolResult,
+        CompleteResult,
+        GetPromptResult,
+        Implementation,
+        Params,
+        Progress,
+        Prompt,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+        Tool,
+    )
     from .server import Server
 
 __all__ = ["Client", "connect"]
@@ -222,6 +221,8 @@ class Client:
 
     @property
     def server_info(self) -> Implementation:
+        from .protocol.types import Implementation
+
         return Implementation.model_validate(self.session.server_info)
 
     @property
@@ -302,6 +303,8 @@ class Client:
         items = self._list_all("tools/list", "tools", "tools", timeout)
         if self.session.era == "stateless":
             items = [item for item in items if self._valid_header_annotations(item)]
+        from .protocol.types import validate_tools
+
         tools = validate_tools(items)
         self._output_schemas = {t.name: t.output_schema for t in tools if t.output_schema}
         return tools
@@ -330,6 +333,8 @@ class Client:
         (``RemoteProtocolError`` when it does not match).
         """
         params = {"name": name, "arguments": dict(arguments or {})}
+        from .protocol.types import CallToolResult
+
         result = CallToolResult.model_validate(
             self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
         )
@@ -342,15 +347,21 @@ class Client:
 
     def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
         items = self._list_all("resources/list", "resources", "resources", timeout)
+        from .protocol.types import Resource
+
         return [Resource.model_validate(item) for item in items]
 
     def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
         items = self._list_all(
             "resources/templates/list", "resourceTemplates", "resources", timeout
         )
+        from .protocol.types import ResourceTemplate
+
         return [ResourceTemplate.model_validate(item) for item in items]
 
     def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
+        from .protocol.types import ReadResourceResult
+
         return ReadResourceResult.model_validate(
             self.request("resources/read", {"uri": uri}, timeout=timeout)
         )
@@ -382,6 +393,8 @@ class Client:
 
     def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
         items = self._list_all("prompts/list", "prompts", "prompts", timeout)
+        from .protocol.types import Prompt
+
         return [Prompt.model_validate(item) for item in items]
 
     def get_prompt(
@@ -390,6 +403,8 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {str(k): str(val) for k, val in arguments.items()}
+        from .protocol.types import GetPromptResult
+
         return GetPromptResult.model_validate(self.request("prompts/get", params, timeout=timeout))
 
     def complete(
@@ -409,6 +424,8 @@ class Client:
         }
         if context:
             params["context"] = {"arguments": dict(context)}
+        from .protocol.types import CompleteResult
+
         return CompleteResult.model_validate(
             self.request("completion/complete", params, timeout=timeout)
         )

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,9 +33,11 @@ def make_transport(
     Raises:
         ConfigError: the target is not something mcp_lite can connect to.
     """
-    from ..server import Server
-
-    if isinstance(target, Server):
+    # A Server object can only exist once its module was imported: don't import it (and
+    # its dependencies) just to find out that the target is something else.
+    server_module = sys.modules.get("mcp_lite.server")
+    Server = server_module.Server if server_module is not None else None
+    if Server is not None and isinstance(target, Server):
         from .inprocess import InProcessTransport
 
         return InProcessTransport(target, name=name)
@@ -55,7 +58,7 @@ def make_transport(
         kind = str(target.get("type") or ("stdio" if "command" in target else ""))
         if kind in ("sdk", "in-process"):
             server = target.get("server")
-            if not isinstance(server, Server):
+            if Server is None or not isinstance(server, Server):
                 raise ConfigError("an 'sdk' target needs a mcp_lite.Server under 'server'")
             return make_transport(server, name=name)
         if kind in _REMOTE_TYPES:
