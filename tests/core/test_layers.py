@@ -5,8 +5,6 @@ from __future__ import annotations
 import ast
 import pathlib
 import pickle
-import subprocess
-import sys
 
 import pytest
 
@@ -58,15 +56,6 @@ def test_all_is_complete_and_importable():
     } <= public
 
 
-def test_import_is_cheap_no_pydantic_models_or_http_stacks():
-    code = (
-        "import sys, mcp_lite; bad = [m for m in ('pydantic', 'requests', 'websocket', "
-        "'mcp_lite.client', 'concurrent.futures') if m in sys.modules]; print(bad)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
-
-
 def _all_error_classes():
     return [getattr(errors, n) for n in errors.__all__ if isinstance(getattr(errors, n), type)]
 
@@ -94,15 +83,3 @@ def test_wire_errors_map_to_their_classes():
     )
     odd = errors.rpc_error_from_wire({"code": 12, "message": "m", "data": [1]})
     assert type(odd) is errors.RpcError and odd.code == 12 and odd.data == [1]
-
-
-def test_a_one_shot_cli_call_never_loads_pydantic_models(tmp_path):
-    """The CLI's call path works on result dicts: the models (and pydantic) stay unloaded."""
-    echo = f"{sys.executable} {PACKAGE.parent / 'tests' / 'peers' / 'fault_server.py'} echo"
-    code = ("import sys; from mcp_lite.cli import main; rc = main(['call', '--stdio', sys.argv[1], "
-            "'echo', '{\"text\": \"hi\"}']); "
-            "print('LOADED' if 'pydantic' in sys.modules or 'mcp_lite.server' in sys.modules "
-            "else 'CLEAN', rc)")
-    out = subprocess.run([sys.executable, "-c", code, echo], capture_output=True, text=True,
-                         timeout=60, check=True)
-    assert out.stdout.split()[-2:] == ["CLEAN", "0"], out.stdout + out.stderr
