@@ -20,7 +20,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
-
 from mcp_lite.errors import MessageTooLarge
 
 __all__ = [
@@ -482,7 +481,6 @@ def _load_json() -> tuple[Callable[..., bytes], Callable[..., Any]]:
 
     _to_json, _from_json = to_json, from_json
     return to_json, from_json
-
 
 
 def encode_message(obj: Any) -> bytes:

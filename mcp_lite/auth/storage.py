@@ -61,7 +61,12 @@ class TokenSet:
         now = time.time() if now is None else now
         expires_in = data.get("expires_in")
         expires_at = None
-        if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool) or isinstance(expires_in, str) and expires_in.isdigit():
+        if (
+            isinstance(expires_in, (int, float))
+            and not isinstance(expires_in, bool)
+            or isinstance(expires_in, str)
+            and expires_in.isdigit()
+        ):
             expires_at = now + float(expires_in)
         refresh = data.get("refresh_token")
         scope = data.get("scope")

@@ -234,8 +234,9 @@ def status_error(response: requests.Response, what: str, body: str | None = None
     status = response.status_code
     detail = f"HTTP {status} {response.reason or ''}".rstrip()
     message = f"{what}: {detail}" + (f": {text}" if text else "")
-    if status == 401 or (status == 403 and _INSUFFICIENT_SCOPE.search(
-            response.headers.get("WWW-Authenticate", ""))):
+    if status == 401 or (
+        status == 403 and _INSUFFICIENT_SCOPE.search(response.headers.get("WWW-Authenticate", ""))
+    ):
         return AuthRequired(message + " (authorization required)")
     return ConnectError(message)
 
@@ -255,8 +256,12 @@ def bearer(auth: Auth | None, url: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
-def send_authorized(auth: Auth | None, url: str, headers: dict[str, str],
-                    send: Callable[[dict[str, str]], requests.Response]) -> requests.Response:
+def send_authorized(
+    auth: Auth | None,
+    url: str,
+    headers: dict[str, str],
+    send: Callable[[dict[str, str]], requests.Response],
+) -> requests.Response:
     """``send(headers)`` with the bearer token of ``auth``; after a 401 ask ``auth`` for a
     new token and retry once; after a 403 ``insufficient_scope`` step up, at most
     ``MAX_STEP_UPS`` times. Returns the last response (the caller maps its status)."""
@@ -272,8 +277,11 @@ def send_authorized(auth: Auth | None, url: str, headers: dict[str, str],
         challenge = response.headers.get("WWW-Authenticate")
         if status == 401 and not refreshed:
             refreshed = True
-        elif (status == 403 and step_ups < MAX_STEP_UPS
-              and _INSUFFICIENT_SCOPE.search(challenge or "")):
+        elif (
+            status == 403
+            and step_ups < MAX_STEP_UPS
+            and _INSUFFICIENT_SCOPE.search(challenge or "")
+        ):
             step_ups += 1
         else:
             return response
