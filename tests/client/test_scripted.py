@@ -185,3 +185,21 @@ def test_a_broken_stream_is_not_retried_in_the_handshake_era(scripted_client, re
     with pytest.raises(ConnectionClosed, match="stream dropped"):
         client.call_tool("x")
     assert len(calls) == 1
+
+
+def test_structured_content_is_checked_against_the_output_schema(scripted_client, reply):
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+    def answer(msg):
+        if msg.get("method") == "tools/list":
+            return reply(msg, {"tools": [{"name": "count", "inputSchema": {"type": "object"},
+                                          "outputSchema": schema}]})
+        n = msg["params"]["arguments"]["n"]
+        return reply(msg, {"content": [], "structuredContent": {"n": n}})
+
+    client, _ = scripted_client(answer)
+    assert client.call_tool("count", {"n": "not a number"}).structured_content  # not listed yet
+    client.list_tools()
+    assert client.call_tool("count", {"n": 3}).structured_content == {"n": 3}
+    with pytest.raises(RemoteProtocolError, match="outputSchema"):
+        client.call_tool("count", {"n": "not a number"})
