@@ -320,14 +320,7 @@ class ResourceSpec:
     signature: _Signature
 
     def definition(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"uri": self.uri, "name": self.name}
-        if self.title is not None:
-            out["title"] = self.title
-        if self.description:
-            out["description"] = self.description
-        if self.mime_type:
-            out["mimeType"] = self.mime_type
-        return out
+        return _described({"uri": self.uri, "name": self.name}, self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -369,14 +362,18 @@ class TemplateSpec:
         return {k: unquote(v) for k, v in m.groupdict().items()}
 
     def definition(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"uriTemplate": self.uri_template, "name": self.name}
-        if self.title is not None:
-            out["title"] = self.title
-        if self.description:
-            out["description"] = self.description
-        if self.mime_type:
-            out["mimeType"] = self.mime_type
-        return out
+        return _described({"uriTemplate": self.uri_template, "name": self.name}, self)
+
+
+def _described(out: dict[str, Any], spec: ResourceSpec | TemplateSpec) -> dict[str, Any]:
+    """Add the optional ``title``, ``description`` and ``mimeType`` of a resource listing."""
+    if spec.title is not None:
+        out["title"] = spec.title
+    if spec.description:
+        out["description"] = spec.description
+    if spec.mime_type:
+        out["mimeType"] = spec.mime_type
+    return out
 
 
 def build_resource(

@@ -211,14 +211,7 @@ def _run(args: argparse.Namespace) -> int:
             )
         elif args.command == "prompt":
             got = client.get_prompt(args.name, {k: str(val) for k, val in arguments.items()})
-            _emit(
-                args,
-                got.to_wire(),
-                "\n\n".join(
-                    f"[{m.role}] {m.content.text if m.content.text is not None else m.content.type}"
-                    for m in got.messages
-                ),
-            )
+            _emit(args, got.to_wire(), _prompt_text(got))
     return EXIT_OK
 
 
@@ -315,14 +308,7 @@ def _run_configured(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
             )
         elif command == "prompt":
             got = hub.get_prompt(args.name, arguments)
-            _emit(
-                args,
-                got.to_wire(),
-                "\n\n".join(
-                    f"[{m.role}] {m.content.text if m.content.text is not None else m.content.type}"
-                    for m in got.messages
-                ),
-            )
+            _emit(args, got.to_wire(), _prompt_text(got))
     return EXIT_OK
 
 
@@ -377,6 +363,14 @@ def _check_any_up(hub: Any) -> None:
 def _print_event(event: Any) -> None:
     if event.status == "progress":
         _print_progress(event)
+
+
+def _prompt_text(got: Any) -> str:
+    """A ``GetPromptResult`` for a terminal: one ``[role] text`` paragraph per message."""
+    return "\n\n".join(
+        f"[{m.role}] {m.content.text if m.content.text is not None else m.content.type}"
+        for m in got.messages
+    )
 
 
 def _result_text(result: dict[str, Any]) -> str:

@@ -674,15 +674,9 @@ class Connections:
 
 
 def _open_client(spec: Spec, options: dict[str, Any]) -> Client:
-    from ..client import Client
+    from ..client import connect
 
-    client = Client(spec.target, auto_reconnect=False, **options)
-    try:
-        client.open()
-    except BaseException:
-        client.close()
-        raise
-    return client
+    return connect(spec.target, auto_reconnect=False, **options)
 
 
 _live: weakref.WeakSet[Connections] = weakref.WeakSet()
