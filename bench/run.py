@@ -200,6 +200,20 @@ def oneshot(targets: Targets, runs: int) -> None:
                                                                sdk and sdk.wall), "<= 0.2x", 0.2)
 
 
+def remote_http(targets: Targets) -> None:
+    try:
+        import bench_http
+    except ImportError:
+        print("\n== 6. Streamable HTTP ==\n  bench/bench_http.py not available: skipped")
+        return
+    print("\n== 6. Streamable HTTP vs the official SDK (bench/bench_http.py) ==")
+    try:
+        bench_http.run(print=print, targets=targets)
+    except Exception:  # a broken HTTP bench must not hide the other figures
+        print("  bench_http.run() failed:")
+        traceback.print_exc(file=sys.stdout)
+
+
 def main() -> None:
     started = time.perf_counter()
     load_start = _load()
@@ -226,6 +240,7 @@ def main() -> None:
     tool_list(targets)
     imports(targets, c["proc_runs"])
     oneshot(targets, c["proc_runs"])
+    remote_http(targets)
     targets.show()
     print(f"\ntotal benchmark time {time.perf_counter() - started:.0f} s; load average at "
           f"start {load_start}, at end {_load()} (a busy machine skews wall times)")
