@@ -29,6 +29,7 @@ from .errors import (
     McpError,
     RemoteProtocolError,
     RequestTimeout,
+    RpcError,
     SessionExpired,
 )
 from .protocol import session as proto
@@ -170,7 +171,7 @@ class Client:
         self._subscriptions: set[str] = set()
         self._listen_future: Future[dict[str, Any]] | None = None
         self._output_schemas: dict[str, dict[str, Any]] = {}
-        self._era_hint: str | None = None  # the era found last time: reconnects skip the probe
+        self._era_hint: str | None = None  # "handshake" or "stateless", found at the last connect
         holder: list[Connection | None] = [None]
         self._conn_holder = holder
         self._finalizer = weakref.finalize(self, _close_holder, holder)
@@ -524,14 +525,15 @@ class Client:
 
     def _negotiate(self, conn: Connection) -> SessionInfo:
         wanted = self._protocol_version
-        if wanted == "auto" and self._era_hint is not None:
-            wanted = self._era_hint
-        if wanted == "auto" or v.is_stateless(wanted):
+        # A server found to speak only the handshake era is not probed again on reconnect
+        # (a probe that goes unanswered costs discover_timeout every time).
+        probe = v.is_stateless(wanted) or (wanted == "auto" and self._era_hint != "handshake")
+        if probe:
             info = self._discover(
                 conn, v.LATEST_VERSION if wanted == "auto" else wanted, fallback=wanted == "auto"
             )
             if info is not None:
-                self._era_hint = info.protocol_version
+                self._era_hint = "stateless"
                 return info
         pinned = wanted if wanted in v.HANDSHAKE_VERSIONS else None
         requested = pinned or v.LATEST_HANDSHAKE_VERSION
@@ -542,8 +544,7 @@ class Client:
         info = proto.accept_initialize(_wait(future, self.timeout + 30), pinned=pinned)
         _tell_transport(conn, info)
         conn.notify("notifications/initialized")
-        if self._protocol_version == "auto":
-            self._era_hint = "auto"
+        self._era_hint = "handshake"
         return info
 
     def _discover(self, conn: Connection, version: str, *, fallback: bool) -> SessionInfo | None:
@@ -565,8 +566,6 @@ class Client:
             except McpError as exc:
                 if isinstance(exc, ConnectionClosed):
                     raise
-                from .errors import RpcError
-
                 event = ErrorResponse(None, exc) if isinstance(exc, RpcError) else None
             outcome = proto.discover_outcome(event, version)
             if outcome.kind == "stateless" and outcome.session is not None:

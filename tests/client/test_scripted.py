@@ -203,3 +203,11 @@ def test_structured_content_is_checked_against_the_output_schema(scripted_client
     assert client.call_tool("count", {"n": 3}).structured_content == {"n": 3}
     with pytest.raises(RemoteProtocolError, match="outputSchema"):
         client.call_tool("count", {"n": "not a number"})
+
+
+def test_a_handshake_server_is_not_probed_again_on_reconnect(scripted_client, reply):
+    client, link = scripted_client(lambda msg: reply(msg, {"content": []}) if "id" in msg else [])
+    link.die(ConnectionClosed("gone"))
+    client.call_tool("x")
+    methods = [m.get("method") for m in link.sent]
+    assert methods.count("server/discover") == 1 and methods.count("initialize") == 2
