@@ -361,3 +361,24 @@ def test_after_fork_the_child_uses_its_own_server(pid_gone, no_leftover_processe
     assert hub.call_tool("mcp__demo__add", {"a": 3, "b": 3}).text == "6"
     hub.close()
     no_leftover_processes()
+
+
+def test_large_images_are_shrunk_when_pillow_is_installed(tmp_path: Path) -> None:
+    image = pytest.importorskip("PIL.Image", reason="the optional images extra (Pillow)")
+    import io
+
+    buffer = io.BytesIO()
+    image.new("RGB", (3000, 40), (200, 30, 30)).save(buffer, format="PNG")
+    big = base64.b64encode(buffer.getvalue()).decode()
+    server = mcp_lite.Server("pics")
+
+    @server.tool()
+    def banner():  # no annotation: the dict is the whole result
+        return {"content": [{"type": "image", "data": big, "mimeType": "image/png"}]}
+
+    out = tmp_path / "out"
+    with Hub({"pics": server}, output_dir=out) as hub:
+        hub.call_tool("mcp__pics__banner")
+    [saved] = list(out.iterdir())
+    with image.open(saved) as img:
+        assert img.size == (2000, 27)
