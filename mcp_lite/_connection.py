@@ -65,6 +65,8 @@ class Handlers:
     log_handler: Callable[[Params], Any] | None = None
     notification_handler: Callable[[str, Params], Any] | None = None
     log_level: str | None = None  # 2026-07-28: sent in _meta on every request
+    # The Client's own look at every notification (cache invalidation), before delivery.
+    observer: Callable[[str, dict[str, Any]], None] | None = None
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -379,6 +381,8 @@ class Connection:
 
     def _on_notification(self, event: jsonrpc.Notification) -> None:
         method, params = event.method, event.params
+        if self.handlers.observer is not None:
+            self.handlers.observer(method, params)
         if method == "notifications/progress":
             self._on_progress(params)
         elif method == "notifications/cancelled":

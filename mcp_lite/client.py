@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
@@ -32,6 +33,7 @@ from .errors import (
     RpcError,
     SessionExpired,
 )
+from .protocol import caching as _cache
 from .protocol import session as proto
 from .protocol import versions as v
 from .protocol.jsonrpc import ErrorResponse, Response
@@ -102,6 +104,7 @@ class Client:
             ``max_total_timeout`` seconds in all.
         auto_reconnect: start a new connection on the next call after the server died.
         discover_timeout: how long the 2026-07-28 probe waits before assuming an older server.
+        cache_results: honour 2026-07-28 ``ttlMs`` on list results and resource reads.
         max_pages: the most pages a list method follows.
         name: used in logs and error messages.
     """
@@ -128,6 +131,7 @@ class Client:
         discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT,
         max_pages: int = 1000,
         max_workers: int = 4,
+        cache_results: bool = True,
         name: str | None = None,
         headers: Mapping[str, str] | None = None,
         auth: Any = None,
@@ -171,6 +175,10 @@ class Client:
         self._subscriptions: set[str] = set()
         self._listen_future: Future[dict[str, Any]] | None = None
         self._output_schemas: dict[str, dict[str, Any]] = {}
+        self.cache_results = cache_results
+        self._results = _cache.ResultCache()
+        self._results_lock = threading.Lock()
+        self._handlers.observer = _weak_observer(self)
         self._era_hint: str | None = None  # "handshake" or "stateless", found at the last connect
         holder: list[Connection | None] = [None]
         self._conn_holder = holder
@@ -278,8 +286,32 @@ class Client:
         Retried once, transparently: after an expired HTTP session (re-initialized first),
         and on 2026-07-28 when only this request's response stream broke while the
         connection lives on (the spec has the client re-issue it with a new id).
+
+        On 2026-07-28 servers, list results and ``resources/read`` are served from a cache
+        while their ``ttlMs`` says they are fresh (``cache_results=False`` turns it off);
+        ``list_changed`` and ``resources/updated`` notifications drop what they concern.
         """
         conn = self._connection()
+        key = _cache.cache_key(method, params) if self.cache_results else None
+        if key is not None and conn.info is not None and conn.info.era == "stateless":
+            with self._results_lock:
+                cached = self._results.get(key, time.monotonic())
+            if cached is not None:
+                return cached
+            result = self._request_once(conn, method, params, timeout, on_progress)
+            with self._results_lock:
+                self._results.put(key, result, time.monotonic())
+            return result
+        return self._request_once(conn, method, params, timeout, on_progress)
+
+    def _request_once(
+        self,
+        conn: Connection,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float | None,
+        on_progress: Callable[[Progress], Any] | None,
+    ) -> dict[str, Any]:
         future = self.submit(method, params, timeout=timeout, on_progress=on_progress)
         try:
             return _wait(future, self._backstop(timeout))
@@ -499,6 +531,8 @@ class Client:
                 conn.close()
                 log.info("reconnecting to %r", self.name)
             conn = self._open_connection()
+            with self._results_lock:
+                self._results.clear()  # a new connection may reach a changed server
             self._conn = conn
             self._conn_holder[0] = conn
         if self._subscriptions:
@@ -614,8 +648,15 @@ class Client:
         except McpError as exc:
             log.warning("could not restore subscriptions on %r: %s", self.name, exc)
 
+    def _observe(self, method: str, params: dict[str, Any]) -> None:
+        """Runs on the reader thread for every notification: keep the result cache true."""
+        if method.endswith("list_changed") or method == "notifications/resources/updated":
+            with self._results_lock:  # never the client lock: a handshake may hold it
+                self._results.invalidate(method, params)
+
     def _after_fork_in_child(self) -> None:
         self._lock = threading.RLock()
+        self._results_lock = threading.Lock()
         conn, self._conn = self._conn, None
         self._conn_holder[0] = None
         self._listen_future = None
@@ -633,6 +674,19 @@ def _wait(future: Future[dict[str, Any]], limit: float) -> dict[str, Any]:
         if isinstance(exc, McpError):  # our own RequestTimeout is a TimeoutError too
             raise
         raise RequestTimeout(f"no answer within {limit:g} s", limit) from None
+
+
+def _weak_observer(client: Client) -> Callable[[str, dict[str, Any]], None]:
+    """``client._observe`` without a strong reference: the connection (alive in its reader
+    thread) must not keep a forgotten client from being collected and closed."""
+    ref = weakref.ref(client)
+
+    def observe(method: str, params: dict[str, Any]) -> None:
+        target = ref()
+        if target is not None:
+            target._observe(method, params)
+
+    return observe
 
 
 def _tell_transport(conn: Connection, info: SessionInfo) -> None:

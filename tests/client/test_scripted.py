@@ -211,3 +211,27 @@ def test_a_handshake_server_is_not_probed_again_on_reconnect(scripted_client, re
     client.call_tool("x")
     methods = [m.get("method") for m in link.sent]
     assert methods.count("server/discover") == 1 and methods.count("initialize") == 2
+
+
+def test_fresh_2026_list_results_come_from_the_cache_until_list_changed(scripted_client, reply):
+    lists = []
+
+    def answer(msg):
+        if msg.get("method") == "server/discover":
+            return reply(msg, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}})
+        if msg.get("method") == "tools/list":
+            lists.append(msg["id"])
+            return reply(msg, {"tools": [{"name": f"t{len(lists)}", "inputSchema": {}}],
+                               "ttlMs": 60000, "cacheScope": "private"})
+        return [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"},
+                *reply(msg, {"content": []})]
+
+    client, _ = scripted_client(answer, handshake=False)
+    assert [t.name for t in client.list_tools()] == ["t1"]
+    assert [t.name for t in client.list_tools()] == ["t1"] and len(lists) == 1
+    client.call_tool("x")  # the server says its tools changed
+    assert [t.name for t in client.list_tools()] == ["t2"] and len(lists) == 2
+    uncached, _ = scripted_client(answer, handshake=False, cache_results=False)
+    uncached.list_tools()
+    uncached.list_tools()
+    assert len(lists) == 4

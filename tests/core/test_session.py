@@ -177,3 +177,27 @@ def test_x_mcp_header_rules(schema, problem):
         assert found is None
     else:
         assert found is not None and problem in found
+
+
+def test_result_cache_follows_ttl_keys_and_notifications():
+    from mcp_lite.protocol.caching import ResultCache, cache_key
+
+    cache = ResultCache()
+    page1 = cache_key("tools/list", {"_meta": {"x": 1}})
+    page2 = cache_key("tools/list", {"cursor": "2"})
+    assert page1 == cache_key("tools/list", {}) and page1 != page2  # _meta never shapes a key
+    assert cache_key("tools/call", {}) is None
+    assert cache_key("resources/read", {"uri": "a", "requestState": "s"}) is None
+    cache.put(page1, {"tools": [], "ttlMs": 1000}, now=10.0)
+    cache.put(page2, {"tools": [], "ttlMs": 0}, now=10.0)  # 0: stale at once
+    cache.put("x", {"resultType": "input_required", "ttlMs": 1000}, now=10.0)
+    assert cache.get(page1, now=10.5) == {"tools": [], "ttlMs": 1000}
+    assert cache.get(page1, now=11.0) is None and len(cache) == 0  # expired and dropped
+    assert cache.get(page2, now=10.0) is None and cache.get("x", now=10.0) is None
+    read_a, read_b = cache_key("resources/read", {"uri": "a"}), cache_key("resources/read", {"uri": "b"})
+    for key in (page1, read_a, read_b):
+        cache.put(key, {"ttlMs": 60000}, now=0.0)
+    cache.invalidate("notifications/resources/updated", {"uri": "a"})
+    assert cache.get(read_a, 1.0) is None and cache.get(read_b, 1.0) is not None
+    cache.invalidate("notifications/tools/list_changed", {})
+    assert cache.get(page1, 1.0) is None and cache.get(read_b, 1.0) is not None
