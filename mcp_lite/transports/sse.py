@@ -73,14 +73,19 @@ class SseTransport:
         """
         self._on_message = on_message
         self._on_close = on_close
-        headers = {"Accept": "text/event-stream", **self._auth_headers()}
         try:
-            response = common.request(
-                self._session,
-                "GET",
+            # Bearer token; 401 -> refresh (OAuth) + one retry, as for the POSTs.
+            response = common.send_authorized(
+                self.options.auth,
                 self.options.url,
-                headers=headers,
-                timeout=(self.options.connect_timeout, self.options.idle_timeout),
+                {"Accept": "text/event-stream"},
+                lambda headers: common.request(
+                    self._session,
+                    "GET",
+                    self.options.url,
+                    headers=headers,
+                    timeout=(self.options.connect_timeout, self.options.idle_timeout),
+                ),
             )
         except McpError:
             self._session.close()
@@ -161,9 +166,6 @@ class SseTransport:
         self._session.close()
 
     # --- internals ----------------------------------------------------------------------------
-
-    def _auth_headers(self) -> dict[str, str]:
-        return common.bearer(self.options.auth, self.options.url)
 
     def _read(self) -> None:
         response = self._response
