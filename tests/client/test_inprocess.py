@@ -166,8 +166,8 @@ def test_progress_reaches_the_callback_in_order(era):
 def test_progress_resets_the_timeout_up_to_the_total_cap():
     server, _ = make_server()
     with mcp_lite.connect(server, reset_timeout_on_progress=True, max_total_timeout=30) as client:
-        # 12 steps of 50 ms: 0.6 s in all, far past the 0.25 s per-progress timeout.
-        assert client.call_tool("ticker", {"steps": 12}, timeout=0.25).text == "ticked"
+        # 40 steps of 50 ms: 2 s in all, twice the 1 s timeout that each progress restarts.
+        assert client.call_tool("ticker", {"steps": 40}, timeout=1.0).text == "ticked"
     capped = mcp_lite.connect(server, reset_timeout_on_progress=True, max_total_timeout=0.3)
     with capped, pytest.raises(RequestTimeout, match="total deadline"):
         capped.call_tool("ticker", {"steps": 40}, timeout=0.25)
