@@ -370,7 +370,8 @@ class Connection:
             _fail(call.future, exc)
             return
         if input_required:
-            self._run(self._workers, self._answer_input_required, call, result)
+            if not self._run(self._workers, self._answer_input_required, call, result):
+                _fail(call.future, self.closed_error or ConnectionClosed("connection closed"))
         elif call.on_progress is not None:
             # Resolve behind the progress callbacks already queued: the caller sees every
             # progress event before the call returns.
