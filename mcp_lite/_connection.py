@@ -318,16 +318,22 @@ class Connection:
                 _fail(failed.future, frame.error)
             return
         for event in jsonrpc.parse_frame(frame):
-            if isinstance(event, (jsonrpc.Response, jsonrpc.ErrorResponse)):
-                self._on_response(event)
-            elif isinstance(event, jsonrpc.Notification):
-                self._on_notification(event)
-            elif isinstance(event, jsonrpc.Request):
-                self._on_request(event)
-            else:
-                log.warning(
-                    "dropped invalid message from %r: %s: %s", self.name, event.reason, event.raw
-                )
+            try:
+                self._route(event)
+            except Exception:  # one odd message (a bad _meta...) must not kill the connection
+                log.exception("dropped a message from %r that could not be routed", self.name)
+
+    def _route(self, event: jsonrpc.Incoming) -> None:
+        if isinstance(event, (jsonrpc.Response, jsonrpc.ErrorResponse)):
+            self._on_response(event)
+        elif isinstance(event, jsonrpc.Notification):
+            self._on_notification(event)
+        elif isinstance(event, jsonrpc.Request):
+            self._on_request(event)
+        else:
+            log.warning(
+                "dropped invalid message from %r: %s: %s", self.name, event.reason, event.raw
+            )
 
     def _on_oversized(self, error: MessageTooLarge) -> None:
         match = _ID_IN_HEAD.search(error.head)
@@ -387,7 +393,10 @@ class Connection:
         if method == "notifications/progress":
             self._on_progress(params)
         elif method == "notifications/cancelled":
-            incoming = self._incoming.get(params.get("requestId"))  # type: ignore[arg-type]
+            request_id = params.get("requestId")
+            incoming = (
+                self._incoming.get(request_id) if isinstance(request_id, (int, str)) else None
+            )
             if incoming is not None:
                 incoming.cancelled.set()
             self._deliver(method, params)

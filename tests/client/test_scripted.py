@@ -235,3 +235,19 @@ def test_fresh_2026_list_results_come_from_the_cache_until_list_changed(scripted
     uncached.list_tools()
     uncached.list_tools()
     assert len(lists) == 4
+
+
+def test_odd_notifications_are_dropped_without_killing_the_connection(scripted_client, reply):
+    logs = []
+
+    def answer(msg):
+        if msg.get("method") != "tools/call":
+            return []
+        return [{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": {}}},
+                {"jsonrpc": "2.0", "method": "notifications/message", "params": {"_meta": 5}},
+                *reply(msg, {"content": [{"type": "text", "text": "still here"}]})]
+
+    client, _ = scripted_client(answer, log_handler=logs.append)
+    assert client.call_tool("x").text == "still here"
+    assert client.call_tool("x").text == "still here"
+    assert client.connected
