@@ -11,6 +11,7 @@ test that leaves a child (or grandchild) of the test process behind.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import shutil
 import signal
@@ -22,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -344,3 +346,25 @@ def wait_until() -> Callable[..., bool]:
 def pid_gone() -> Callable[..., bool]:
     """``pid_gone(pid, wait=5.0)``: see ``process_gone``."""
     return process_gone
+
+
+# --- the in-process fault HTTP server --------------------------------------------------------
+
+
+def _load_fault_http_server() -> Any:
+    name = "fault_http_server"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, PEERS_DIR / "fault_http_server.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+@pytest.fixture
+def fault_server() -> Iterator[Any]:
+    """A running ``FaultHttpServer`` (127.0.0.1): ``.url(path)``, ``.state`` (what it saw)."""
+    server = _load_fault_http_server().FaultHttpServer().start()
+    yield server
+    server.stop()

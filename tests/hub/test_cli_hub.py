@@ -3,11 +3,9 @@ prompts, prompt, with --project / --config; the exit codes scripts rely on."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -143,24 +141,11 @@ def test_exit_code_124_on_timeout(capsys, tmp_path: Path) -> None:
     assert code == 124 and "timeout" in err
 
 
-@pytest.fixture
-def fault_http() -> Iterator[Any]:
-    path = ROOT / "tests" / "peers" / "fault_http_server.py"
-    name = "fault_http_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    server = sys.modules[name].FaultHttpServer().start()
-    yield server
-    server.stop()
 
 
-def test_exit_code_4_when_authorization_is_needed(capsys, tmp_path: Path, fault_http,
+def test_exit_code_4_when_authorization_is_needed(capsys, tmp_path: Path, fault_server,
                                                   isolated_home: Path) -> None:
-    config = _config(tmp_path, {"secure": {"type": "http", "url": fault_http.url("/auth")}})
+    config = _config(tmp_path, {"secure": {"type": "http", "url": fault_server.url("/auth")}})
     code, _, err = run(capsys, "tools", "--config", config)
     assert code == 4 and "authorization" in err
     code, _, err = run(capsys, "call", "mcp__secure__echo", "--config", config)

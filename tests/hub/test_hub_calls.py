@@ -5,11 +5,9 @@ and fork."""
 from __future__ import annotations
 
 import base64
-import importlib.util
 import os
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -283,23 +281,10 @@ def test_a_declined_url_elicitation_raises_the_original_error() -> None:
 # --- sessions, threads, fork ---------------------------------------------------------------------------
 
 
-@pytest.fixture
-def fault_http() -> Iterator[Any]:
-    path = ROOT / "tests" / "peers" / "fault_http_server.py"
-    name = "fault_http_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    server = sys.modules[name].FaultHttpServer().start()
-    yield server
-    server.stop()
 
 
-def test_an_expired_session_is_reopened_and_the_call_retried(fault_http) -> None:
-    with Hub({"remote": {"type": "http", "url": fault_http.url("/mcp")}}) as hub:
+def test_an_expired_session_is_reopened_and_the_call_retried(fault_server) -> None:
+    with Hub({"remote": {"type": "http", "url": fault_server.url("/mcp")}}) as hub:
         assert hub.status()["remote"].type == "http"
         assert hub.call_tool("mcp__remote__expire").text == "fresh session"
         assert hub.call_tool("mcp__remote__echo", {"x": 1}).text

@@ -4,10 +4,8 @@ one broken server never breaks the others; close() leaves no process behind."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,19 +47,6 @@ def auth_file(tmp_path: Path) -> Path:
     return tmp_path / "cache" / "needs-auth.json"
 
 
-@pytest.fixture
-def fault_http() -> Iterator[Any]:
-    path = ROOT / "tests" / "peers" / "fault_http_server.py"
-    name = "fault_http_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    server = sys.modules[name].FaultHttpServer().start()
-    yield server
-    server.stop()
 
 
 def test_servers_start_lazily_and_connect_on_first_use(no_leftover_processes) -> None:
@@ -194,14 +179,14 @@ def test_close_stops_every_server_and_is_idempotent(no_leftover_processes) -> No
         hub.call_tool("mcp__s0__add", {"a": 1, "b": 1})
 
 
-def test_401_is_needs_auth_and_is_remembered_for_15_minutes(fault_http, auth_file) -> None:
-    config = {"secure": {"type": "http", "url": fault_http.url("/auth")}}
+def test_401_is_needs_auth_and_is_remembered_for_15_minutes(fault_server, auth_file) -> None:
+    config = {"secure": {"type": "http", "url": fault_server.url("/auth")}}
     with Hub(config, auth_cache_path=auth_file) as hub:
         with pytest.raises(AuthRequired):
             hub.client("secure")
         assert hub.status()["secure"].state == "needs-auth"
         assert hub.tools() == []
-    hits = fault_http.state.counts["401"]
+    hits = fault_server.state.counts["401"]
     assert hits >= 1
     entries = json.loads(auth_file.read_text())
     assert len(entries) == 1 and next(iter(entries)).startswith("secure:")
@@ -210,19 +195,19 @@ def test_401_is_needs_auth_and_is_remembered_for_15_minutes(fault_http, auth_fil
         assert hub.connect_all()["secure"].state == "needs-auth"
         with pytest.raises(AuthRequired):
             hub.call_tool("mcp__secure__echo")
-        assert fault_http.state.counts["401"] == hits
+        assert fault_server.state.counts["401"] == hits
         # reconnect() is the explicit "try again": it forgets the entry and asks the server.
         assert hub.reconnect("secure").status.state == "needs-auth"
-        assert fault_http.state.counts["401"] > hits
+        assert fault_server.state.counts["401"] > hits
 
 
-def test_an_expired_needs_auth_entry_is_tried_again(fault_http, auth_file) -> None:
+def test_an_expired_needs_auth_entry_is_tried_again(fault_server, auth_file) -> None:
     from mcp_lite.hub._auth_cache import NeedsAuthCache
 
-    config = {"secure": {"type": "http", "url": fault_http.url("/auth")}}
+    config = {"secure": {"type": "http", "url": fault_server.url("/auth")}}
     with Hub(config, auth_cache_path=auth_file) as hub, pytest.raises(AuthRequired):
         hub.client("secure")
-    hits = fault_http.state.counts["401"]
+    hits = fault_server.state.counts["401"]
     # Age the entry past the 15-minute TTL.
     data = json.loads(auth_file.read_text())
     for value in data.values():
@@ -231,7 +216,7 @@ def test_an_expired_needs_auth_entry_is_tried_again(fault_http, auth_file) -> No
     assert not any(NeedsAuthCache(auth_file).contains(k) for k in data)
     with Hub(config, auth_cache_path=auth_file) as hub, pytest.raises(AuthRequired):
         hub.client("secure")
-    assert fault_http.state.counts["401"] > hits
+    assert fault_server.state.counts["401"] > hits
 
 
 def test_backoff_delays_double_up_to_the_cap() -> None:
