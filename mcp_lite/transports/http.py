@@ -620,9 +620,26 @@ class HttpTransport:
         if listener is not None and listener is not threading.current_thread():
             listener.join(1.0)
         self._session.close()
+        # A worker still finishing its POST may open a fresh pooled connection after the
+        # close above; close the session once more when the last worker is done, so no
+        # socket is left for the garbage collector (without making close() wait for it).
+        threading.Thread(
+            target=_close_after,
+            args=(self._pool, self._ordered, self._session),
+            daemon=True,
+            name=f"mcp-lite-http-closer[{self.name}]",
+        ).start()
 
 
 # --- helpers -------------------------------------------------------------------------------------
+
+
+def _close_after(
+    pool: ThreadPoolExecutor, ordered: ThreadPoolExecutor, session: requests.Session
+) -> None:
+    pool.shutdown(wait=True)
+    ordered.shutdown(wait=True)
+    session.close()
 
 
 def _is_modern(payload: dict[str, Any]) -> bool:
