@@ -342,6 +342,32 @@ def wait_until() -> Callable[..., bool]:
     return wait
 
 
+def run_in_fork(work: Callable[[], str]) -> str:
+    """Run ``work`` in a forked child and return what it returned; fail if it raised."""
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        code = 1
+        try:
+            os.close(read_end)
+            os.write(write_end, work().encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    _, status = os.waitpid(child, 0)
+    report = os.read(read_end, 10_000).decode()
+    os.close(read_end)
+    assert os.waitstatus_to_exitcode(status) == 0, "the forked child failed"
+    return report
+
+
+@pytest.fixture
+def in_fork() -> Callable[[Callable[[], str]], str]:
+    """``in_fork(work)``: see ``run_in_fork``."""
+    return run_in_fork
+
+
 @pytest.fixture
 def pid_gone() -> Callable[..., bool]:
     """``pid_gone(pid, wait=5.0)``: see ``process_gone``."""

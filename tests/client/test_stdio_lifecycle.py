@@ -41,28 +41,20 @@ def test_sixteen_threads_by_two_hundred_calls_over_stdio(no_leftover_processes):
     no_leftover_processes()
 
 
-def test_fork_child_reconnects_and_parent_keeps_working(pid_gone, no_leftover_processes):
+def test_fork_child_reconnects_and_parent_keeps_working(
+    in_fork, pid_gone, no_leftover_processes
+):
     client = mcp_lite.connect(ECHO)
     parent_server = client.transport.pid
     assert client.call_tool("echo", {"text": "before"}).text == "before"
-    read_end, write_end = os.pipe()
-    child = os.fork()
-    if child == 0:  # pragma: no cover - runs in the child
-        code = 1
-        try:
-            os.close(read_end)
-            text = client.call_tool("echo", {"text": "child"}).text
-            child_server = client.transport.pid
-            client.close()
-            os.write(write_end, f"{text} {child_server}".encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    _, status = os.waitpid(child, 0)
-    report = os.read(read_end, 1000).decode()
-    os.close(read_end)
-    assert os.waitstatus_to_exitcode(status) == 0
+
+    def child() -> str:
+        text = client.call_tool("echo", {"text": "child"}).text
+        child_server = client.transport.pid
+        client.close()
+        return f"{text} {child_server}"
+
+    report = in_fork(child)
     text, child_server = report.split()
     assert text == "child"
     assert int(child_server) != parent_server  # the child started its own server...

@@ -5,7 +5,6 @@ and fork."""
 from __future__ import annotations
 
 import base64
-import os
 import sys
 import threading
 from pathlib import Path
@@ -318,28 +317,20 @@ def test_many_threads_share_one_connection(tmp_path: Path) -> None:
     assert counter.read_text() == "1"  # one server process for all of them
 
 
-def test_after_fork_the_child_uses_its_own_server(pid_gone, no_leftover_processes) -> None:
+def test_after_fork_the_child_uses_its_own_server(
+    in_fork, pid_gone, no_leftover_processes
+) -> None:
     hub = Hub({"demo": _demo()})
     assert hub.call_tool("mcp__demo__add", {"a": 1, "b": 1}).text == "2"
     parent_pid = hub.client("demo").transport.pid
-    read_end, write_end = os.pipe()
-    child = os.fork()
-    if child == 0:  # pragma: no cover - runs in the child
-        code = 1
-        try:
-            os.close(read_end)
-            text = hub.call_tool("mcp__demo__add", {"a": 2, "b": 2}).text
-            child_pid = hub.client("demo").transport.pid
-            hub.close()
-            os.write(write_end, f"{text} {child_pid}".encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    _, status = os.waitpid(child, 0)
-    report = os.read(read_end, 1000).decode()
-    os.close(read_end)
-    assert os.waitstatus_to_exitcode(status) == 0
+
+    def child() -> str:
+        text = hub.call_tool("mcp__demo__add", {"a": 2, "b": 2}).text
+        child_pid = hub.client("demo").transport.pid
+        hub.close()
+        return f"{text} {child_pid}"
+
+    report = in_fork(child)
     text, child_pid = report.split()
     assert text == "4" and int(child_pid) != parent_pid and pid_gone(int(child_pid))
     assert hub.client("demo").transport.pid == parent_pid
