@@ -9,19 +9,16 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from .errors import (
+from ..errors import (
     InvalidParams,
     LocalProtocolError,
     MissingClientCapability,
 )
-from .protocol import versions as pv
+from ..protocol import versions as pv
 
 __all__ = ["LOG_LEVELS", "Context", "Send"]
-
-if TYPE_CHECKING:
-    from ._server_connection import ServerConnection
 
 log = logging.getLogger("mcp_lite.server")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -108,6 +105,19 @@ class _Workers:
             self._queue.put(None)
 
 
+class _Peer(Protocol):
+    """What a ``Context`` needs of its connection (``ServerConnection`` provides it); a
+    protocol so this module does not import the connection that imports it."""
+
+    _log_level: str | None
+
+    def _notify(self, method: str, params: dict[str, Any]) -> None: ...
+
+    def _request_client(
+        self, method: str, params: dict[str, Any], req: _Request
+    ) -> dict[str, Any]: ...
+
+
 class Context:
     """What a handler may ask of the client while serving one request.
 
@@ -120,7 +130,7 @@ class Context:
         cancelled: set when the client cancels the request (``notifications/cancelled``).
     """
 
-    def __init__(self, conn: ServerConnection, req: _Request) -> None:
+    def __init__(self, conn: _Peer, req: _Request) -> None:
         self._conn = conn
         self._req = req
         self.cancelled: threading.Event = req.cancelled

@@ -14,9 +14,9 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from .errors import (
+from ..errors import (
     ConnectionClosed,
     InternalError,
     InvalidParams,
@@ -29,11 +29,11 @@ from .errors import (
     UnsupportedVersionError,
     rpc_error_from_wire,
 )
-from .protocol import versions as pv
+from ..protocol import versions as pv
 
 __all__ = ["ServerConnection"]
 
-from ._server_context import (
+from ._context import (
     LOG_LEVELS,
     Context,
     Send,
@@ -43,9 +43,31 @@ from ._server_context import (
     _Workers,
     log,
 )
+from ._tools import Registry
 
-if TYPE_CHECKING:
-    from .server import Server
+
+class _Host(Protocol):
+    """What a connection needs of its ``Server``; a protocol so this module does not import
+    the server module that imports it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def instructions(self) -> str | None: ...
+    @property
+    def versions(self) -> tuple[str, ...]: ...
+    @property
+    def client_request_timeout(self) -> float: ...
+    @property
+    def _registry(self) -> Registry: ...
+    @property
+    def _secret(self) -> bytes: ...
+
+    def capabilities(self) -> dict[str, Any]: ...
+
+    def _forget(self, conn: ServerConnection) -> None: ...
 
 
 _CACHEABLE = frozenset(
@@ -112,7 +134,7 @@ class ServerConnection:
     """One client's connection to a ``Server``: JSON-RPC in through ``receive()``, out
     through ``send``. Create it with ``Server.open_connection(send)``."""
 
-    def __init__(self, server: Server, send: Send) -> None:
+    def __init__(self, server: _Host, send: Send) -> None:
         self.server = server
         self._send_fn = send
         self._write_lock = threading.Lock()

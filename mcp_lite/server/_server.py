@@ -1,4 +1,4 @@
-"""A small MCP server for demos, tests and in-process use — a correct peer for both eras.
+"""``Server``: what is registered, and the ways to serve it.
 
 ``Server`` holds what is registered (tools, resources, templates, prompts, a completion
 function); ``ServerConnection`` speaks JSON-RPC with one client: messages come in through
@@ -29,10 +29,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from . import _server_tools as st
-from ._server_connection import ServerConnection
-from ._server_context import Context, F, Send
-from .protocol import versions as pv
+from ..protocol import versions as pv
+from . import _tools as st
+from ._connection import ServerConnection
+from ._context import Context, F, Send
 
 __all__ = ["Context", "Server", "ServerConnection"]
 
@@ -94,7 +94,7 @@ class Server:
         """Register a tool; ``inputSchema`` from the signature, description from the docstring.
 
         A parameter annotated ``Context`` is injected and left out of the schema. See
-        ``_server_tools.ToolSpec`` for how the return annotation maps to ``outputSchema``.
+        ``server._tools.ToolSpec`` for how the return annotation maps to ``outputSchema``.
         Exceptions become ``isError`` results, except ``RpcError``s, which are sent as
         JSON-RPC errors.
         """

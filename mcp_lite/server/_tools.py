@@ -27,7 +27,7 @@ import pydantic
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import to_jsonable_python
 
-from .errors import InternalError, InvalidParams, RpcError
+from ..errors import InternalError, InvalidParams, RpcError
 
 __all__ = [
     "PromptSpec",
