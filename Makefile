@@ -72,6 +72,12 @@ lint: $(VENV)/.test-installed
 bench: peers
 	$(PY) bench/run.py
 
+# Ten minutes of mixed calls from 16 threads over every transport with faults injected; fails on
+# a mismatched answer, an overdue call, a leak or RSS growth (bench/soak.py). Not part of make test.
+.PHONY: soak
+soak: peers
+	$(PY) bench/soak.py
+
 clean:
 	rm -rf $(VENV) build dist *.egg-info mcp_lite/_speedups.c mcp_lite/_speedups.html \
 	       mcp_lite/*.so $(NPM_PEERS)/node_modules .pytest_cache .mypy_cache .hypothesis
