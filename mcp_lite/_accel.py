@@ -1,7 +1,8 @@
 """The one place that picks the kernels: compiled ``_speedups`` or the pure-Python twin.
 
 The compiled module is used unless ``MCP_LITE_NO_EXTENSIONS`` is set (to anything but ``""``
-or ``"0"``) or it fails to import (not built, no compiler). ``USE_EXTENSIONS`` says which.
+or ``"0"``) or it fails to import (not built, no compiler). ``USE_EXTENSIONS`` says which, and
+``PURE_REASON`` says why the twin is in use (``None`` when the compiled module is).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 from typing import TYPE_CHECKING
 
 __all__ = [
+    "PURE_REASON",
     "USE_EXTENSIONS",
     "LruCache",
     "NdjsonSplitter",
@@ -25,13 +27,17 @@ __all__ = [
 ]
 
 USE_EXTENSIONS = False
+PURE_REASON: str | None = "MCP_LITE_NO_EXTENSIONS is set"
 if not TYPE_CHECKING and os.environ.get("MCP_LITE_NO_EXTENSIONS", "") in ("", "0"):
     try:
         from mcp_lite._speedups import *  # noqa: F403
-    except ImportError:
-        pass
+    except ImportError as exc:
+        # a missing module means the build had no compiler (or ran with the flag off)
+        missing = isinstance(exc, ModuleNotFoundError) and exc.name == "mcp_lite._speedups"
+        PURE_REASON = "not compiled at install" if missing else f"compiled module failed: {exc}"
     else:
         USE_EXTENSIONS = True
+        PURE_REASON = None
 if TYPE_CHECKING or not USE_EXTENSIONS:
     from mcp_lite._speedups_py import (
         LruCache,

@@ -21,10 +21,14 @@ configuration error, 3 connection failure, 4 authorization needed, 5 protocol er
 from __future__ import annotations
 
 import argparse
+import contextlib
+import difflib
 import json
+import logging
+import re
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, NoReturn
 
 from . import errors
 
@@ -36,70 +40,223 @@ class UsageError(Exception):
     """Bad command-line input: exit code 2."""
 
 
-def _parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    target = common.add_argument_group("server")
-    target.add_argument("--stdio", metavar="CMD", help="run this command as a stdio server")
-    target.add_argument("--url", help="connect to a remote server at this URL")
+COMMANDS = ("servers", "tools", "call", "resources", "read", "prompts", "prompt", "auth")
+
+_EPILOG = """\
+examples:
+  mcp-lite tools --stdio "python server.py"
+  mcp-lite call --stdio "python server.py" add '{"a": 1, "b": 2}' --json
+  mcp-lite read --url https://mcp.example.com/mcp file:///logo.png --output logo.png
+  mcp-lite servers --json                      the servers of ./.mcp.json and ~/.claude.json
+  mcp-lite --project /srv/app call mcp__db__query '{"sql": "select 1"}'
+  mcp-lite auth https://mcp.example.com/mcp    log in once; cron jobs then use the tokens
+
+Options go before or after the command. Without --stdio/--url the commands work on the
+configured servers (.mcp.json and .claude/ of --project, ~/.claude.json, --config FILE).
+
+defaults: --timeout 60 seconds per request, --protocol-version auto, --project . (the current
+directory); project servers start only with --trust-project.
+
+exit codes:
+  0    success
+  1    the tool returned isError
+  2    usage or configuration error
+  3    connection failure (refused, no such host, TLS, timeout while connecting)
+  4    authorization needed (run: mcp-lite auth URL)
+  5    protocol error
+  124  timeout
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a "did you mean" for a misspelt command, and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        match = re.search(r"invalid choice: '([^']*)'", message)
+        if match and self.prog == "mcp-lite":
+            close = difflib.get_close_matches(match.group(1), COMMANDS, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            message = f"unknown command {match.group(1)!r}{hint} (commands: {', '.join(COMMANDS)})"
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"mcp-lite: error: {message}\n")
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(version_text())
+        parser.exit()
+
+
+def version_text() -> str:
+    """``mcp-lite 0.1.0 (Python 3.11.7, speedups: compiled)``; says why when pure Python."""
+    import platform
+
+    from . import __version__, _accel
+
+    speedups = "compiled" if _accel.USE_EXTENSIONS else f"pure Python ({_accel.PURE_REASON})"
+    return (
+        f"mcp-lite {__version__} (Python {platform.python_version()} "
+        f"{platform.python_implementation()}, speedups: {speedups})"
+    )
+
+
+def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """The options every command takes. On the subcommands they default to SUPPRESS so a
+    value given before the command is not overwritten by the subcommand's default."""
+
+    def default(value: Any) -> Any:
+        return argparse.SUPPRESS if suppress else value
+
+    # the repeatable options collect into their own list on each side, merged after parsing
+    prefix = "sub_" if suppress else ""
+    target = parser.add_argument_group("server")
+    target.add_argument(
+        "--stdio", metavar="CMD", default=default(None), help="run this command as a stdio server"
+    )
+    target.add_argument(
+        "--url", default=default(None), help="connect to a remote server at this URL"
+    )
     target.add_argument(
         "--env",
         metavar="KEY=VALUE",
         action="append",
-        default=[],
+        dest=prefix + "env",
+        default=default([]),
         help="environment variable for a --stdio server (repeatable)",
     )
-    config = common.add_argument_group("configured servers (without --stdio/--url)")
+    config = parser.add_argument_group("configured servers (without --stdio/--url)")
     config.add_argument(
         "--config",
         metavar="FILE",
         action="append",
-        default=[],
+        dest=prefix + "config",
+        default=default([]),
         help="read this mcpServers file too (repeatable; trusted, wins)",
     )
     config.add_argument(
         "--project",
         metavar="DIR",
-        default=".",
-        help="the project whose .mcp.json and .claude/ are read (default .)",
+        default=default("."),
+        help="the project whose .mcp.json and .claude/ are read (default: .)",
     )
     config.add_argument(
         "--trust-project",
         action="store_true",
+        default=default(False),
         help="start the project's (.mcp.json) servers without approval",
     )
-    common.add_argument("--json", action="store_true", help="print JSON on stdout")
-    common.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
-    common.add_argument("--protocol-version", default="auto", help="'auto' or a version to pin")
+    output = parser.add_argument_group("output")
+    output.add_argument(
+        "--json", action="store_true", default=default(False), help="print JSON on stdout"
+    )
+    output.add_argument(
+        "--output",
+        metavar="FILE",
+        default=default(None),
+        help="write an image, audio or binary result to FILE (else a summary is printed)",
+    )
+    output.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        default=default(60.0),
+        help="seconds per request (default: 60)",
+    )
+    output.add_argument(
+        "--protocol-version",
+        metavar="VERSION",
+        default=default("auto"),
+        help="'auto' or a protocol version to pin (default: auto)",
+    )
 
-    parser = argparse.ArgumentParser(prog="mcp-lite", description=__doc__.split("\n\n")[0])
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="mcp-lite",
+        description="MCP from the shell and from cron: list and call the tools, resources and "
+        "prompts of one server (--stdio CMD, --url URL) or of the configured servers.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action=_VersionAction, help="print the version, Python and speedups"
+    )
+    _add_common(parser, suppress=False)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    sub.add_parser("servers", parents=[common], help="list the configured servers and states")
-    tools = sub.add_parser("tools", parents=[common], help="list the tools")
+
+    def command(name: str, help: str, example: str) -> argparse.ArgumentParser:
+        cmd = sub.add_parser(
+            name,
+            help=help,
+            description=help[:1].upper() + help[1:] + ".",
+            epilog=f"example:\n  {example}\n\nexit codes: see mcp-lite --help",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        _add_common(cmd, suppress=True)
+        return cmd
+
+    command(
+        "servers",
+        "list the configured servers, their states and tool counts",
+        "mcp-lite servers --json",
+    )
+    tools = command("tools", "list the tools", 'mcp-lite tools --stdio "python server.py"')
     tools.add_argument("server", nargs="?", help="only this configured server's tools")
-    call = sub.add_parser("call", parents=[common], help="call a tool")
-    call.add_argument("name")
-    call.add_argument("arguments", nargs="?", default="{}", help="JSON object")
-    sub.add_parser("resources", parents=[common], help="list resources and templates")
-    read = sub.add_parser("read", parents=[common], help="read a resource")
+    call = command(
+        "call", "call a tool", """mcp-lite call --stdio "python server.py" add '{"a": 1, "b": 2}'"""
+    )
+    call.add_argument("name", help="the tool (mcp__<server>__<tool> for configured servers)")
+    call.add_argument("arguments", nargs="?", default="{}", help="JSON object (default: {})")
+    command(
+        "resources", "list resources and templates", 'mcp-lite resources --stdio "python server.py"'
+    )
+    read = command(
+        "read",
+        "read a resource",
+        'mcp-lite read --stdio "python server.py" demo://readme',
+    )
     read.add_argument("uri")
     read.add_argument("--server", help="the configured server to read from")
-    sub.add_parser("prompts", parents=[common], help="list the prompts")
-    prompt = sub.add_parser("prompt", parents=[common], help="get a prompt")
+    command("prompts", "list the prompts", 'mcp-lite prompts --stdio "python server.py"')
+    prompt = command(
+        "prompt",
+        "get a prompt",
+        """mcp-lite prompt --stdio "python server.py" greet '{"name": "Ada"}'""",
+    )
     prompt.add_argument("name")
-    prompt.add_argument("arguments", nargs="?", default="{}", help="JSON object of strings")
-    auth = sub.add_parser("auth", parents=[common], help="log in to a remote server (OAuth)")
+    prompt.add_argument(
+        "arguments", nargs="?", default="{}", help="JSON object of strings (default: {})"
+    )
+    auth = command(
+        "auth", "log in to a remote server (OAuth)", "mcp-lite auth https://mcp.example.com/mcp"
+    )
     auth.add_argument("server", help="a server URL, or a configured http/sse server's name")
     auth.add_argument("--logout", action="store_true", help="forget its stored tokens")
     return parser
 
 
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    args = _parser().parse_args(argv)
+    for name in ("env", "config"):  # repeatable options given before and after the command
+        setattr(args, name, getattr(args, name) + getattr(args, "sub_" + name, []))
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (the console script exits with it)."""
-    parser = _parser()
     try:
-        args = parser.parse_args(argv)
+        args = _parse(argv)
     except SystemExit as exc:  # argparse already printed the usage message
         return EXIT_USAGE if exc.code not in (0, None) else EXIT_OK
+    with _library_logs_prefixed():
+        return _run_mapped(args)
+
+
+def _run_mapped(args: argparse.Namespace) -> int:
+    """Run one command, mapping the library's errors to a one-line message and exit code."""
     try:
         return _run(args)
     except UsageError as exc:
@@ -116,6 +273,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"error: {exc}", EXIT_PROTOCOL)
     except KeyboardInterrupt:
         return 130
+
+
+class _PrefixFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        return f"mcp-lite: {record.levelname.lower()}: {text}"
+
+
+@contextlib.contextmanager
+def _library_logs_prefixed() -> Iterator[None]:
+    """The library's warnings on stderr as ``mcp-lite: ...`` lines (not Python's bare
+    last-resort output), so a cron mail says where each line comes from. Undone on return, so
+    ``main()`` called from a program leaves its logging as it was."""
+    logger = logging.getLogger("mcp_lite")
+    if logger.handlers or logging.getLogger().handlers:
+        yield  # the program configured logging itself: its format wins
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_PrefixFormatter())
+    handler.setLevel(logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 def _fail(message: str, code: int) -> int:

@@ -80,6 +80,6 @@ def test_failed_import_falls_back_to_the_twin() -> None:
 def test_accel_exports_every_kernel() -> None:
     from mcp_lite import _speedups_py
 
-    assert set(_accel.__all__) == set(_speedups_py.__all__) | {"USE_EXTENSIONS"}
+    assert set(_accel.__all__) == set(_speedups_py.__all__) | {"USE_EXTENSIONS", "PURE_REASON"}
     for name in _accel.__all__:
         assert hasattr(_accel, name), name
