@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._accel import encode_message
+from ._backlog import Backlog, ControlSender
 from .errors import (
     ConnectionClosed,
     InternalError,
@@ -50,6 +51,13 @@ __all__ = ["Connection", "Handlers"]
 log = logging.getLogger("mcp_lite.client")
 
 _MAX_INPUT_ROUNDS = 16
+# Past these, a flooding server is shed: notifications are dropped (counted), requests are
+# refused with a JSON-RPC error. See README, "Guarantees, precisely".
+MAX_QUEUED_NOTIFICATIONS = 1024
+MAX_QUEUED_SERVER_REQUESTS = 64
+OVERLOADED = -32000  # JSON-RPC "server error" range: the client is overloaded
+# How long a cancellation or an overload refusal may wait to be written.
+_CONTROL_WRITE_TIMEOUT = 2.0
 _ID_IN_HEAD = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
 
 
@@ -107,7 +115,14 @@ class Connection:
     """See the module docstring. ``info`` is set by the Client once the handshake is done."""
 
     def __init__(
-        self, transport: Transport, handlers: Handlers, *, name: str, max_workers: int = 4
+        self,
+        transport: Transport,
+        handlers: Handlers,
+        *,
+        name: str,
+        max_workers: int = 4,
+        max_queued_notifications: int = MAX_QUEUED_NOTIFICATIONS,
+        max_queued_server_requests: int = MAX_QUEUED_SERVER_REQUESTS,
     ) -> None:
         self.transport = transport
         self.handlers = handlers
@@ -121,11 +136,17 @@ class Connection:
         # heap never holds results or callers' frames alive.
         self._heap: list[tuple[float, jsonrpc.RequestId]] = []
         self._wake = threading.Condition(self._lock)
+        self._writing = threading.local()  # .call: the _Call this thread is writing
         self._stopping = False
         self._workers = ThreadPoolExecutor(
             max_workers, thread_name_prefix=f"mcp-lite-worker[{name}]"
         )
         self._notifier = ThreadPoolExecutor(1, thread_name_prefix=f"mcp-lite-notify[{name}]")
+        self.notification_backlog = Backlog("notifications", max_queued_notifications, name)
+        self.request_backlog = Backlog("server requests", max_queued_server_requests, name)
+        # Cancellations and refusals are written from here: the deadline thread and the
+        # reader thread never block in a write.
+        self._control = ControlSender(name)
         self._watcher = threading.Thread(
             target=self._watch_deadlines, daemon=True, name=f"mcp-lite-deadlines[{name}]"
         )
@@ -148,6 +169,7 @@ class Connection:
         """Close the transport and fail what is still pending; idempotent, bounded."""
         self._shutdown(ConnectionClosed(reason))
         self.transport.close()  # also after the transport died: it still holds pipes/sockets
+        self._control.stop(0.5)
         if self._watcher.is_alive() and self._watcher is not threading.current_thread():
             self._watcher.join(1.0)
 
@@ -167,10 +189,13 @@ class Connection:
             self._heap.clear()
             self._wake.notify_all()
         failure = self.closed_error
+        writing = getattr(self._writing, "call", None)
         for call in calls:
-            _fail(call.future, failure)
+            if call is not writing:  # the writer fails its own call (see _send_call)
+                _fail(call.future, failure)
         self._workers.shutdown(wait=False, cancel_futures=True)
         self._notifier.shutdown(wait=False, cancel_futures=True)
+        self._control.stop()
         return True
 
     def _on_transport_closed(self, error: McpError) -> None:
@@ -223,12 +248,21 @@ class Connection:
         if call.on_progress is not None or call.reset_on_progress:
             params = dict(params or {})
             params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
+        # A transport whose write times out half-way closes the connection from this thread
+        # (its on_close runs here): this call then fails with its own timeout, not the close.
+        self._writing.call = call
         try:
-            self._write(jsonrpc.make_request(request_id, call.method, params))
+            self._write(
+                jsonrpc.make_request(request_id, call.method, params),
+                deadline=call.deadline,
+                given_up=call.future.done,
+            )
         except McpError as exc:
             with self._lock:
                 self._pending.pop(request_id)
             _fail(call.future, exc)
+        finally:
+            self._writing.call = None
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         self._write(jsonrpc.make_notification(method, params))
@@ -245,10 +279,21 @@ class Connection:
             log_level=self.handlers.log_level,
         )
 
-    def _write(self, message: dict[str, Any]) -> None:
+    def _write(
+        self,
+        message: dict[str, Any],
+        *,
+        deadline: float | None = None,
+        given_up: Callable[[], bool] | None = None,
+    ) -> None:
+        """Hand one message to the transport; ``deadline`` bounds the write, and nothing is
+        written once ``given_up()`` says its caller stopped waiting (checked here and again
+        by the transport when the write lock is won)."""
         if self.closed_error is not None:
             raise self.closed_error
-        self.transport.send(Outgoing(message, encode_message(message)))
+        if given_up is not None and given_up():
+            return
+        self.transport.send(Outgoing(message, encode_message(message), deadline, given_up))
 
     # --- deadlines -----------------------------------------------------------------------------
 
@@ -296,14 +341,23 @@ class Connection:
                 f"{call.method} to MCP server {self.name!r} got no answer {why}", call.timeout
             ),
         )
+        if call.cancel_on_timeout:
+            self._control.post(lambda: self._cancel(call.request_id, "timeout"))
+
+    def _cancel(self, request_id: jsonrpc.RequestId, reason: str) -> None:
+        """Tell the server to stop working on ``request_id`` (on the control thread)."""
         cancel = getattr(self.transport, "cancel_request", None)
-        if call.cancel_on_timeout and not (cancel is not None and cancel(call.request_id)):
-            try:
-                self.notify(
-                    "notifications/cancelled", {"requestId": call.request_id, "reason": "timeout"}
-                )
-            except McpError:
-                pass
+        if cancel is not None and cancel(request_id):
+            return
+        try:
+            self._write(
+                jsonrpc.make_notification(
+                    "notifications/cancelled", {"requestId": request_id, "reason": reason}
+                ),
+                deadline=time.monotonic() + _CONTROL_WRITE_TIMEOUT,
+            )
+        except McpError:
+            pass
 
     # --- receiving -----------------------------------------------------------------------------
 
@@ -401,14 +455,14 @@ class Connection:
                 incoming.cancelled.set()
             self._deliver(method, params)
         elif method == "notifications/message" and self.handlers.log_handler is not None:
-            self._run(self._notifier, self.handlers.log_handler, _params(params))
+            self._notice(self.handlers.log_handler, _params, params)
         else:
             self._deliver(method, params)
 
     def _deliver(self, method: str, params: dict[str, Any]) -> None:
         handler = self.handlers.notification_handler
         if handler is not None:
-            self._run(self._notifier, handler, method, _params(params))
+            self._notice(handler, _params, params, method)
 
     def _on_progress(self, params: dict[str, Any]) -> None:
         token = params.get("progressToken")
@@ -418,16 +472,58 @@ class Connection:
                 call.deadline = min(time.monotonic() + call.timeout, call.hard_deadline)
                 self._schedule(call)
         if call is not None and call.on_progress is not None:
-            from .protocol.types import Progress
-
-            self._run(self._notifier, call.on_progress, Progress.model_validate(params))
+            self._notice(call.on_progress, _progress, params)
 
     # --- answering the server ----------------------------------------------------------------------
 
     def _on_request(self, request: jsonrpc.Request) -> None:
+        backlog = self.request_backlog
+        if not backlog.enter():
+            refusal = jsonrpc.make_error(
+                request.id,
+                RpcError(
+                    f"client overloaded: {backlog.limit} requests from this server are already "
+                    f"waiting for an answer; {request.method} refused, retry later",
+                    OVERLOADED,
+                ),
+            )
+            self._control.post(lambda: self._send_control(refusal))
+            return
         incoming = _Incoming(request)
         self._incoming[request.id] = incoming
-        self._run(self._workers, self._answer, incoming)
+        if not self._run(self._workers, self._answer_admitted, incoming):
+            self._incoming.pop(request.id, None)
+            backlog.leave()
+
+    def _answer_admitted(self, incoming: _Incoming) -> None:
+        try:
+            self._answer(incoming)
+        finally:
+            self.request_backlog.leave()
+
+    def _send_control(self, message: dict[str, Any]) -> None:
+        try:
+            self._write(message, deadline=time.monotonic() + _CONTROL_WRITE_TIMEOUT)
+        except McpError as exc:
+            log.debug(
+                "could not send %s to %r: %s", message.get("method", "an answer"), self.name, exc
+            )
+
+    def _notice(
+        self,
+        fn: Callable[..., Any],
+        convert: Callable[[dict[str, Any]], Any],
+        params: dict[str, Any],
+        *lead: Any,
+    ) -> None:
+        """Deliver one notification to ``fn`` on the serial notifier, within the backlog
+        bound (past it the notification is dropped and counted). ``convert`` (the pydantic
+        model) runs on the notifier, not on the reader thread."""
+        backlog = self.notification_backlog
+        if not backlog.enter():
+            return
+        if not self._run(self._notifier, _deliver_one, backlog, fn, convert, params, lead):
+            backlog.leave()
 
     def _answer(self, incoming: _Incoming) -> None:
         request = incoming.request
@@ -506,6 +602,25 @@ class Connection:
             return True
         except RuntimeError:  # pool shut down: the connection is closing
             return False
+
+
+def _deliver_one(
+    backlog: Backlog,
+    fn: Callable[..., Any],
+    convert: Callable[[dict[str, Any]], Any],
+    params: dict[str, Any],
+    lead: tuple[Any, ...],
+) -> None:
+    try:
+        _guarded(lambda: fn(*lead, convert(params)))
+    finally:
+        backlog.leave()
+
+
+def _progress(params: dict[str, Any]) -> Progress:
+    from .protocol.types import Progress
+
+    return Progress.model_validate(params)
 
 
 def _guarded(fn: Callable[..., Any], *args: Any) -> None:

@@ -8,6 +8,10 @@ through three calls:
   ``on_message(data)`` from the transport's own reader thread, and call ``on_close(error)``
   exactly once when the connection ends for any reason other than our ``close()``.
 - ``send(message)``: write one outgoing message, blocking; raises a ``TransportError``.
+  The write is bounded by ``message.deadline`` (a ``time.monotonic()`` value: the caller's
+  deadline): a write that cannot complete by then raises ``RequestTimeout`` within about a
+  second of it. A message whose ``abandoned()`` is true when its turn comes is not written
+  (its caller timed out or cancelled while it waited).
 - ``close()``: idempotent and bounded in time; after it no callback fires.
 
 Optional hooks a transport may define (the session checks with ``getattr``):
@@ -58,6 +62,14 @@ class Outgoing:
 
     payload: dict[str, Any]
     data: bytes
+    # ``time.monotonic()`` by which the write must be done; None: the transport's own bound.
+    deadline: float | None = None
+    # True once the caller gave up (timed out, cancelled): then nothing is sent.
+    given_up: Callable[[], bool] | None = None
+
+    def abandoned(self) -> bool:
+        """True when the caller no longer waits for this message: do not send it."""
+        return self.given_up is not None and self.given_up()
 
     @property
     def is_request(self) -> bool:

@@ -74,6 +74,8 @@ _STDERR_TAIL_CHARS = 4000
 # 64 KiB: large enough for many messages per read, small enough that the buffer comes from
 # the allocator's pool rather than an mmap per read (which cost ~40% of a call).
 _READ_CHUNK = 64 * 1024
+# A blocked write re-checks close() this often (it sleeps in select, never spins).
+_WRITE_POLL = 0.25
 
 
 def safe_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -101,7 +103,8 @@ class StdioTransport:
         env: variables added to the safe environment.
         cwd: working directory of the server.
         max_message_size: the largest frame accepted from the server, in bytes.
-        write_timeout: how long a write may block on a server that stopped reading stdin.
+        write_timeout: the longest a write may block on a server that stopped reading stdin
+            (a request's own deadline, when sooner, bounds it first).
         name: used in log records and error messages.
     """
 
@@ -134,6 +137,7 @@ class StdioTransport:
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
         self._threads: list[threading.Thread] = []
         self._reader_done = threading.Event()
+        self._broken: ConnectionClosed | None = None  # a write tore a frame
 
     # --- facts ------------------------------------------------------------------------------
 
@@ -179,22 +183,44 @@ class StdioTransport:
             self._spawn(self._watch_process, f"mcp-lite-stdio-watch[{self.name}]")
 
     def send(self, message: Outgoing) -> None:
+        """Write one message, bounded by ``message.deadline`` (and ``write_timeout``).
+
+        Waiting for the write lock counts against the deadline too, so a write stuck on a
+        server that stopped reading stdin never holds other callers past their own deadlines.
+        A write that times out before its first byte leaves the stream intact (that call
+        fails with ``RequestTimeout``); one that times out half-way leaves a torn frame in
+        the pipe, so the connection is closed (pending calls fail at once, the Client
+        reconnects on the next call).
+        """
         proc = self._proc
-        if proc is None or proc.stdin is None or self._closing:
-            raise ConnectionClosed(f"MCP server {self.name!r} is not running")
+        if proc is None or proc.stdin is None or self._closing or self._broken is not None:
+            raise self._broken or ConnectionClosed(f"MCP server {self.name!r} is not running")
         data = message.data if message.data.endswith(b"\n") else message.data + b"\n"
-        with self._write_lock:
-            try:
-                self._write_all(proc.stdin.fileno(), data)
-            except (BrokenPipeError, ConnectionResetError, ValueError, OSError) as exc:
-                if isinstance(exc, OSError) and exc.errno not in (
-                    errno.EPIPE,
-                    errno.EBADF,
-                    errno.ECONNRESET,
-                    None,
-                ):
-                    raise
-                raise self._closed_error("MCP server stopped reading its input") from exc
+        now = time.monotonic()
+        deadline = now + self._write_timeout
+        if message.deadline is not None:
+            deadline = min(deadline, message.deadline)
+        if not self._write_lock.acquire(timeout=max(0.0, deadline - now)):
+            raise self._write_timed_out(message, "another write is still blocked")
+        try:
+            if self._broken is not None or self._closing:
+                raise self._broken or ConnectionClosed(f"MCP server {self.name!r} is not running")
+            if message.abandoned():
+                raise RequestTimeout(
+                    f"not sent to MCP server {self.name!r}: its caller already gave up", None
+                )
+            self._write_all(proc.stdin.fileno(), data, deadline, message)
+        except (BrokenPipeError, ConnectionResetError, ValueError, OSError) as exc:
+            if isinstance(exc, OSError) and exc.errno not in (
+                errno.EPIPE,
+                errno.EBADF,
+                errno.ECONNRESET,
+                None,
+            ):
+                raise
+            raise self._closed_error("MCP server stopped reading its input") from exc
+        finally:
+            self._write_lock.release()
 
     def close(self) -> None:
         with self._state_lock:
@@ -210,7 +236,12 @@ class StdioTransport:
             for stream in (proc.stdin, proc.stdout, proc.stderr):
                 _quiet_close(stream)
             return
+        # A writer blocked on a full pipe notices _closing within _WRITE_POLL; wait for it
+        # (briefly) so its fd is never closed under it and reused by another file.
+        got = self._write_lock.acquire(timeout=2 * _WRITE_POLL)
         _quiet_close(proc.stdin)
+        if got:
+            self._write_lock.release()
         _terminate_group(proc)
         for stream in (proc.stdout, proc.stderr):
             _quiet_close(stream)
@@ -229,23 +260,44 @@ class StdioTransport:
             if thread is not threading.current_thread():
                 thread.join(max(0.0, deadline - time.monotonic()))
 
-    def _write_all(self, fd: int, data: bytes) -> None:
+    def _write_all(self, fd: int, data: bytes, deadline: float, message: Outgoing) -> None:
         view = memoryview(data)
-        deadline = time.monotonic() + self._write_timeout
         while view:
             try:
                 written = os.write(fd, view)
             except BlockingIOError:
                 remaining = deadline - time.monotonic()
+                if self._closing:
+                    raise ConnectionClosed(f"the connection to {self.name!r} is closing") from None
                 if remaining <= 0:
-                    raise RequestTimeout(
-                        f"MCP server {self.name!r} did not read its input for "
-                        f"{self._write_timeout:g} s",
-                        self._write_timeout,
+                    if len(view) < len(data):
+                        self._tear(len(data) - len(view), len(data))
+                    raise self._write_timed_out(
+                        message, "the server is not reading its input"
                     ) from None
-                select.select([], [fd], [], min(remaining, 0.5))
+                # Sleeps until the pipe has room: no busy loop. Capped so close() is noticed.
+                select.select([], [fd], [], min(remaining, _WRITE_POLL))
                 continue
             view = view[written:]
+
+    def _write_timed_out(self, message: Outgoing, why: str) -> RequestTimeout:
+        method = message.payload.get("method") or "a response"
+        return RequestTimeout(
+            f"could not send {method} to MCP server {self.name!r} before its deadline: {why}",
+            None,
+        )
+
+    def _tear(self, written: int, total: int) -> None:
+        """A frame is half in the pipe: nothing after it could be parsed, so the connection
+        is over. Report it now (pending calls fail at once) and refuse further writes."""
+        error = ConnectionClosed(
+            f"MCP server {self.name!r} stopped reading its input in the middle of a message "
+            f"({written} of {total} bytes written before the deadline); the stream is "
+            "unusable, so the connection was closed"
+        )
+        self._broken = error
+        log.warning("%s", error)
+        self._report_close(error)
 
     def _read_stdout(self, on_message: OnMessage) -> None:
         proc = self._proc

@@ -20,6 +20,21 @@ there is one, else the arguments as compact JSON. What each mode does wrong:
 - ``grandchild``: at start spawns ``sleep 600`` and writes its pid to ``--record PATH``;
   a ``tools/call`` of ``crash`` then exits with code 3, leaving the grandchild behind.
 - ``exit-during-initialize``: reads ``initialize``, writes a message to stderr and exits 7.
+- ``slow-reader``: a ``tools/call`` of ``pause`` with ``{"seconds": S}`` stops reading stdin
+  for S seconds (no answer to it). With ``--record PATH`` every ``tools/call`` read is
+  appended as ``{"method", "id", "text"}`` (the first 40 characters of its ``text``).
+- ``flood``: a ``tools/call`` of ``flood`` with ``{"notifications": N, "requests": M}``
+  first writes N ``notifications/message`` and M ``sampling/createMessage`` requests (ids
+  ``"s1"`` ... ``"sM"``), then answers. With ``--record PATH`` every response the client
+  sends back is appended as ``{"id", "error"}`` or ``{"id", "result": true}``.
+- ``bad-answers``: a ``tools/call`` of ``wait`` is left unanswered (its id remembered) until a
+  ``tools/call`` of ``release``; one of ``answer`` with ``{"kind": K}`` answers with a broken
+  message (see ``bad_answer``): oversized with the id last and the waiting call's id inside
+  it, an oversized notification or server request carrying the waiting call's id, JSON nested
+  too deep, invalid UTF-8, a 5000-digit number, or a line of noise before a normal answer.
+  ``max_message_size`` in the tests is 1 MiB; oversized lines are 2 MiB.
+- ``stderr-noise``: at start writes 200 KB to stderr without a newline, then ``ready``; a
+  ``tools/call`` then writes 300 KB to stderr without a newline and exits with code 3.
 """
 
 from __future__ import annotations
@@ -40,6 +55,10 @@ MODES = (
     "ignore-sigterm",
     "grandchild",
     "exit-during-initialize",
+    "slow-reader",
+    "flood",
+    "bad-answers",
+    "stderr-noise",
 )
 BIG_SIZE = 3 * 1024 * 1024
 ECHO_TOOL = {
@@ -61,6 +80,45 @@ GARBAGE = (
 )
 
 out = sys.stdout.buffer
+BAD_SIZE = 2 * 1024 * 1024
+waiting: list[object] = []  # bad-answers: ids of unanswered ``wait`` calls
+
+
+def bad_answer(kind: str, rid: object) -> bytes:
+    """The line(s) ``bad-answers`` writes for ``answer`` of ``kind`` (``rid``: its id)."""
+    other = json.dumps(waiting[-1] if waiting else 0).encode()
+    me = json.dumps(rid).encode()
+    pad = b"x" * BAD_SIZE
+    ok = b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}\n' % me
+    if kind == "oversized-id-last":
+        # The first "id" in the bytes is the waiting call's, deep in the result.
+        return (
+            b'{"jsonrpc":"2.0","result":{"meta":{"id":%s},"content":[{"type":"text","text":"%s"}]},"id":%s}\n'
+            % (other, pad, me)
+        )
+    if kind == "oversized-notification":
+        line = (
+            b'{"jsonrpc":"2.0","method":"notifications/message","params":{"id":%s,"data":"%s"}}\n'
+        )
+        return line % (other, pad) + ok
+    if kind == "oversized-request":
+        line = b'{"jsonrpc":"2.0","id":%s,"method":"sampling/createMessage","params":{"x":"%s"}}\n'
+        return line % (other, pad) + ok
+    if kind == "deep":
+        return b'{"jsonrpc":"2.0","result":{"deep":%s%s},"id":%s}\n' % (
+            b"[" * 5000,
+            b"]" * 5000,
+            me,
+        )
+    if kind == "bad-utf8":
+        return b'{"jsonrpc":"2.0","id":%s,"result":{"text":"caf\xc3\x28 \xff"}}\n' % me
+    if kind == "long-number":
+        return b'{"jsonrpc":"2.0","id":%s,"result":{"n":%s}}\n' % (me, b"9" * 5000)
+    if kind == "result-not-object":
+        return b'{"jsonrpc":"2.0","id":%s,"result":[1,2]}\n' % me
+    if kind == "noise":
+        return b"{this is not JSON, and has no id\n" + ok
+    raise ValueError(kind)
 
 
 def parse_args(argv: list[str]) -> tuple[str, str | None]:
@@ -106,6 +164,10 @@ def main() -> None:
                 f.write(str(child.pid))
     tools = [ECHO_TOOL, BIG_TOOL] if mode == "oversized" else [ECHO_TOOL]
     stdin = sys.stdin.buffer
+    if mode == "stderr-noise":
+        sys.stderr.write("n" * 200_000)
+        sys.stderr.write("\nready\n")
+        sys.stderr.flush()
 
     while True:
         line = stdin.readline()
@@ -119,6 +181,10 @@ def main() -> None:
             continue
         method = msg.get("method")
         if method is None:
+            if mode == "flood":  # the client's answer to one of our requests
+                entry = {"id": msg.get("id")}
+                entry.update({"error": msg["error"]} if "error" in msg else {"result": True})
+                record_line(record, entry)
             continue  # a response to something we never sent
         if "id" not in msg:
             if mode == "hang" and method == "notifications/cancelled":
@@ -151,6 +217,45 @@ def main() -> None:
             if mode == "hang":
                 record_line(record, {"method": method, "id": rid})
                 continue
+            name = params.get("name")
+            arguments = params.get("arguments") or {}
+            if mode == "slow-reader":
+                text = str(arguments.get("text", ""))[:40]
+                record_line(record, {"method": method, "id": rid, "text": text})
+                if name == "pause":
+                    time.sleep(float(arguments.get("seconds", 3600)))
+                    continue
+            if mode == "stderr-noise":
+                sys.stderr.write("e" * 300_000)
+                sys.stderr.flush()
+                sys.exit(3)
+            if mode == "flood" and name == "flood":
+                for i in range(int(arguments.get("notifications", 0))):
+                    note = {"level": "info", "data": f"log {i}"}
+                    write({"jsonrpc": "2.0", "method": "notifications/message", "params": note})
+                for i in range(int(arguments.get("requests", 0))):
+                    ask = {"messages": [], "maxTokens": 1}
+                    write(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": f"s{i + 1}",
+                            "method": "sampling/createMessage",
+                            "params": ask,
+                        }
+                    )
+            if mode == "bad-answers":
+                if name == "wait":
+                    waiting.append(rid)
+                    continue
+                if name == "answer":
+                    out.write(bad_answer(str(arguments.get("kind")), rid))
+                    out.flush()
+                    continue
+                if name == "release":
+                    for wid in waiting:
+                        done = {"content": [{"type": "text", "text": "released"}]}
+                        write({"jsonrpc": "2.0", "id": wid, "result": done})
+                    waiting.clear()
             if mode == "oversized" and params.get("name") == "big":
                 text = "x" * BIG_SIZE
             else:

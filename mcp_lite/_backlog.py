@@ -1,0 +1,121 @@
+"""Bounds for what a connection queues on its own: work waiting for a thread, and the small
+messages the connection sends by itself.
+
+- ``Backlog`` counts items admitted to a worker queue (notifications to deliver, server
+  requests to answer). Past its limit it refuses, counts the refusal and logs one warning
+  per overload episode (an episode ends when the queue has drained to half the limit).
+- ``ControlSender`` owns one lazily started thread that writes the connection's own messages
+  (``notifications/cancelled``, overload refusals) so that neither the deadline thread nor
+  the reader thread ever blocks in a write. Its queue is bounded too; past it, messages are
+  dropped and counted (all of them are advisory or answer a flood).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+from collections.abc import Callable
+
+__all__ = ["Backlog", "ControlSender"]
+
+log = logging.getLogger("mcp_lite.client")
+
+
+class Backlog:
+    """A counter with a ceiling; see the module docstring. Thread-safe."""
+
+    def __init__(self, what: str, limit: int, name: str) -> None:
+        self.what = what
+        self.limit = limit
+        self.name = name
+        self.queued = 0
+        self.dropped = 0
+        self._overloaded = False
+        self._lock = threading.Lock()
+
+    def enter(self) -> bool:
+        """Admit one item (True), or refuse it past the limit (False, counted)."""
+        with self._lock:
+            if self.queued < self.limit:
+                self.queued += 1
+                return True
+            self.dropped += 1
+            first = not self._overloaded
+            self._overloaded = True
+        if first:
+            log.warning(
+                "MCP server %r floods the client: more than %d %s waiting; shedding the "
+                "excess until the backlog drains (dropped so far: %d)",
+                self.name,
+                self.limit,
+                self.what,
+                self.dropped,
+            )
+        return False
+
+    def leave(self) -> None:
+        """One admitted item is done."""
+        with self._lock:
+            self.queued -= 1
+            if self._overloaded and self.queued <= self.limit // 2:
+                self._overloaded = False
+                log.info(
+                    "MCP server %r: %s backlog drained (%d dropped in total)",
+                    self.name,
+                    self.what,
+                    self.dropped,
+                )
+
+
+class ControlSender:
+    """One daemon thread, started on first use, running small send actions in order."""
+
+    def __init__(self, name: str, limit: int = 256) -> None:
+        self.name = name
+        self.limit = limit
+        self.dropped = 0
+        self._queue: collections.deque[Callable[[], None]] = collections.deque()
+        self._cond = threading.Condition()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+
+    def post(self, action: Callable[[], None]) -> bool:
+        """Queue ``action``; False when stopped or full (then it is dropped and counted)."""
+        with self._cond:
+            if self._stopped:
+                return False
+            if len(self._queue) >= self.limit:
+                self.dropped += 1
+                return False
+            self._queue.append(action)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, daemon=True, name=f"mcp-lite-control[{self.name}]"
+                )
+                self._thread.start()
+            self._cond.notify()
+        return True
+
+    def stop(self, timeout: float = 0.0) -> None:
+        """Drop what is queued and end the thread (joined up to ``timeout``)."""
+        with self._cond:
+            self._stopped = True
+            self._queue.clear()
+            self._cond.notify()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread() and timeout > 0:
+            thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue and not self._stopped:
+                    self._cond.wait()
+                if self._stopped:
+                    return
+                action = self._queue.popleft()
+            try:
+                action()
+            except Exception:
+                log.debug("control message to %r not sent", self.name, exc_info=True)
