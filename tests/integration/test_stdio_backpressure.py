@@ -85,10 +85,10 @@ def test_other_callers_do_not_wait_behind_a_stuck_write(
         writer.start()
         # The big write holds the write lock; a small call's own deadline still rules.
         assert wait_until(lambda: client.transport._write_lock.locked(), timeout=10)  # type: ignore[union-attr]
-        with pytest.raises(RequestTimeout) as info:
+        # (Its deadline thread or its wait for the lock, whichever comes first, says so.)
+        with pytest.raises(RequestTimeout):
             client.call_tool("echo", {"text": "small"}, timeout=1.0)
         outcome["small"] = time.monotonic()
-        assert "another write" in str(info.value)
         writer.join(30)
         assert not writer.is_alive()
         assert outcome["small"] < outcome["big"]
