@@ -71,6 +71,9 @@ SAFE_ENV_KEYS = (
 )
 _STDERR_TAIL_LINES = 40
 _STDERR_TAIL_CHARS = 4000
+# One stderr line is kept up to this many bytes; the rest of it is dropped (and counted).
+_STDERR_LINE_MAX = 8 * 1024
+_STDERR_CHUNK = 16 * 1024
 # 64 KiB: large enough for many messages per read, small enough that the buffer comes from
 # the allocator's pool rather than an mmap per read (which cost ~40% of a call).
 _READ_CHUNK = 64 * 1024
@@ -364,16 +367,41 @@ class StdioTransport:
         return ConnectionClosed(what, code, self.stderr_tail())
 
     def _read_stderr(self) -> None:
+        """Drain stderr in chunks; each line is logged and kept in the tail, cut at
+        ``_STDERR_LINE_MAX`` bytes (the rest of it is dropped and counted), so a server that
+        writes megabytes without a newline costs neither memory nor a syscall per byte."""
         proc = self._proc
         assert proc is not None and proc.stderr is not None
+        fd = proc.stderr.fileno()
+        line = bytearray()
+        dropped = 0
         try:
-            for raw in iter(proc.stderr.readline, b""):
-                line = raw.decode("utf-8", "replace").rstrip()
-                if line:
-                    self._stderr_tail.append(line)
-                    stderr_log.info("[%s] %s", self.name, line)
+            while True:
+                chunk = os.read(fd, _STDERR_CHUNK)
+                if not chunk:
+                    break
+                *complete, rest = chunk.split(b"\n")
+                for piece in complete:
+                    room = _STDERR_LINE_MAX - len(line)
+                    line += piece[:room]
+                    self._stderr_line(line, dropped + max(0, len(piece) - room))
+                    line.clear()
+                    dropped = 0
+                room = _STDERR_LINE_MAX - len(line)
+                line += rest[:room]
+                dropped += max(0, len(rest) - room)
         except (OSError, ValueError):
             pass
+        if line or dropped:
+            self._stderr_line(line, dropped)
+
+    def _stderr_line(self, raw: bytes | bytearray, dropped: int) -> None:
+        line = raw.decode("utf-8", "replace").rstrip()
+        if dropped:
+            line += f" [... {dropped} more bytes of this line dropped]"
+        if line:
+            self._stderr_tail.append(line)
+            stderr_log.info("[%s] %s", self.name, line)
 
 
 def _quiet_close(stream: object) -> None:
