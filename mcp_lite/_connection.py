@@ -44,6 +44,7 @@ from .protocol.session import SessionInfo
 from .transports.base import Outgoing, SendFailed, Transport
 
 if TYPE_CHECKING:
+    from .events import Observer
     from .protocol.types import Params, Progress
 
 __all__ = ["Connection", "Handlers"]
@@ -101,6 +102,7 @@ class _Call:
     total: float = 0.0
     request_id: jsonrpc.RequestId = 0
     rounds: int = 0
+    trace: Any = None  # the event observer's state for this call (mcp_lite.events)
 
 
 @dataclass(eq=False)
@@ -129,6 +131,7 @@ class Connection:
         self.name = name
         self.info: SessionInfo | None = None
         self.closed_error: McpError | None = None
+        self.events: Observer | None = None  # event hooks / OpenTelemetry, set by the Client
         self._lock = threading.Lock()
         self._pending: jsonrpc.PendingTable[_Call] = jsonrpc.PendingTable()
         self._incoming: dict[jsonrpc.RequestId, _Incoming] = {}
@@ -167,7 +170,8 @@ class Connection:
 
     def close(self, reason: str = "the client closed the connection") -> None:
         """Close the transport and fail what is still pending; idempotent, bounded."""
-        self._shutdown(ConnectionClosed(reason))
+        if self._shutdown(ConnectionClosed(reason)) and self.events is not None:
+            self.events.ended(self, None)
         self.transport.close()  # also after the transport died: it still holds pipes/sockets
         self._control.stop(0.5)
         if self._watcher.is_alive() and self._watcher is not threading.current_thread():
@@ -202,7 +206,8 @@ class Connection:
         log.info("connection to %r closed: %s", self.name, error)
         with self._lock:
             self.closed_error = self.closed_error or error
-        self._shutdown(error)
+        if self._shutdown(error) and self.events is not None:
+            self.events.lost(self, error)
 
     # --- sending -------------------------------------------------------------------------------
 
@@ -248,6 +253,8 @@ class Connection:
         if call.on_progress is not None or call.reset_on_progress:
             params = dict(params or {})
             params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
+        if self.events is not None:
+            params = self.events.sent(self, call, params)
         # A transport whose write times out half-way closes the connection from this thread
         # (its on_close runs here): this call then fails with its own timeout, not the close.
         self._writing.call = call
@@ -444,6 +451,8 @@ class Connection:
         method, params = event.method, event.params
         if self.handlers.observer is not None:
             self.handlers.observer(method, params)
+        if self.events is not None:
+            self.events.notification(method, params)
         if method == "notifications/progress":
             self._on_progress(params)
         elif method == "notifications/cancelled":

@@ -21,6 +21,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
+from . import events as _events
 from ._connection import Connection, Handlers
 from ._version import __version__
 from .errors import (
@@ -107,6 +108,8 @@ class Client:
         cache_results: honour 2026-07-28 ``ttlMs`` on list results and resource reads.
         max_pages: the most pages a list method follows.
         name: used in logs and error messages.
+        event_hooks: ``{"request"|"response"|"notification"|"reconnect"|"error": [fn]}``,
+            each ``fn(event)`` called with a ``mcp_lite.events.Event`` (see that module).
     """
 
     def __init__(
@@ -135,6 +138,7 @@ class Client:
         name: str | None = None,
         headers: Mapping[str, str] | None = None,
         auth: Any = None,
+        event_hooks: Mapping[str, Any] | None = None,
     ) -> None:
         if timeout is None or timeout <= 0:
             raise ConfigError("timeout must be a positive number of seconds")
@@ -169,6 +173,7 @@ class Client:
         self.discover_timeout = discover_timeout
         self.max_pages = max_pages
         self._max_workers = max_workers
+        self._event_hooks = _events.normalize_hooks(event_hooks)
         self._lock = threading.RLock()
         self._conn: Connection | None = None
         self._closed = False
@@ -525,12 +530,15 @@ class Client:
             conn = self._conn
             if conn is not None and conn.alive:
                 return conn
-            if conn is not None:
+            old = conn
+            if old is not None:
                 if not self.auto_reconnect:
-                    raise conn.closed_error or ConnectionClosed("connection closed")
-                conn.close()
+                    raise old.closed_error or ConnectionClosed("connection closed")
+                old.close()
                 log.info("reconnecting to %r", self.name)
             conn = self._open_connection()
+            if old is not None and conn.events is not None:
+                conn.events.reconnected(old.closed_error)
             with self._results_lock:
                 self._results.clear()  # a new connection may reach a changed server
             self._conn = conn
@@ -545,9 +553,17 @@ class Client:
         return make_transport(self.target, name=self.name, **self._transport_options)
 
     def _open_connection(self) -> Connection:
+        events = _events.observer(self.name, self._event_hooks, self.target)
+        if events is not None:
+            with events.connecting(self.target):
+                return self._open(events)
+        return self._open(None)
+
+    def _open(self, events: _events.Observer | None) -> Connection:
         conn = Connection(
             self._make_transport(), self._handlers, name=self.name, max_workers=self._max_workers
         )
+        conn.events = events
         conn.start()
         try:
             conn.info = self._negotiate(conn)

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import AuthRequired, ConfigError, ConnectError, ConnectionClosed, McpError
+from ..events import emit_reconnect
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -285,6 +286,7 @@ class _Slot:
         )
         self.failed_at = 0.0
         self.last_error: McpError | None = None
+        self.lost: BaseException | None = None  # why the last live connection died
 
     def set(self, state: State, error: str | None = None, attempts: int | None = None) -> None:
         self.snapshot = (state, error, self.snapshot[2] if attempts is None else attempts)
@@ -447,6 +449,7 @@ class Connections:
             slot = self._slot(name)
             with slot.lock:
                 if slot.client is client:
+                    slot.lost = _why_dead(client)
                     self._drop_client(slot)
                     slot.set("pending", "the connection closed; it reconnects on next use")
 
@@ -523,6 +526,8 @@ class Connections:
                     "(it is retried after a cool-down, or on reconnect())"
                 )
             if client is not None:
+                if not force:
+                    slot.lost = _why_dead(client)
                 self._drop_client(slot)
             return self._attempts(slot)
 
@@ -561,6 +566,9 @@ class Connections:
                 client.close()
                 raise ConnectionClosed("the Hub is closed")
             slot.client = client
+            if slot.lost is not None:  # a dead connection was replaced
+                lost, slot.lost = slot.lost, None
+                emit_reconnect(self._client_options.get("event_hooks") or {}, spec.name, lost)
             slot.last_error = None
             slot.set("connected", None, attempt)
             self._listen(slot, client)
@@ -671,6 +679,12 @@ class Connections:
         for slot in self._slots.values():
             slot.lock = threading.Lock()
         self.elicitation._after_fork()
+
+
+def _why_dead(client: Client) -> BaseException:
+    conn = client._conn
+    error = conn.closed_error if conn is not None else None
+    return error or ConnectionClosed("the connection closed")
 
 
 def _open_client(spec: Spec, options: dict[str, Any]) -> Client:

@@ -78,6 +78,7 @@ _HUB_OPTIONS = frozenset(
         "backoff",
         "auth_cache_path",
         "elicitation_timeout",
+        "event_hooks",
     }
 )
 
@@ -113,6 +114,9 @@ class Hub:
         auth_cache_path: the needs-auth cache file (default ``~/.cache/mcp-lite/needs-auth.json``).
         elicitation_timeout: seconds a call waits for a URL elicitation to complete before
             retrying.
+        event_hooks: ``{kind: [fn]}`` given to every Client (``mcp_lite.events``); each
+            ``Event.server`` names the server; ``reconnect`` also fires when the Hub replaces
+            a dead connection.
 
     Raises:
         ConfigError: a malformed permission rule or option.
@@ -134,6 +138,7 @@ class Hub:
         backoff: Backoff | None = None,
         auth_cache_path: str | os.PathLike[str] | None = None,
         elicitation_timeout: float = 120.0,
+        event_hooks: Mapping[str, Any] | None = None,
     ) -> None:
         self._permissions = Permissions(allow, deny, permission_handler, default_permission)
         self._results = ResultProcessor(output_dir, max_output_tokens)
@@ -144,7 +149,7 @@ class Hub:
         specs, self.issues = _specs(config)
         self._conns = Connections(
             specs,
-            client_options=client_options or {},
+            client_options=_with_hooks(client_options, event_hooks),
             backoff=backoff or Backoff(),
             auth_cache=NeedsAuthCache(auth_cache_path),
             catalog=self._catalog,
@@ -524,3 +529,14 @@ def _spec_from_entry(entry: Any) -> Spec:
         error=error,
         timeout=getattr(config, "timeout", None),
     )
+
+
+def _with_hooks(
+    options: Mapping[str, Any] | None, hooks: Mapping[str, Any] | None
+) -> Mapping[str, Any]:
+    """``client_options`` plus the Hub's ``event_hooks`` (checked here, once)."""
+    if not hooks:
+        return options or {}
+    from ..events import normalize_hooks
+
+    return {**(options or {}), "event_hooks": normalize_hooks(hooks)}

@@ -141,6 +141,12 @@ class Context:
         return self._req.id
 
     @property
+    def meta(self) -> dict[str, Any]:
+        """The request's ``params._meta`` (W3C ``traceparent``/``tracestate`` when the
+        client traces, ``progressToken``...); empty when there is none."""
+        return self._req.meta
+
+    @property
     def protocol_version(self) -> str:
         """The protocol version of this request (negotiated, or from ``_meta``)."""
         return self._req.version
