@@ -6,8 +6,9 @@ point any MCP client at it::
     mcp-lite tools --stdio "python examples/demo_server.py"
     mcp-lite call --stdio "python examples/demo_server.py" add '{"a": 1, "b": 2}'
 
-It speaks both protocol eras: the ``initialize`` handshake (2024-11-05 … 2025-11-25) and
-the stateless 2026-07-28 revision.
+``python examples/demo_server.py --http 8000`` serves Streamable HTTP at
+http://127.0.0.1:8000/mcp instead. It speaks both protocol eras: the ``initialize``
+handshake (2024-11-05 … 2025-11-25) and the stateless 2026-07-28 revision.
 """
 
 from __future__ import annotations
@@ -102,4 +103,9 @@ def complete(ref: dict[str, object], argument: dict[str, object], context: objec
 
 
 if __name__ == "__main__":
-    server.run_stdio()
+    import sys
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":  # Streamable HTTP at /mcp
+        server.run_http(port=int(sys.argv[2]))
+    else:
+        server.run_stdio()

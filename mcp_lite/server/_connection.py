@@ -14,7 +14,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from ..errors import (
     ConnectionClosed,
@@ -36,6 +36,7 @@ __all__ = ["ServerConnection"]
 from ._context import (
     LOG_LEVELS,
     Context,
+    RoutedSend,
     Send,
     _id_key,
     _InputRequired,
@@ -120,7 +121,8 @@ class _Batch:
             self._left -= 1
             done = self._left == 0
         if done and self._responses:
-            self._conn._send(self._responses)
+            first = self._responses[0].get("id")
+            self._conn._send(self._responses, _id_key(first))
 
 
 class _Waiter:
@@ -134,9 +136,12 @@ class ServerConnection:
     """One client's connection to a ``Server``: JSON-RPC in through ``receive()``, out
     through ``send``. Create it with ``Server.open_connection(send)``."""
 
-    def __init__(self, server: _Host, send: Send) -> None:
+    def __init__(self, server: _Host, send: Send | RoutedSend, *, routed: bool = False) -> None:
         self.server = server
         self._send_fn = send
+        # routed: ``send(message, related)`` also gets the key (``_id_key``) of the request
+        # the message belongs to, or None (the HTTP transport picks the stream with it).
+        self._routed = routed
         self._write_lock = threading.Lock()
         self._lock = threading.Lock()
         self._workers = _Workers(f"mcp-server-{server.name}", 16)
@@ -254,7 +259,7 @@ class ServerConnection:
 
     def _reply(self, response: dict[str, Any] | None) -> None:
         if response is not None:
-            self._send(response)
+            self._send(response, _id_key(response.get("id")))
 
     def _on_response(self, msg: dict[str, Any]) -> None:
         rid = msg.get("id")
@@ -524,7 +529,7 @@ class ServerConnection:
         with self._write_lock:  # the ack goes out before any notification of this stream
             with self._lock:
                 self._listens[req.key] = (req.id, agreed)
-            self._send_locked(ack)
+            self._send_locked(ack, req.key)
         return None
 
     def _list_changed(self, method: str, flag: str) -> None:
@@ -534,7 +539,7 @@ class ServerConnection:
         if legacy:
             self._notify(method, {})
         for rid in listens:
-            self._notify(method, {"_meta": {pv.META_SUBSCRIPTION_ID: rid}})
+            self._notify(method, {"_meta": {pv.META_SUBSCRIPTION_ID: rid}}, _id_key(rid))
 
     def _resource_updated(self, uri: str) -> None:
         with self._lock:
@@ -550,6 +555,7 @@ class ServerConnection:
             self._notify(
                 "notifications/resources/updated",
                 {"_meta": {pv.META_SUBSCRIPTION_ID: rid}, "uri": uri},
+                _id_key(rid),
             )
 
     # --- server → client requests (handshake era) --------------------------------------
@@ -562,7 +568,7 @@ class ServerConnection:
             self._next_id += 1
             rid = self._next_id
             self._outgoing[rid] = waiter
-        self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, req.key)
         timeout = self.server.client_request_timeout
         deadline = time.monotonic() + timeout
         while not waiter.event.wait(min(0.05, max(deadline - time.monotonic(), 0.0))):
@@ -570,7 +576,9 @@ class ServerConnection:
                 with self._lock:
                     self._outgoing.pop(rid, None)
                 reason = "cancelled" if req.cancelled.is_set() else "timed out"
-                self._notify("notifications/cancelled", {"requestId": rid, "reason": reason})
+                self._notify(
+                    "notifications/cancelled", {"requestId": rid, "reason": reason}, req.key
+                )
                 if reason == "cancelled":
                     raise McpError(f"{method}: the request was cancelled")
                 raise RequestTimeout(f"{method}: no answer from the client in {timeout} s", timeout)
@@ -585,18 +593,24 @@ class ServerConnection:
 
     # --- output ----------------------------------------------------------------------
 
-    def _notify(self, method: str, params: dict[str, Any]) -> None:
-        self._send({"jsonrpc": "2.0", "method": method, "params": params})
+    def _notify(self, method: str, params: dict[str, Any], related: str | None = None) -> None:
+        """Send a notification; ``related`` is the key of the request it belongs to."""
+        self._send({"jsonrpc": "2.0", "method": method, "params": params}, related)
 
-    def _send(self, message: dict[str, Any] | list[dict[str, Any]]) -> None:
+    def _send(
+        self, message: dict[str, Any] | list[dict[str, Any]], related: str | None = None
+    ) -> None:
         with self._write_lock:
-            self._send_locked(message)
+            self._send_locked(message, related)
 
-    def _send_locked(self, message: Any) -> None:
+    def _send_locked(self, message: Any, related: str | None = None) -> None:
         if self._closed:
             return
         try:
-            self._send_fn(message)
+            if self._routed:
+                cast(RoutedSend, self._send_fn)(message, related)
+            else:
+                cast(Send, self._send_fn)(message)
         except Exception:
             log.warning("could not send a message to the client", exc_info=True)
 
@@ -622,10 +636,13 @@ class ServerConnection:
         for rid in listens:
             meta = {pv.META_SUBSCRIPTION_ID: rid}
             self._send(
-                {"jsonrpc": "2.0", "id": rid, "result": {"resultType": "complete", "_meta": meta}}
+                {"jsonrpc": "2.0", "id": rid, "result": {"resultType": "complete", "_meta": meta}},
+                _id_key(rid),
             )
             self._notify(
-                "notifications/cancelled", {"requestId": rid, "reason": "server shutting down"}
+                "notifications/cancelled",
+                {"requestId": rid, "reason": "server shutting down"},
+                _id_key(rid),
             )
         deadline = time.monotonic() + timeout
         with self._lock:

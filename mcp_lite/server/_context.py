@@ -18,12 +18,14 @@ from ..errors import (
 )
 from ..protocol import versions as pv
 
-__all__ = ["LOG_LEVELS", "Context", "Send"]
+__all__ = ["LOG_LEVELS", "Context", "RoutedSend", "Send"]
 
 log = logging.getLogger("mcp_lite.server")
 F = TypeVar("F", bound=Callable[..., Any])
 # Delivers one outgoing JSON-RPC message: a dict, or a list answering a batch.
 Send = Callable[[Any], None]
+# The same, also told the key of the request a message belongs to (None: unrelated).
+RoutedSend = Callable[[Any, "str | None"], None]
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -111,7 +113,7 @@ class _Peer(Protocol):
 
     _log_level: str | None
 
-    def _notify(self, method: str, params: dict[str, Any]) -> None: ...
+    def _notify(self, method: str, params: dict[str, Any], related: str | None = None) -> None: ...
 
     def _request_client(
         self, method: str, params: dict[str, Any], req: _Request
@@ -168,7 +170,7 @@ class Context:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        self._conn._notify("notifications/progress", params)
+        self._conn._notify("notifications/progress", params, self._req.key)
 
     def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send ``notifications/message`` if ``level`` passes the client's filter.
@@ -189,7 +191,7 @@ class Context:
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        self._conn._notify("notifications/message", params)
+        self._conn._notify("notifications/message", params, self._req.key)
 
     def elicit(self, message: str, requested_schema: dict[str, Any]) -> dict[str, Any]:
         """Ask the user for structured input (form mode); returns the ``ElicitResult``."""

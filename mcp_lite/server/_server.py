@@ -3,7 +3,8 @@
 ``Server`` holds what is registered (tools, resources, templates, prompts, a completion
 function); ``ServerConnection`` speaks JSON-RPC with one client: messages come in through
 ``receive()`` and go out through the ``send`` callable given to ``open_connection()``.
-``run_stdio()`` wires one connection to stdin/stdout. Handlers run on a bounded pool of
+``run_stdio()`` wires one connection to stdin/stdout; ``run_http()`` / ``serve_http()``
+serve Streamable HTTP (``_http``). Handlers run on a bounded pool of
 daemon worker threads and get a ``Context`` when they ask for one.
 
 Eras (see ``mcp_lite.protocol.versions``):
@@ -32,7 +33,8 @@ from typing import Any
 from ..protocol import versions as pv
 from . import _tools as st
 from ._connection import ServerConnection
-from ._context import Context, F, Send
+from ._context import Context, F, RoutedSend, Send
+from ._http import MAX_BODY, HttpServer
 
 __all__ = ["Context", "Server", "ServerConnection"]
 
@@ -171,13 +173,15 @@ class Server:
 
     # --- serving ---------------------------------------------------------------------
 
-    def open_connection(self, send: Send) -> ServerConnection:
+    def open_connection(self, send: Send | RoutedSend, *, routed: bool = False) -> ServerConnection:
         """A new connection whose outgoing messages go to ``send`` (one JSON-RPC dict each).
 
         ``send`` is called under the connection's write lock, from worker threads and from
-        the thread calling ``receive()``; it must not call back into the connection.
+        the thread calling ``receive()``; it must not call back into the connection. With
+        ``routed=True`` it is called as ``send(message, related)``, ``related`` being the
+        key of the request the message belongs to (None for none).
         """
-        conn = ServerConnection(self, send)
+        conn = ServerConnection(self, send, routed=routed)
         with self._lock:
             self._connections.add(conn)
         return conn
@@ -207,6 +211,50 @@ class Server:
                         conn.receive(line)
             finally:
                 conn.close(timeout=1.0)
+
+    def serve_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        stateless: bool = False,
+        *,
+        max_body_size: int = MAX_BODY,
+    ) -> HttpServer:
+        """Start serving Streamable HTTP at ``http://host:port/mcp`` on a background thread.
+
+        Returns the running ``HttpServer`` (``.url``, ``.port``, ``close()``, a context
+        manager); ``port=0`` picks a free port. ``stateless=True`` keeps no handshake-era
+        sessions (no ``Mcp-Session-Id``, no GET stream); 2026-07-28 requests are stateless
+        either way. Request bodies above ``max_body_size`` bytes are refused with 413.
+        """
+        return HttpServer(self, host, port, stateless, max_body_size)
+
+    def run_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        stateless: bool = False,
+        *,
+        max_body_size: int = MAX_BODY,
+    ) -> None:
+        """Serve Streamable HTTP at ``http://host:port/mcp`` until interrupted (Ctrl-C).
+
+        See ``serve_http`` for the options; the URL is printed on stderr.
+        """
+        http = self.serve_http(host, port, stateless, max_body_size=max_body_size)
+        print(f"mcp_lite server {self.name!r} on {http.url}", file=sys.stderr, flush=True)
+        try:
+            http.wait()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            http.close()
+
+    def _tool_schema(self, name: str) -> dict[str, Any] | None:
+        """The ``inputSchema`` of a registered tool (None when unknown)."""
+        with self._registry.lock:
+            spec = self._registry.tools.get(name)
+        return spec.definition()["inputSchema"] if spec is not None else None
 
     def notify_tools_changed(self) -> None:
         """Tell every client the tool list changed."""

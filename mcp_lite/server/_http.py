@@ -1,0 +1,770 @@
+"""Streamable HTTP for ``Server``: one endpoint (``/mcp``), stdlib only (threads).
+
+Both eras on one endpoint, told apart per request the way the stdio server does it:
+
+- handshake era (2025-03-26 … 2025-11-25): ``initialize`` opens a session
+  (``Mcp-Session-Id``) holding one ``ServerConnection``; a GET opens the session's stream
+  for messages that belong to no request; DELETE ends the session. ``stateless=True`` keeps
+  no session: each POST gets a fresh connection, already initialized at the version of its
+  ``MCP-Protocol-Version`` header.
+- stateless era (2026-07-28): every request stands alone and gets its own connection; the
+  request headers are checked against the body (``HeaderMismatch``), refusals of the
+  request itself are HTTP 400 (404 for an unknown method), and closing the response stream
+  cancels the request.
+
+Each POST answers with one JSON body when the first thing to send is the final response,
+else with an SSE stream (progress, logs, server → client requests, then the response).
+Every connection the connection sends on is a ``_Stream`` with a bounded queue; request
+bodies, sessions and concurrent HTTP connections are bounded too.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import json
+import queue
+import re
+import secrets
+import select
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from ..protocol import versions as pv
+from ._connection import ServerConnection
+from ._context import _id_key, log
+
+__all__ = ["HttpServer"]
+
+MAX_BODY = 4 * 1024 * 1024
+MAX_SESSIONS = 1024
+MAX_CONNECTIONS = 256
+SESSION_IDLE_S = 3600.0
+_QUEUE_BOUND = 4096
+_KEEPALIVE_S = 15.0
+_POLL_S = 0.25
+# Refusals of a 2026-07-28 request itself (not of the work it asked for) are HTTP 400.
+_BAD_REQUEST_CODES = frozenset({-32020, -32021, -32022})
+_NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_HEADER_SAFE = re.compile(r"^[\x20-\x7e\t]*$")
+_SENTINEL = re.compile(r"^=\?base64\?(.*)\?=$")
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+_END = object()  # put on a stream to end it
+
+
+class _Opener(Protocol):
+    """What the HTTP layer needs of its ``Server``."""
+
+    @property
+    def versions(self) -> tuple[str, ...]: ...
+
+    def open_connection(self, send: Any, *, routed: bool = False) -> ServerConnection: ...
+
+    def _tool_schema(self, name: str) -> Any: ...
+
+
+class _Stream:
+    """Where the messages of some requests go: one POST's response, or a session's GET."""
+
+    def __init__(self, keys: set[str]) -> None:
+        self.pending = set(keys)  # requests whose final response has not been queued
+        self.queue: queue.Queue[Any] = queue.Queue(_QUEUE_BOUND)
+        self.broken = False
+
+    def put(self, message: Any) -> None:
+        try:
+            self.queue.put_nowait(message)
+        except queue.Full:  # the client stopped reading: end this stream, not the others
+            self.broken = True
+            log.warning("HTTP stream overflowed (client not reading); dropping it")
+
+
+class _Router:
+    """Sends each outgoing message of one connection to the stream its request owns."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._streams: dict[str, _Stream] = {}
+        self.standalone: _Stream | None = None
+
+    def send(self, message: Any, related: str | None) -> None:
+        with self._lock:
+            stream = self._streams.get(related) if related is not None else None
+            if stream is None:
+                stream = self.standalone
+        if stream is None:
+            log.debug("no HTTP stream for a message (related to %s); dropped", related)
+            return
+        stream.put(message)
+
+    def attach(self, stream: _Stream) -> bool:
+        with self._lock:
+            if any(k in self._streams for k in stream.pending):
+                return False
+            for k in stream.pending:
+                self._streams[k] = stream
+            return True
+
+    def detach(self, keys: set[str]) -> None:
+        with self._lock:
+            for k in keys:
+                self._streams.pop(k, None)
+
+    def end_all(self) -> None:
+        with self._lock:
+            streams = {*self._streams.values(), self.standalone}
+        for s in streams:
+            if s is not None:
+                s.put(_END)
+
+
+class _Session:
+    def __init__(self, server: _Opener) -> None:
+        self.id = secrets.token_urlsafe(24)
+        self.router = _Router()
+        self.conn = server.open_connection(self.router.send, routed=True)
+        self.last_used = time.monotonic()
+
+    def close(self) -> None:
+        self.router.end_all()
+        self.conn.close(timeout=1.0)
+
+
+def _rpc_error(code: int, message: str, rid: Any = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+
+
+def _decode_header(value: str) -> str | None:
+    """A header value with the base64 sentinel undone; None when it is malformed."""
+    m = _SENTINEL.match(value)
+    if m is None:
+        return value if _HEADER_SAFE.match(value) else None
+    try:
+        return base64.b64decode(m.group(1), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def _param_paths(schema: Any) -> dict[tuple[str, ...], str]:
+    """``{property path: x-mcp-header name}`` of a tool's inputSchema (``properties`` only)."""
+    found: dict[tuple[str, ...], str] = {}
+    stack: list[tuple[tuple[str, ...], Any]] = [((), schema)]
+    while stack:
+        path, node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        name = node.get("x-mcp-header")
+        if path and isinstance(name, str):
+            found[path] = name
+        props = node.get("properties")
+        if isinstance(props, dict):
+            stack.extend(((*path, str(k)), v) for k, v in props.items())
+    return found
+
+
+def _header_text(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int)):
+        return str(value)
+    return None
+
+
+class _App:
+    """The state behind one HTTP endpoint."""
+
+    def __init__(self, server: _Opener, stateless: bool, max_body: int) -> None:
+        self.server = server
+        self.stateless = stateless
+        self.max_body = max_body
+        self.sessions: dict[str, _Session] = {}
+        self.lock = threading.Lock()
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.closed = False
+        self.bound_loopback = True
+        self._open: set[ServerConnection] = set()  # per-POST connections, for close()
+
+    def is_modern(self, msg: Any, header: str | None) -> bool:
+        """Mirrors ``ServerConnection._is_modern`` (plus the version header)."""
+        if not any(pv.is_stateless(v) for v in self.server.versions):
+            return False
+        params = msg.get("params") if isinstance(msg, dict) else None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        v = meta.get(pv.META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+        if v is None:
+            return header is not None and pv.is_stateless(header)
+        return not (isinstance(v, str) and v in pv.HANDSHAKE_VERSIONS and v in self.server.versions)
+
+    def new_session(self) -> _Session | None:
+        now = time.monotonic()
+        with self.lock:
+            if self.closed:
+                return None
+            stale = [s for s in self.sessions.values() if now - s.last_used > SESSION_IDLE_S]
+            for s in stale:
+                del self.sessions[s.id]
+            if len(self.sessions) >= MAX_SESSIONS:
+                session = None
+            else:
+                session = _Session(self.server)
+                self.sessions[session.id] = session
+        for s in stale:
+            s.close()
+        return session
+
+    def one_shot(self, router: _Router) -> ServerConnection:
+        conn = self.server.open_connection(router.send, routed=True)
+        with self.lock:
+            self._open.add(conn)
+        return conn
+
+    def done(self, conn: ServerConnection) -> None:
+        with self.lock:
+            self._open.discard(conn)
+        conn.close(timeout=1.0)
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            sessions = list(self.sessions.values())
+            self.sessions.clear()
+            conns = list(self._open)
+        for s in sessions:
+            s.close()
+        for c in conns:
+            c.close(timeout=1.0)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "mcp-lite-server"
+    app: _App  # set on the subclass made per HttpServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("http %s " + format, self.address_string(), *args)
+
+    # --- small helpers ----------------------------------------------------------------
+
+    def _plain(self, status: int, body: Any = None, headers: dict[str, str] | None = None) -> None:
+        data = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
+        self.send_response(status)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        if body is not None:
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if data:
+            self.wfile.write(data)
+
+    def _refuse(self, status: int, code: int, message: str, rid: Any = None) -> None:
+        self._plain(status, _rpc_error(code, message, rid))
+
+    def _path_ok(self) -> bool:
+        if urlsplit(self.path).path.rstrip("/") != "/mcp":
+            self._plain(404, _rpc_error(-32600, "Not Found: the MCP endpoint is /mcp"))
+            return False
+        origin = self.headers.get("Origin")
+        if origin and self.app.bound_loopback:
+            host = (urlsplit(origin).hostname or "").lower()
+            if host not in _LOOPBACK:  # DNS rebinding guard for a loopback server
+                self._refuse(403, -32600, "Forbidden: invalid Origin")
+                return False
+        return True
+
+    def _client_gone(self) -> bool:
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if not readable:
+                return False
+            return bool(self.connection.recv(1, socket.MSG_PEEK) == b"")
+        except (OSError, ValueError):
+            return True
+
+    # --- POST -------------------------------------------------------------------------
+
+    def do_POST(self) -> None:
+        if not self._path_ok():
+            return
+        length = self.headers.get("Content-Length")
+        if length is None or not length.isdigit():
+            self.close_connection = True
+            self._refuse(411, -32600, "Length Required: a Content-Length is required")
+            return
+        if int(length) > self.app.max_body:
+            self.close_connection = True  # the body stays unread
+            self._refuse(413, -32600, f"Payload Too Large: more than {self.app.max_body} bytes")
+            return
+        body = self.rfile.read(int(length))
+        ctype = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if ctype != "application/json":
+            self._refuse(415, -32600, "Unsupported Media Type: expected application/json")
+            return
+        try:
+            message = json.loads(body)
+        except ValueError as exc:
+            self._refuse(400, -32700, f"Parse error: {exc}")
+            return
+        accept = self.headers.get("Accept", "")
+        sse_ok = "text/event-stream" in accept or "*/*" in accept or not accept
+        header_version = self.headers.get("MCP-Protocol-Version")
+        if self.app.is_modern(message, header_version):
+            self._modern(message, sse_ok)
+        elif self.app.stateless:
+            self._legacy_stateless(message, sse_ok, header_version)
+        else:
+            self._legacy_session(message, sse_ok, header_version)
+
+    def _modern(self, msg: Any, sse_ok: bool) -> None:
+        if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
+            self._refuse(400, -32600, "Invalid Request: one JSON-RPC message per POST")
+            return
+        if "id" not in msg:
+            self._plain(202)  # notifications/cancelled is not used over HTTP; others unknown
+            return
+        rid = msg.get("id")
+        problem = self._check_headers(msg)
+        if problem is not None:
+            self._refuse(400, -32020, f"Header mismatch: {problem}", rid)
+            return
+        params = msg.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        version = meta.get(pv.META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+        if version not in self.app.server.versions:
+            body = _rpc_error(-32022, "Unsupported protocol version", rid)
+            body["error"]["data"] = {
+                "supported": list(self.app.server.versions),
+                "requested": version,
+            }
+            self._plain(400, body)
+            return
+        if not isinstance(meta, dict) or not isinstance(
+            meta.get(pv.META_CLIENT_CAPABILITIES), dict
+        ):
+            self._refuse(400, -32602, f"_meta[{pv.META_CLIENT_CAPABILITIES!r}] is required", rid)
+            return
+        router = _Router()
+        conn = self.app.one_shot(router)
+        try:
+            self._serve(conn, router, msg, sse_ok, modern=True)
+        finally:
+            self.app.done(conn)
+
+    def _check_headers(self, msg: dict[str, Any]) -> str | None:
+        """Why the 2026-07-28 request headers disagree with the body, or None."""
+        raw = msg.get("params")
+        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        raw = params.get("_meta")
+        meta: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        got = self.headers.get("MCP-Protocol-Version")
+        if got is None:
+            return "the MCP-Protocol-Version header is missing"
+        if got != meta.get(pv.META_PROTOCOL_VERSION):
+            return f"MCP-Protocol-Version {got!r} does not match the body"
+        method = msg.get("method")
+        got = self.headers.get("Mcp-Method")
+        if got is None:
+            return "the Mcp-Method header is missing"
+        if _decode_header(got) != method:
+            return f"Mcp-Method {got!r} does not match the body value {method!r}"
+        key = _NAMED.get(str(method))
+        if key is not None:
+            got = self.headers.get("Mcp-Name")
+            if got is None:
+                return "the Mcp-Name header is missing"
+            if _decode_header(got) != params.get(key):
+                return f"Mcp-Name {got!r} does not match the body value"
+        if method == "tools/call" and isinstance(params.get("name"), str):
+            return self._check_params(params)
+        return None
+
+    def _check_params(self, params: dict[str, Any]) -> str | None:
+        paths = _param_paths(self.app.server._tool_schema(params["name"]))
+        args = params.get("arguments")
+        for path, name in paths.items():
+            value = args
+            for k in path:
+                value = value.get(k) if isinstance(value, dict) else None
+            want = _header_text(value)
+            got = self.headers.get(f"Mcp-Param-{name}")
+            if want is None:
+                continue  # null or absent: the header is not expected
+            if got is None:
+                return f"the Mcp-Param-{name} header is missing"
+            decoded = _decode_header(got)
+            if decoded is None:
+                return f"Mcp-Param-{name} holds invalid characters"
+            if decoded != want and not (
+                isinstance(value, int) and not isinstance(value, bool) and _same_int(decoded, value)
+            ):
+                return f"Mcp-Param-{name} does not match the body value"
+        return None
+
+    def _legacy_stateless(self, msg: Any, sse_ok: bool, header_version: str | None) -> None:
+        if header_version is not None and header_version not in self.app.server.versions:
+            self._refuse(
+                400, -32600, f"Bad Request: unsupported MCP-Protocol-Version {header_version!r}"
+            )
+            return
+        router = _Router()
+        conn = self.app.one_shot(router)
+        if not _has_initialize(msg):
+            # no session to remember the handshake: take the version from the header
+            conn.protocol_version = header_version or pv.V2025_03_26
+        try:
+            self._serve(conn, router, msg, sse_ok, modern=False)
+        finally:
+            self.app.done(conn)
+
+    def _legacy_session(self, msg: Any, sse_ok: bool, header_version: str | None) -> None:
+        headers: dict[str, str] = {}
+        if _has_initialize(msg):
+            session = self.app.new_session()
+            if session is None:
+                self._refuse(503, -32603, "Service Unavailable: too many sessions")
+                return
+            headers["Mcp-Session-Id"] = session.id
+        else:
+            session = self._session()
+            if session is None:
+                return
+            if header_version is not None and header_version not in self.app.server.versions:
+                self._refuse(
+                    400, -32600, f"Bad Request: unsupported MCP-Protocol-Version {header_version!r}"
+                )
+                return
+        self._serve(session.conn, session.router, msg, sse_ok, modern=False, headers=headers)
+
+    def _session(self) -> _Session | None:
+        sid = self.headers.get("Mcp-Session-Id")
+        if not sid:
+            self._refuse(400, -32600, "Bad Request: Mcp-Session-Id header is required")
+            return None
+        with self.app.lock:
+            session = self.app.sessions.get(sid)
+            if session is not None:
+                session.last_used = time.monotonic()
+        if session is None:
+            self._refuse(404, -32001, "Session not found")
+        return session
+
+    # --- answering --------------------------------------------------------------------
+
+    def _serve(
+        self,
+        conn: ServerConnection,
+        router: _Router,
+        msg: Any,
+        sse_ok: bool,
+        modern: bool,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        items = msg if isinstance(msg, list) else [msg]
+        keys = {
+            _id_key(m["id"]) for m in items if isinstance(m, dict) and "method" in m and "id" in m
+        }
+        if not keys:  # notifications and responses only
+            conn.receive(msg)
+            self._plain(202, headers=headers)
+            return
+        stream = _Stream(keys)
+        if not router.attach(stream):
+            self._refuse(400, -32600, "Invalid Request: a request with this id is in progress")
+            return
+        try:
+            conn.receive(msg)
+            self._pump(conn, stream, sse_ok, modern, headers or {}, batch=isinstance(msg, list))
+        finally:
+            router.detach(keys)
+
+    def _next(self, conn: ServerConnection, stream: _Stream) -> Any:
+        """The next message for ``stream``; None when the client went away (its requests
+        are then cancelled) or the stream broke."""
+        idle = 0.0
+        while True:
+            if stream.broken:
+                self._cancel(conn, stream)
+                return None
+            try:
+                return stream.queue.get(timeout=_POLL_S)
+            except queue.Empty:
+                idle += _POLL_S
+            if self._client_gone():
+                self._cancel(conn, stream)
+                return None
+            if idle >= _KEEPALIVE_S:
+                idle = 0.0
+                return ":"  # a keep-alive comment (only written on an open SSE stream)
+
+    def _cancel(self, conn: ServerConnection, stream: _Stream) -> None:
+        for key in list(stream.pending):
+            conn.receive(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": json.loads(key), "reason": "HTTP stream closed"},
+                }
+            )
+
+    @staticmethod
+    def _final(stream: _Stream, message: Any) -> bool:
+        """Mark the responses in ``message``; True when it carried one of ours."""
+        items = message if isinstance(message, list) else [message]
+        hit = False
+        for m in items:
+            if isinstance(m, dict) and "method" not in m and "id" in m:
+                key = _id_key(m["id"])
+                if key in stream.pending:
+                    stream.pending.discard(key)
+                    hit = True
+        return hit
+
+    def _pump(
+        self,
+        conn: ServerConnection,
+        stream: _Stream,
+        sse_ok: bool,
+        modern: bool,
+        headers: dict[str, str],
+        batch: bool,
+    ) -> None:
+        if not sse_ok:  # JSON only: the responses, nothing else
+            out: list[Any] = []
+            while stream.pending:
+                m = self._next(conn, stream)
+                if m is None or m is _END:
+                    return
+                if m != ":" and self._final(stream, m):
+                    out.extend(m if isinstance(m, list) else [m])
+            self._plain(200, out if batch else out[0], headers)
+            return
+        first = self._next(conn, stream)
+        while first == ":":
+            first = self._next(conn, stream)
+        if first is None or first is _END:
+            if first is _END:
+                self._refuse(503, -32603, "the server is shutting down")
+            return
+        if self._final(stream, first) and not stream.pending:
+            status = 200
+            if modern and isinstance(first, dict) and "error" in first:
+                code = first["error"].get("code")
+                status = 404 if code == -32601 else 400 if code in _BAD_REQUEST_CODES else 200
+            self._plain(status, first, headers)
+            return
+        self._sse(conn, stream, first, headers)
+
+    def _sse(
+        self, conn: ServerConnection, stream: _Stream, first: Any, headers: dict[str, str]
+    ) -> None:
+        chunked = self.request_version == "HTTP/1.1"
+        self.send_response(200)
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("X-Accel-Buffering", "no")
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+
+        def write(data: bytes) -> bool:
+            try:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
+                self.wfile.flush()
+                return True
+            except OSError:
+                return False
+
+        message = first
+        while True:
+            if message == ":":
+                ok = write(b":\n\n")
+            else:
+                ok = write(b"event: message\ndata: " + json.dumps(message).encode() + b"\n\n")
+            if not ok:
+                self._cancel(conn, stream)
+                self.close_connection = True
+                return
+            if not stream.pending:
+                break
+            message = self._next(conn, stream)
+            if message is None or message is _END:
+                self.close_connection = True
+                return
+            self._final(stream, message)
+        if chunked:
+            with contextlib.suppress(OSError):
+                self.wfile.write(b"0\r\n\r\n")
+
+    # --- GET and DELETE (handshake-era sessions only) ---------------------------------
+
+    def do_GET(self) -> None:
+        if not self._path_ok():
+            return
+        if self.app.stateless or (
+            (v := self.headers.get("MCP-Protocol-Version")) is not None and pv.is_stateless(v)
+        ):
+            self._plain(405, headers={"Allow": "POST"})
+            return
+        if "text/event-stream" not in self.headers.get("Accept", "text/event-stream"):
+            self._refuse(406, -32600, "Not Acceptable: the GET stream is text/event-stream")
+            return
+        session = self._session()
+        if session is None:
+            return
+        stream = _Stream({"standalone"})
+        with session.router._lock:
+            busy = session.router.standalone is not None
+            if not busy:
+                session.router.standalone = stream
+        if busy:
+            self._refuse(409, -32600, "Conflict: this session already has a GET stream")
+            return
+        try:
+            self._sse_forever(stream)
+        finally:
+            with session.router._lock:
+                if session.router.standalone is stream:
+                    session.router.standalone = None
+
+    def _sse_forever(self, stream: _Stream) -> None:
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("X-Accel-Buffering", "no")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        idle = 0.0
+        while not stream.broken:
+            try:
+                m = stream.queue.get(timeout=_POLL_S)
+            except queue.Empty:
+                idle += _POLL_S
+                if self._client_gone():
+                    return
+                if idle < _KEEPALIVE_S:
+                    continue
+                idle, data = 0.0, b":\n\n"
+            else:
+                if m is _END:
+                    return
+                data = b"event: message\ndata: " + json.dumps(m).encode() + b"\n\n"
+            try:
+                self.wfile.write(data)
+                self.wfile.flush()
+            except OSError:
+                return
+
+    def do_DELETE(self) -> None:
+        if not self._path_ok():
+            return
+        if self.app.stateless:
+            self._plain(405, headers={"Allow": "POST"})
+            return
+        session = self._session()
+        if session is None:
+            return
+        with self.app.lock:
+            self.app.sessions.pop(session.id, None)
+        session.close()
+        self._plain(200)
+
+
+def _has_initialize(msg: Any) -> bool:
+    items = msg if isinstance(msg, list) else [msg]
+    return any(isinstance(m, dict) and m.get("method") == "initialize" for m in items)
+
+
+def _same_int(text: str, value: int) -> bool:
+    try:
+        return float(text) == value
+    except ValueError:
+        return False
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    app: _App
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # bounded: past MAX_CONNECTIONS concurrent connections, new ones are refused at once
+        if not self.app.slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.sendall(
+                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+                    b"Connection: close\r\n\r\n"
+                )
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.app.slots.release()
+
+
+class HttpServer:
+    """A running Streamable HTTP endpoint (see ``Server.serve_http``); ``close()`` stops it.
+
+    Attributes:
+        url: the MCP endpoint, e.g. ``http://127.0.0.1:8000/mcp``.
+        host, port: where it listens (``port`` is the real one when 0 was asked for).
+    """
+
+    def __init__(
+        self, server: _Opener, host: str, port: int, stateless: bool, max_body: int = MAX_BODY
+    ) -> None:
+        self._app = _App(server, stateless, max_body)
+        handler = type("Handler", (_Handler,), {"app": self._app})
+        self._httpd = _HTTPServer((host, port), handler)
+        self._httpd.app = self._app
+        self._app.bound_loopback = host in _LOOPBACK or host.startswith("127.")
+        self.host = host
+        self.port: int = self._httpd.server_address[1]
+        shown = f"[{host}]" if ":" in host else host
+        self.url = f"http://{shown}:{self.port}/mcp"
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.2},
+            name=f"mcp-server-http[{self.port}]",
+            daemon=True,
+        )
+        self._thread.start()
+        self._closed = False
+
+    def close(self) -> None:
+        """Stop listening, end every session and stream, and wait (bounded) for the loop."""
+        if self._closed:
+            return
+        self._closed = True
+        self._httpd.shutdown()
+        self._app.close()
+        self._httpd.server_close()
+        self._thread.join(timeout=5.0)
+
+    def wait(self) -> None:
+        """Block until ``close()`` (from another thread) or KeyboardInterrupt."""
+        while self._thread.is_alive():
+            self._thread.join(timeout=0.5)
+
+    def __enter__(self) -> HttpServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<HttpServer {self.url}>"
