@@ -26,11 +26,13 @@ import difflib
 import json
 import logging
 import re
+import shlex
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from . import errors
+from ._secrets import redact_url
 
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, EXIT_CONNECT, EXIT_AUTH, EXIT_PROTOCOL = 0, 1, 2, 3, 4, 5
 EXIT_TIMEOUT = 124
@@ -325,7 +327,19 @@ def _target(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
             raise UsageError(f"--env wants KEY=VALUE, got {item!r}")
         env[key] = value
     if args.stdio:
-        return args.stdio, {"env": env or None}
+        # The one place a command is a string: split like a shell would (no shell runs).
+        try:
+            argv = shlex.split(args.stdio)
+        except ValueError as exc:
+            raise UsageError(f"--stdio: {exc}") from None
+        if not argv:
+            raise UsageError("--stdio needs a command")
+        return argv, {"env": env or None}
+    if "://" not in args.url:
+        raise UsageError(
+            f"--url wants a URL with a scheme (http://, https://, ws://, wss://), got "
+            f"{redact_url(args.url)!r}; to run a command use --stdio"
+        )
     return args.url, {}
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import events as _events
 from ._connection import Connection, Handlers
+from ._secrets import redact_url
 from ._version import __version__
 from .errors import (
     ConfigError,
@@ -147,6 +148,8 @@ class Client:
                 f"protocol_version {protocol_version!r} is not one of "
                 f"'auto', {', '.join(v.SUPPORTED_VERSIONS)}"
             )
+        if isinstance(target, Mapping):
+            target = _validated(target)
         self.target = target
         self.timeout = float(timeout)
         self.name = name or _target_name(target)
@@ -733,13 +736,28 @@ def _root(root: str | Mapping[str, Any]) -> dict[str, Any]:
     return dict(root)
 
 
+def _validated(target: Mapping[str, Any]) -> Any:
+    """A config dict checked by the Hub's validator, ``${VAR}`` expanded once (a dict the
+    Hub built from its config already was: taken as is)."""
+    from .hub.config import ServerTarget, validate_target
+
+    return target if isinstance(target, ServerTarget) else validate_target(target)
+
+
 def _target_name(target: Any) -> str:
+    """A short name for logs and errors; never a URL's query, password or a header."""
     if isinstance(target, str):
+        if "://" in target:
+            return redact_url(target)
         return target.split()[0].rsplit("/", 1)[-1] if target.strip() else "server"
     if isinstance(target, Sequence) and target:
         return os.path.basename(str(target[-1] if len(target) > 1 else target[0]))
     if isinstance(target, Mapping):
-        return str(target.get("name") or target.get("url") or target.get("command") or "server")
+        if target.get("name"):
+            return str(target["name"])
+        if target.get("url"):
+            return redact_url(str(target["url"]))
+        return str(target.get("command") or "server")
     return str(getattr(target, "name", "server"))
 
 

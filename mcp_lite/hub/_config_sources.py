@@ -78,6 +78,44 @@ def expand_server(
     return out, missing
 
 
+# --- known keys ---------------------------------------------------------------------------
+
+# Keys the transports read from a config dict beyond the model's fields (see
+# ``mcp_lite.transports._remote``); ``name`` names the client in logs.
+_TRANSPORT_KEYS: dict[str, tuple[str, ...]] = {
+    "http": ("connectTimeout", "readTimeout", "idleTimeout", "auth", "token_provider"),
+    "sse": ("connectTimeout", "readTimeout", "idleTimeout", "auth", "token_provider"),
+    "proxy": ("connectTimeout", "readTimeout", "idleTimeout"),
+    "sse-ide": ("connectTimeout", "readTimeout", "idleTimeout"),
+    "ws": ("connectTimeout", "pingInterval"),
+    "ws-ide": ("connectTimeout", "pingInterval"),
+}
+
+
+def known_keys(kind: str, model: Any) -> set[str]:
+    """Every key a server config of type ``kind`` (pydantic class ``model``) may hold:
+    the model's fields and their aliases, the transport's own keys, ``type`` and ``name``."""
+    keys = {"type", "name", *_TRANSPORT_KEYS.get(kind, ())}
+    for field_name, info in model.model_fields.items():
+        keys.add(field_name)
+        alias = info.validation_alias
+        keys.update(getattr(alias, "choices", None) or ([alias] if isinstance(alias, str) else []))
+    if "token_provider" in keys:
+        keys.add("tokenProvider")
+    return keys
+
+
+def did_you_mean(key: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest known key, or an empty string."""
+    import difflib
+
+    choices = sorted(known)
+    lowered = {k.lower(): k for k in choices}
+    close = [lowered[key.lower()]] if key.lower() in lowered else []
+    close = close or difflib.get_close_matches(key, choices, n=1, cutoff=0.7)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 # --- names, types, trust -------------------------------------------------------------------
 
 TYPE_ALIASES = {

@@ -46,6 +46,7 @@ Rules, in the order they are applied:
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -62,11 +63,14 @@ from pydantic import (
     field_validator,
 )
 
+from .._secrets import REDACTED, header_problem, redact_url
 from ..errors import ConfigError
 from . import _config_sources as src
 
 if TYPE_CHECKING:
     from ..server import Server
+
+log = logging.getLogger("mcp_lite.hub")
 
 __all__ = [
     "ConfigIssue",
@@ -83,9 +87,11 @@ __all__ = [
     "StdioServerConfig",
     "WsIdeServerConfig",
     "WsServerConfig",
+    "ServerTarget",
     "import_claude_desktop",
     "load_config",
     "parse_servers",
+    "validate_target",
 ]
 
 Scope = Literal["enterprise", "local", "project", "user", "dynamic", "remote"]
@@ -106,13 +112,27 @@ DEFAULT_IDE_AUTH_HEADER = "X-Claude-Code-Ide-Authorization"
 
 
 class _Base(BaseModel):
-    """Fields every server type has; unknown fields are kept (forward compatible)."""
+    """Fields every server type has; unknown fields are kept (forward compatible).
+
+    ``repr`` shows no secret: header, env and token values, arguments and unknown fields are
+    replaced by ``[redacted]``, and the URL loses its query values and password.
+    """
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     timeout: float | None = Field(default=None, gt=0)
     """Seconds per request for this server (the Hub's default when ``None``)."""
     disabled: bool = False
+
+    def __repr_args__(self) -> Any:
+        shown = ("type", "command", "timeout", "disabled", "ideName", "authHeader", "name")
+        for key, value in super().__repr_args__():
+            if key == "url" and isinstance(value, str):
+                yield key, redact_url(value)
+            elif key in shown or value in (None, [], {}):
+                yield key, value
+            else:
+                yield key, REDACTED
 
 
 class StdioServerConfig(_Base):
@@ -147,8 +167,18 @@ class _Remote(_Base):
         scheme = url.split("://", 1)[0].lower() if "://" in url else ""
         if scheme not in cls._schemes:
             wanted = " or ".join(f"{s}://" for s in cls._schemes)
-            raise ValueError(f"must be a {wanted} URL, got {url!r}")
+            raise ValueError(f"must be a {wanted} URL, got {redact_url(url)!r}")
         return url
+
+    @field_validator("headers")
+    @classmethod
+    def _check_headers(cls, headers: dict[str, str]) -> dict[str, str]:
+        # CR/LF would split the request: refused here, naming the header (never the value).
+        for name, value in headers.items():
+            problem = header_problem(name, value)
+            if problem is not None:
+                raise ValueError(problem)
+        return headers
 
 
 class HttpServerConfig(_Remote):
@@ -185,11 +215,18 @@ class WsIdeServerConfig(_Remote):
     _schemes = ("ws", "wss")
     type: Literal["ws-ide"] = "ws-ide"
     ideName: str | None = None
-    authToken: str | None = None
+    authToken: str | None = Field(default=None, repr=False)
     authHeader: str = Field(
         default=DEFAULT_IDE_AUTH_HEADER,
         validation_alias=AliasChoices("authHeader", "authHeaderName"),
     )
+
+    @field_validator("authToken")
+    @classmethod
+    def _check_token(cls, token: str | None) -> str | None:
+        if token is not None and header_problem("authToken", token) is not None:
+            raise ValueError("has a line break or NUL in it (refused)")
+        return token
 
 
 class ProxyServerConfig(_Remote):
@@ -237,6 +274,26 @@ _ADAPTER: TypeAdapter[Any] = TypeAdapter(ServerConfig)
 _TYPES = ("stdio", "http", "sse", "ws", "sse-ide", "ws-ide", "proxy", "sdk")
 
 
+class ServerTarget(dict[str, Any]):
+    """A ``connect()`` target from ``ServerEntry.target()`` or ``validate_target``: already
+    validated, its ``${VAR}`` already expanded, so ``connect`` takes it as is (expanding
+    twice would expand what a variable's value happens to contain)."""
+
+
+def _target_of(config: ServerConfig) -> ServerTarget | Server:
+    if isinstance(config, SdkServerConfig):
+        server: Server = config.server
+        return server
+    if isinstance(config, StdioServerConfig):
+        return ServerTarget(
+            command=config.command, args=list(config.args), env=dict(config.env), cwd=config.cwd
+        )
+    out = config.model_dump(exclude={"timeout", "disabled"}, exclude_none=True)
+    if isinstance(config, WsIdeServerConfig):
+        out["authHeaderName"] = out.pop("authHeader")
+    return ServerTarget(out)
+
+
 # --- results --------------------------------------------------------------------------------
 
 
@@ -277,7 +334,7 @@ class ServerEntry:
         """Valid and not disabled: the Hub may connect it."""
         return self.config is not None and self.error is None and self.disabled_reason is None
 
-    def target(self) -> dict[str, Any] | Server:
+    def target(self) -> ServerTarget | Server:
         """What to pass to ``mcp_lite.connect()``.
 
         stdio: ``{"command", "args", "env", "cwd"}``; remote: ``{"type", "url", "headers",
@@ -292,20 +349,7 @@ class ServerEntry:
         config = self.config
         if config is None:
             raise ConfigError(f"server {self.name!r} has no valid config: {self.error}")
-        if isinstance(config, SdkServerConfig):
-            server: Server = config.server
-            return server
-        if isinstance(config, StdioServerConfig):
-            return {
-                "command": config.command,
-                "args": list(config.args),
-                "env": dict(config.env),
-                "cwd": config.cwd,
-            }
-        out = config.model_dump(exclude={"timeout", "disabled"}, exclude_none=True)
-        if isinstance(config, WsIdeServerConfig):
-            out["authHeaderName"] = out.pop("authHeader")
-        return out
+        return _target_of(config)
 
     def signature(self) -> str | None:
         """The content signature used to find duplicates across scopes.
@@ -359,37 +403,89 @@ def _format_errors(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+class _Invalid(Exception):
+    """One entry's validation failure; ``prefix``: say which server and source."""
+
+    def __init__(self, message: str, *, prefix: bool = True) -> None:
+        super().__init__(message)
+        self.message, self.prefix = message, prefix
+
+
+def _validate(raw: Any, environ: Mapping[str, str]) -> tuple[ServerConfig, list[str]]:
+    """THE validator of a server entry (Hub files and ``connect(dict)`` alike): ``type``
+    inferred, ``${VAR}`` expanded once, pydantic validation. Returns the config and the keys
+    that no transport reads (typos, or fields of a newer Claude Code).
+
+    Raises:
+        _Invalid: why the entry cannot be used.
+    """
+    if not isinstance(raw, Mapping):
+        raise _Invalid(f"expected an object, got {type(raw).__name__}")
+    typed = src.with_type(raw)
+    if isinstance(typed, str):
+        raise _Invalid(typed)
+    expanded, missing = src.expand_server(typed, environ)
+    if missing:
+        plural = "s" if len(missing) > 1 else ""
+        raise _Invalid(f"missing environment variable{plural} {', '.join(missing)}", prefix=False)
+    try:
+        config: ServerConfig = _ADAPTER.validate_python(expanded)
+    except ValidationError as exc:
+        raise _Invalid(_format_errors(exc)) from None
+    known = src.known_keys(config.type, type(config))
+    return config, [str(k) for k in expanded if str(k) not in known]
+
+
 def _parse_one(
     name: str, raw: Any, scope: Scope, source: str, environ: Mapping[str, str]
 ) -> tuple[ServerEntry, ConfigIssue | None]:
     entry = ServerEntry(name=name, scope=scope, config=None, source=source)
-
-    def fail(message: str, *, prefix: bool = True) -> tuple[ServerEntry, ConfigIssue]:
-        entry.error = (
-            f"invalid config for server {name!r} in {source}: {message}" if prefix else message
-        )
-        return entry, ConfigIssue(source, name, message)
-
     problem = src.name_problem(name)
-    if problem is not None:
-        return fail(problem, prefix=False)
-    if not isinstance(raw, Mapping):
-        return fail(f"expected an object, got {type(raw).__name__}")
-    typed = src.with_type(raw)
-    if isinstance(typed, str):
-        return fail(typed)
-    expanded, missing = src.expand_server(typed, environ)
-    if missing:
-        plural = "s" if len(missing) > 1 else ""
-        return fail(f"missing environment variable{plural} {', '.join(missing)}", prefix=False)
     try:
-        config: ServerConfig = _ADAPTER.validate_python(expanded)
-    except ValidationError as exc:
-        return fail(_format_errors(exc))
+        if problem is not None:
+            raise _Invalid(problem, prefix=False)
+        config, unknown = _validate(raw, environ)
+    except _Invalid as exc:
+        entry.error = (
+            f"invalid config for server {name!r} in {source}: {exc.message}"
+            if exc.prefix
+            else exc.message
+        )
+        return entry, ConfigIssue(source, name, exc.message)
+    for key in unknown:
+        hint = src.did_you_mean(key, src.known_keys(config.type, type(config)))
+        if hint:  # kept (forward compatible), but a likely typo is worth a line
+            log.warning("server %r in %s: unknown key %r%s", name, source, key, hint)
     entry.config = config
     if config.disabled:
         entry.disabled_reason = 'disabled in its config ("disabled": true)'
     return entry, None
+
+
+def validate_target(
+    raw: Mapping[str, Any], *, environ: Mapping[str, str] | None = None
+) -> ServerTarget | Server:
+    """A config dict given to ``mcp_lite.connect``, checked by the Hub's validator and with
+    ``${VAR}``/``${VAR:-default}`` expanded from ``environ`` (default ``os.environ``).
+
+    Stricter than a config file: a key no transport reads is an error (a typo would
+    otherwise end in a timeout), with a suggestion when one is close.
+
+    Raises:
+        ConfigError: the dict is not a valid server config; the message names the key.
+    """
+    try:
+        config, unknown = _validate(raw, os.environ if environ is None else environ)
+    except _Invalid as exc:
+        raise ConfigError(f"invalid server config: {exc.message}") from None
+    if unknown:
+        known = src.known_keys(config.type, type(config))
+        key = unknown[0]
+        raise ConfigError(
+            f"invalid server config: unknown key {key!r} for a {config.type!r} server"
+            f"{src.did_you_mean(key, known)}; known keys: {', '.join(sorted(known))}"
+        )
+    return _target_of(config)
 
 
 def _parse_mapping(

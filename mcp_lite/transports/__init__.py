@@ -10,6 +10,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._secrets import check_headers, redact_url
 from ..errors import ConfigError
 from .base import Outgoing, Transport
 
@@ -30,6 +31,10 @@ def make_transport(
 ) -> Transport:
     """The transport for a connect target (see ``mcp_lite.connect``).
 
+    A string is a URL with a scheme (``http``, ``https``, ``ws``, ``wss``), never a command:
+    a command is a list (``["python", "srv.py"]``) or a config dict, so that a mistyped
+    or untrusted URL can never start a process.
+
     Raises:
         ConfigError: the target is not something mcp_lite can connect to.
     """
@@ -41,11 +46,8 @@ def make_transport(
         from .inprocess import InProcessTransport
 
         return InProcessTransport(target, name=name)
-    if isinstance(target, str) and "://" in target:
-        scheme = target.split("://", 1)[0].lower()
-        kind = {"http": "http", "https": "http", "ws": "ws", "wss": "ws"}.get(scheme)
-        if kind is None:
-            raise ConfigError(f"unsupported URL scheme {scheme!r} in {target!r}")
+    if isinstance(target, str):
+        kind = _url_kind(target)
         return _remote(
             kind,
             {"url": target},
@@ -84,13 +86,28 @@ def make_transport(
         return _stdio(
             [command, *map(str, args)], name, merged_env, target.get("cwd") or cwd, max_message_size
         )
-    if isinstance(target, str) or (
-        isinstance(target, Sequence) and target and all(isinstance(a, str) for a in target)
-    ):
-        return _stdio(target, name, env, cwd, max_message_size)
+    if isinstance(target, Sequence) and target and all(isinstance(a, str) for a in target):
+        return _stdio(list(target), name, env, cwd, max_message_size)
     raise ConfigError(
         f"cannot connect to {target!r}: expected a command list, a config "
         "dict, a URL or a mcp_lite.Server"
+    )
+
+
+def _url_kind(target: str) -> str:
+    """``http`` or ``ws`` for a URL string; ``ConfigError`` for anything else."""
+    scheme, sep, rest = target.strip().partition("://")
+    kind = {"http": "http", "https": "http", "ws": "ws", "wss": "ws"}.get(scheme.lower())
+    if sep and kind is not None and rest and not rest.startswith("/"):
+        return kind
+    if sep:
+        raise ConfigError(
+            f"unsupported URL {redact_url(target)!r}: expected http://, https://, ws:// or wss://"
+        )
+    raise ConfigError(
+        f"{redact_url(target)!r} is not a URL: a string target must be a URL with a scheme "
+        "(http://, https://, ws://, wss://); to run a command, pass a list such as "
+        '["python", "server.py"] or a config dict {"command": ..., "args": [...]}'
     )
 
 
@@ -129,11 +146,16 @@ def _remote(
 
     url = config.get("url")
     if not isinstance(url, str) or "://" not in url:
-        raise ConfigError(f"a {kind!r} server needs a 'url' like http://host/path, got {url!r}")
+        shown = redact_url(url) if isinstance(url, str) else url
+        raise ConfigError(f"a {kind!r} server needs a 'url' like http://host/path, got {shown!r}")
     scheme = url.split("://", 1)[0].lower()
     want = ("ws", "wss") if kind in ("ws", "ws-ide") else ("http", "https")
     if scheme not in want:
-        raise ConfigError(f"a {kind!r} server needs a {' or '.join(want)} URL, got {url!r}")
+        raise ConfigError(
+            f"a {kind!r} server needs a {' or '.join(want)} URL, got {redact_url(url)!r}"
+        )
+    check_headers(config.get("headers"))
+    check_headers(headers)
     merged = {str(k): str(val) for k, val in (config.get("headers") or {}).items()}
     merged.update({str(k): str(val) for k, val in (headers or {}).items()})
     if auth is None and kind in ("http", "sse", "proxy"):
@@ -149,6 +171,7 @@ def _remote(
         if kind == "ws-ide" and config.get("authToken"):
             header = str(config.get("authHeaderName") or "X-Claude-Code-Ide-Authorization")
             merged[header] = str(config["authToken"])
+            check_headers({header: merged[header]})
         ping = config.get("pingInterval", 20.0)
         return WebSocketTransport(
             url,

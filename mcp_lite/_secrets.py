@@ -1,0 +1,60 @@
+"""Keeping secrets out of text, and out of the wire where they would break it.
+
+Every layer that builds an error message, a ``repr``, a log line or a status from a URL or a
+header uses these helpers: a URL is shown without its password and without the values of
+its query (``?api_key=[redacted]``: keys are kept, they help to recognise the URL); a header
+value is never shown at all. Header values with CR, LF or NUL are refused when they are
+configured (they would split the HTTP request), naming the header, never the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import urlsplit, urlunsplit
+
+from .errors import ConfigError
+
+__all__ = ["REDACTED", "check_headers", "header_problem", "redact_url"]
+
+REDACTED = "[redacted]"
+_BAD = ("\r", "\n", "\x00")
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its userinfo password and with every query value replaced by
+    ``[redacted]``; the fragment is dropped. Never raises (garbage comes back shortened)."""
+    try:
+        parts = urlsplit(str(url))
+        netloc = parts.netloc
+        if "@" in netloc:
+            user, _, host = netloc.rpartition("@")
+            name = user.split(":", 1)[0]
+            netloc = f"{name}:{REDACTED}@{host}" if ":" in user else f"{REDACTED}@{host}"
+        query = "&".join(
+            f"{item.split('=', 1)[0]}={REDACTED}" if "=" in item else REDACTED
+            for item in parts.query.split("&")
+            if item
+        )
+        return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    except Exception:
+        return "<unparsable URL>"
+
+
+def header_problem(name: object, value: object) -> str | None:
+    """Why the header ``name: value`` cannot be sent, or None. Never quotes the value."""
+    if not isinstance(name, str) or not name or any(c in name for c in ":\r\n\x00 \t"):
+        return f"invalid header name {name!r}"
+    if not isinstance(value, str):
+        return f"header {name!r} must have a string value, not {type(value).__name__}"
+    if any(c in value for c in _BAD):
+        return f"header {name!r} has a line break or NUL in its value (refused)"
+    return None
+
+
+def check_headers(headers: Mapping[str, object] | None, where: str = "") -> None:
+    """Raise ``ConfigError`` naming the first header that cannot be sent (see
+    ``header_problem``)."""
+    for name, value in (headers or {}).items():
+        problem = header_problem(name, value)
+        if problem is not None:
+            raise ConfigError(f"{where}: {problem}" if where else problem)
