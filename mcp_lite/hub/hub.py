@@ -32,6 +32,7 @@ from ..errors import (
     SessionExpired,
     UrlElicitationRequired,
 )
+from . import _agent_tools as own
 from ._auth_cache import NeedsAuthCache
 from ._connections import (
     Backoff,
@@ -42,13 +43,17 @@ from ._connections import (
     Spec,
     make_spec,
 )
-from .permissions import PermissionHandler, Permissions
+from ._llm_names import llm_names
+from .permissions import PermissionHandler, Permissions, parse_rule, rules_match
 from .results import ResultProcessor, ToolEvent
+from .search import rank_tools
 from .tools import (
     Catalog,
     McpPrompt,
     McpResource,
     McpTool,
+    ToolFormat,
+    check_format,
     to_mcp_prompt,
     to_mcp_resource,
     to_mcp_tool,
@@ -79,8 +84,10 @@ _HUB_OPTIONS = frozenset(
         "auth_cache_path",
         "elicitation_timeout",
         "event_hooks",
+        "always_load",
     }
 )
+_OWN_TOOLS = (*own.RESOURCE_TOOLS, own.TOOL_SEARCH)
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,10 @@ class Hub:
         event_hooks: ``{kind: [fn]}`` given to every Client (``mcp_lite.events``); each
             ``Event.server`` names the server; ``reconnect`` also fires when the Hub replaces
             a dead connection.
+        always_load: rules (``mcp__server``, ``mcp__server__tool``) naming tools that
+            ``tool_definitions(deferred=True)`` always offers, besides the tools whose
+            ``_meta["anthropic/alwaysLoad"]`` is true and the servers configured with
+            ``"alwaysLoad": true`` (or a list of tool names).
 
     Raises:
         ConfigError: a malformed permission rule or option.
@@ -139,14 +150,19 @@ class Hub:
         auth_cache_path: str | os.PathLike[str] | None = None,
         elicitation_timeout: float = 120.0,
         event_hooks: Mapping[str, Any] | None = None,
+        always_load: Iterable[str] = (),
     ) -> None:
         self._permissions = Permissions(allow, deny, permission_handler, default_permission)
+        self._always_load = [parse_rule(r) for r in always_load]
+        self._aliases: dict[str, tuple[str, str]] = {}
+        self._search_format: ToolFormat = "anthropic"
         self._results = ResultProcessor(output_dir, max_output_tokens)
         self._elicitation = Elicitation(elicitation_hooks, elicitation_handler)
         self._elicitation_timeout = float(elicitation_timeout)
         self._catalog = Catalog()
         self._load: Callable[[], Any] | None = None
         specs, self.issues = _specs(config)
+        self._config_always_load = _always_load_config(config)
         self._conns = Connections(
             specs,
             client_options=_with_hooks(client_options, event_hooks),
@@ -191,6 +207,7 @@ class Hub:
         """Adopt a new configuration: servers whose entry did not change keep their
         connection; changed and removed ones are closed."""
         specs, self.issues = _specs(config)
+        self._config_always_load = _always_load_config(config)
         self._conns.update(specs)
 
     def reload(self) -> None:
@@ -256,10 +273,83 @@ class Hub:
         """Every prompt, as a command named ``mcp__<server>__<prompt>``."""
         return self._pool("prompts")
 
-    def tool_definitions(self, format: str = "anthropic") -> list[dict[str, Any]]:
+    def tool_definitions(
+        self,
+        format: ToolFormat = "anthropic",
+        *,
+        deferred: bool = False,
+        always_load: Iterable[str] = (),
+    ) -> list[dict[str, Any]]:
         """The pool for an LLM API: ``"anthropic"`` (``name``, ``description``,
-        ``input_schema``) or ``"openai"`` (``{"type": "function", "function": {...}}``)."""
-        return tool_definitions(self.tools(), format)
+        ``input_schema``) or ``"openai"`` (``{"type": "function", "function": {...}}``).
+
+        Every name is one an LLM API accepts (64 characters of ``[a-zA-Z0-9_-]`` at most,
+        unique; longer ones shortened with a stable hash, see ``_llm_names``) and
+        ``call_tool`` takes it back. Tools a deny rule refuses are left out. When a
+        server has resources, ``ListMcpResourcesTool`` and ``ReadMcpResourceTool`` are added.
+
+        ``deferred=True`` offers only the always-load tools (``_meta``, config, the Hub's
+        ``always_load`` and this call's ``always_load`` rules) and a ``ToolSearch`` tool
+        whose result (through ``call_tool``) carries the full definitions of the matches in
+        ``structuredContent["tools"]``, for the host to add to the next turn.
+
+        Raises:
+            ValueError: an unknown ``format``.
+            ConfigError: a malformed ``always_load`` rule.
+        """
+        check_format(format)
+        extra = [parse_rule(r) for r in always_load]
+        tools = self._offered()
+        names = self._llm_names(tools)
+        if not deferred:
+            out = tool_definitions(tools, format, names)
+        else:
+            keep = [i for i, t in enumerate(tools) if self._always_loaded(t, extra)]
+            out = [tools[i].definition(format, name=names[i]) for i in keep]
+            self._search_format = format
+            if len(keep) < len(tools):
+                out.append(own.search_tool_definition(format, len(tools) - len(keep)))
+        if self._visible_resources():
+            out.extend(own.resource_tool_definitions(format))
+        return out
+
+    def search_tools(self, query: str, limit: int = 10) -> list[McpTool]:
+        """The tools matching ``query``, best first (name, title, description and the
+        server's ``_meta["anthropic/searchHint"]``; see ``mcp_lite.hub.search``). Tools a
+        deny rule refuses are never found. ``"select:a,b"`` picks tools by name."""
+        tools = self._offered()
+        names = self._llm_names(tools)
+        aliases = {t.name: n for t, n in zip(tools, names, strict=True)}
+        return rank_tools(tools, query, limit, aliases=aliases)
+
+    def _offered(self) -> list[McpTool]:
+        """The pool minus what a deny rule refuses."""
+        deny = self._permissions.denied_by_rule
+        return [t for t in self.tools() if not deny(t.server, t.tool_name)]
+
+    def _llm_names(self, tools: list[McpTool]) -> list[str]:
+        """LLM-safe names for ``tools``; the ones that differ are remembered for call_tool."""
+        names = llm_names(tools, reserved=_OWN_TOOLS)
+        self._aliases = {
+            n: (t.server, t.tool_name) for n, t in zip(names, tools, strict=True) if n != t.name
+        }
+        return names
+
+    def _always_loaded(self, tool: McpTool, extra: list[tuple[str, str | None]]) -> bool:
+        if tool.always_load:
+            return True
+        if rules_match(self._always_load, tool.server, tool.tool_name):
+            return True
+        if rules_match(extra, tool.server, tool.tool_name):
+            return True
+        configured = self._config_always_load.get(tool.server)
+        return configured is True or (
+            isinstance(configured, frozenset) and tool.tool_name in configured
+        )
+
+    def _visible_resources(self) -> list[McpResource]:
+        hidden = self._permissions.server_denied
+        return [r for r in self.resources() if not hidden(r.server)]
 
     def _pool(self, kind: Literal["tools", "resources", "prompts"]) -> list[Any]:
         self._conns.connect_all()
@@ -314,10 +404,9 @@ class Hub:
             AuthRequired, ConnectError, ConnectionClosed, RequestTimeout, RpcError: as the
                 server and connection dictate.
         """
-        server, tool_part = self._resolve(name)
-        if self._permissions.denied_by_rule(server, tool_part):
-            raise PermissionDenied(f"{name} is denied by a deny rule", name)
-        tool = self._find(self._server_list("tools", server), name, server, "tools")
+        if name in _OWN_TOOLS:
+            return self._call_own(name, dict(arguments or {}))
+        server, tool = self._tool_for(name)
         args = dict(arguments or {})
         self._permissions.check(tool, args, in_process=self._conns.spec(server).in_process)
 
@@ -338,6 +427,45 @@ class Hub:
             raise
         emit(ToolEvent("completed", server, tool.name, elapsed_ms=_ms(start)))
         return result
+
+    def _tool_for(self, name: str) -> tuple[str, McpTool]:
+        """The server and tool behind a qualified name or a name ``tool_definitions`` gave.
+
+        Raises:
+            PermissionDenied: a deny rule names it (checked before connecting).
+            ConfigError: no such server or tool.
+        """
+        hit = self._aliases.get(name)
+        if hit is None:
+            try:
+                return self._lookup(name, *self._resolve(name))
+            except ConfigError:
+                # A shortened name from another process: the names are stable, recompute.
+                self._llm_names(self._offered())
+                hit = self._aliases.get(name)
+                if hit is None:
+                    raise
+        server, tool_name = hit
+        part = normalize_name(tool_name)
+        return self._lookup(f"mcp__{normalize_name(server)}__{part}", server, part, tool_name)
+
+    def _lookup(
+        self, name: str, server: str, tool_part: str, tool_name: str | None = None
+    ) -> tuple[str, McpTool]:
+        if self._permissions.denied_by_rule(server, tool_part):
+            raise PermissionDenied(f"{name} is denied by a deny rule", name)
+        items = self._server_list("tools", server)
+        # Two tools may share a qualified name ("a.b", "a_b"): the plain name belongs to
+        # the one needing no normalization, as in tool_definitions; an alias names its tool.
+        same = sorted(
+            (t for t in items if t.name == name and tool_name in (None, t.tool_name)),
+            key=lambda t: (normalize_name(t.tool_name) != t.tool_name, t.tool_name),
+        )
+        return server, same[0] if same else self._find(items, name, server, "tools")
+
+    def _call_own(self, name: str, args: dict[str, Any]) -> CallToolResult:
+        """Run one of the Hub's own tools (resource listing and reading, tool search)."""
+        return own.call(self, name, args)
 
     def _call(
         self,
@@ -507,6 +635,30 @@ def _specs(config: Any) -> tuple[list[Spec], list[Any]]:
     }
     entries, issues = parse_servers({"mcpServers": document}, "dynamic", "<code>")
     return [_spec_from_entry(e) for e in entries.values()], list(issues)
+
+
+def _always_load_config(config: Any) -> dict[str, bool | frozenset[str]]:
+    """``{server: True | tool names}`` from entries carrying ``"alwaysLoad"``."""
+    if hasattr(config, "servers"):
+        raw = {
+            name: (getattr(e.config, "model_extra", None) or {}).get("alwaysLoad")
+            for name, e in config.servers.items()
+        }
+    elif isinstance(config, Mapping):
+        servers = config.get("mcpServers", config)
+        raw = {
+            str(n): v.get("alwaysLoad") if isinstance(v, Mapping) else None
+            for n, v in (servers.items() if isinstance(servers, Mapping) else ())
+        }
+    else:
+        return {}
+    out: dict[str, bool | frozenset[str]] = {}
+    for name, value in raw.items():
+        if value is True:
+            out[name] = True
+        elif isinstance(value, list):
+            out[name] = frozenset(str(v) for v in value)
+    return out
 
 
 def _spec_from_entry(entry: Any) -> Spec:

@@ -25,10 +25,28 @@ from ..errors import ConfigError, PermissionDenied
 if TYPE_CHECKING:
     from .tools import McpTool
 
-__all__ = ["PermissionHandler", "Permissions"]
+__all__ = ["PermissionHandler", "Permissions", "parse_rule", "rules_match"]
 
 PermissionHandler = Callable[["McpTool", Mapping[str, Any]], Any]
 Decision = Literal["allow", "deny"]
+
+
+Rule = tuple[str, str | None]
+
+
+def rules_match(rules: Iterable[Rule], server: str, tool: str) -> bool:
+    """True when one of the parsed ``rules`` names ``server`` (all its tools) or this tool."""
+    s, t = normalize_name(server), normalize_name(tool)
+    return any(rs == s and (rt is None or rt == t) for rs, rt in rules)
+
+
+def parse_rule(rule: str) -> tuple[str, str | None]:
+    """``(server, tool)`` of a rule; ``tool`` None means every tool of the server.
+
+    Raises:
+        ConfigError: not ``mcp__server``, ``mcp__server__*`` or ``mcp__server__tool``.
+    """
+    return _rule(rule)
 
 
 def _rule(rule: str) -> tuple[str, str | None]:
@@ -78,8 +96,12 @@ class Permissions:
 
     @staticmethod
     def _matches(rules: list[tuple[str, str | None]], server: str, tool: str) -> bool:
-        s, t = normalize_name(server), normalize_name(tool)
-        return any(rs == s and (rt is None or rt == t) for rs, rt in rules)
+        return rules_match(rules, server, tool)
+
+    def server_denied(self, server: str) -> bool:
+        """True when a deny rule names the whole server (its resources are hidden too)."""
+        s = normalize_name(server)
+        return any(rs == s and rt is None for rs, rt in self._deny)
 
     def denied_by_rule(self, server: str, tool: str) -> bool:
         """True when a deny rule matches: refuse before even connecting."""

@@ -30,6 +30,9 @@ __all__ = [
     "McpPrompt",
     "McpResource",
     "McpTool",
+    "ToolFormat",
+    "check_format",
+    "shape_definition",
     "tool_definitions",
     "to_mcp_prompt",
     "to_mcp_resource",
@@ -41,6 +44,9 @@ TRUNCATED_SUFFIX = "... [truncated]"
 DEFAULT_FETCH_CACHE_SIZE = 100
 Kind = Literal["tools", "resources", "prompts"]
 KINDS: tuple[Kind, ...] = ("tools", "resources", "prompts")
+ToolFormat = Literal["anthropic", "openai"]
+"""The tool-list shapes ``tool_definitions`` can produce."""
+FORMATS: tuple[ToolFormat, ...] = ("anthropic", "openai")
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -78,22 +84,14 @@ class McpTool:
     output_schema: dict[str, Any] | None = None
     tool: Tool | None = field(default=None, repr=False, compare=False)
 
-    def definition(self, format: str = "anthropic") -> dict[str, Any]:
-        """This tool in the shape of an LLM API's tool list (see ``tool_definitions``)."""
+    def definition(
+        self, format: ToolFormat = "anthropic", *, name: str | None = None
+    ) -> dict[str, Any]:
+        """This tool in the shape of an LLM API's tool list (see ``tool_definitions``);
+        ``name`` replaces ``self.name`` (the Hub gives over-long names a shorter one)."""
         schema = dict(self.input_schema) if self.input_schema else {}
         schema.setdefault("type", "object")
-        if format == "anthropic":
-            return {"name": self.name, "description": self.description, "input_schema": schema}
-        if format == "openai":
-            return {
-                "type": "function",
-                "function": {
-                    "name": self.name,
-                    "description": self.description,
-                    "parameters": schema,
-                },
-            }
-        raise ValueError(f"unknown tool definition format {format!r}; use 'anthropic' or 'openai'")
+        return shape_definition(name or self.name, self.description, schema, format)
 
 
 @dataclass(frozen=True)
@@ -175,18 +173,49 @@ def to_mcp_prompt(server: str, prompt: Prompt) -> McpPrompt:
     )
 
 
-def tool_definitions(tools: Iterable[McpTool], format: str = "anthropic") -> list[dict[str, Any]]:
-    """The tools as an LLM API wants them.
+def check_format(format: object) -> ToolFormat:
+    """``format`` when it is a known tool-list shape.
 
-    ``"anthropic"``: ``{"name", "description", "input_schema"}`` (Messages API ``tools``).
-    ``"openai"``: ``{"type": "function", "function": {"name", "description", "parameters"}}``.
+    Raises:
+        ValueError: anything else.
+    """
+    if format == "anthropic" or format == "openai":
+        return format
+    raise ValueError(f"unknown tool definition format {format!r}; use 'anthropic' or 'openai'")
+
+
+def shape_definition(
+    name: str, description: str, schema: dict[str, Any], format: ToolFormat
+) -> dict[str, Any]:
+    """One tool definition: ``"anthropic"`` gives ``{"name", "description", "input_schema"}``,
+    ``"openai"`` gives ``{"type": "function", "function": {"name", "description",
+    "parameters"}}``.
 
     Raises:
         ValueError: an unknown ``format``.
     """
-    if format not in ("anthropic", "openai"):
-        raise ValueError(f"unknown tool definition format {format!r}; use 'anthropic' or 'openai'")
-    return [tool.definition(format) for tool in tools]
+    if check_format(format) == "anthropic":
+        return {"name": name, "description": description, "input_schema": schema}
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": schema},
+    }
+
+
+def tool_definitions(
+    tools: Iterable[McpTool], format: ToolFormat = "anthropic", names: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """The tools as an LLM API wants them (see ``shape_definition``); ``names``, when given,
+    replaces each tool's name (in order).
+
+    Raises:
+        ValueError: an unknown ``format``.
+    """
+    check_format(format)
+    tools = list(tools)
+    if names is None:
+        return [tool.definition(format) for tool in tools]
+    return [tool.definition(format, name=n) for tool, n in zip(tools, names, strict=True)]
 
 
 def fetch_cache_size(environ: dict[str, str] | None = None) -> int:

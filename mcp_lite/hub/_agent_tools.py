@@ -1,0 +1,202 @@
+"""The Hub's own tools for a model, beside the servers' tools (as Claude Code offers them).
+
+- ``ListMcpResourcesTool`` and ``ReadMcpResourceTool``: offered when a connected server has
+  resources, so the model can find and read them like any tool.
+- ``ToolSearch``: offered in deferred mode (``Hub.tool_definitions(deferred=True)``) instead
+  of the tools that are not always loaded; its result carries the full definitions of the
+  matching tools, for the host to add to the model's next turn.
+
+This module only builds definitions and results; the Hub runs them (``Hub.call_tool``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.types import CallToolResult
+from .tools import ToolFormat, shape_definition
+
+if TYPE_CHECKING:
+    from ..protocol.types import ReadResourceResult
+    from .hub import Hub
+    from .tools import McpResource
+
+__all__ = [
+    "LIST_RESOURCES",
+    "READ_RESOURCE",
+    "RESOURCE_TOOLS",
+    "TOOL_SEARCH",
+    "call",
+    "resource_list_result",
+    "resource_read_result",
+    "resource_tool_definitions",
+    "search_result",
+    "search_tool_definition",
+]
+
+LIST_RESOURCES = "ListMcpResourcesTool"
+READ_RESOURCE = "ReadMcpResourceTool"
+TOOL_SEARCH = "ToolSearch"
+RESOURCE_TOOLS = (LIST_RESOURCES, READ_RESOURCE)
+DEFAULT_SEARCH_RESULTS = 5
+MAX_SEARCH_RESULTS = 50
+
+
+def resource_tool_definitions(format: ToolFormat) -> list[dict[str, Any]]:
+    """The list-resources and read-resource tools in ``format``."""
+    listing = {
+        "type": "object",
+        "properties": {
+            "server": {
+                "type": "string",
+                "description": "Only this MCP server's resources (default: every server).",
+            }
+        },
+    }
+    reading = {
+        "type": "object",
+        "properties": {
+            "server": {"type": "string", "description": "The MCP server that has the resource."},
+            "uri": {"type": "string", "description": "The resource URI to read."},
+        },
+        "required": ["server", "uri"],
+    }
+    return [
+        shape_definition(
+            LIST_RESOURCES,
+            "List the resources the connected MCP servers make available: uri, name, "
+            "mimeType, description and the server each belongs to.",
+            listing,
+            format,
+        ),
+        shape_definition(
+            READ_RESOURCE,
+            "Read one resource of an MCP server by its URI (see ListMcpResourcesTool).",
+            reading,
+            format,
+        ),
+    ]
+
+
+def search_tool_definition(format: ToolFormat, deferred: int) -> dict[str, Any]:
+    """The search tool, saying how many tools it can find."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "description": (
+                    "Keywords describing the capability needed, or 'select:name1,name2' to "
+                    "load tools by exact name."
+                ),
+            },
+            "max_results": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_SEARCH_RESULTS,
+                "description": f"How many tools to return (default {DEFAULT_SEARCH_RESULTS}).",
+            },
+        },
+        "required": ["query"],
+    }
+    description = (
+        f"Search {deferred} more MCP tools that are available but not loaded yet. The "
+        "matching tools become callable on your next turn; call this before concluding "
+        "that no tool can do something."
+    )
+    return shape_definition(TOOL_SEARCH, description, schema, format)
+
+
+def search_result(definitions: Sequence[dict[str, Any]], names: Sequence[str]) -> CallToolResult:
+    """What the search tool returns: the names as text for the model, and the full
+    definitions in ``structuredContent["tools"]`` for the host to add to the next turn."""
+    if names:
+        text = f"Found {len(names)} tools; they are loaded for your next turn: " + ", ".join(names)
+    else:
+        text = "No tool matched; try other keywords."
+    return CallToolResult.model_validate(
+        {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": {"tools": list(definitions)},
+        }
+    )
+
+
+def resource_list_result(resources: Sequence[McpResource]) -> CallToolResult:
+    """The resources as a JSON array (text for the model, structured for the host)."""
+    items = [
+        {
+            k: v
+            for k, v in (
+                ("uri", r.uri),
+                ("name", r.name),
+                ("mimeType", r.mime_type),
+                ("description", r.description),
+                ("server", r.server),
+            )
+            if v is not None
+        }
+        for r in resources
+    ]
+    text = json.dumps(items, ensure_ascii=False) if items else "No resources found."
+    return CallToolResult.model_validate(
+        {"content": [{"type": "text", "text": text}], "structuredContent": {"resources": items}}
+    )
+
+
+def resource_read_result(read: ReadResourceResult) -> CallToolResult:
+    """The contents as tool content: text as text, blobs as embedded resources (which the
+    Hub then writes to files like any binary tool output)."""
+    blocks: list[dict[str, Any]] = []
+    for item in read.contents:
+        if item.text is not None:
+            blocks.append({"type": "text", "text": item.text})
+        elif item.blob is not None:
+            blocks.append({"type": "resource", "resource": item.to_wire()})
+    return CallToolResult.model_validate({"content": blocks})
+
+
+def _refuse(text: str) -> CallToolResult:
+    return CallToolResult.model_validate(
+        {"content": [{"type": "text", "text": text}], "isError": True}
+    )
+
+
+def call(hub: Hub, name: str, args: dict[str, Any]) -> CallToolResult:
+    """Run the Hub's own tool ``name``. A bad argument from the model is an ``isError``
+    result the model can read (as a server would answer), never an exception."""
+    from ..errors import RpcError
+    from .search import rank_tools
+
+    server = args.get("server")
+    known = hub.status()
+    if server is not None and (not isinstance(server, str) or server not in known):
+        return _refuse(f"no MCP server named {server!r}; known: {', '.join(known)}")
+    if name == LIST_RESOURCES:
+        resources = hub._visible_resources()
+        return resource_list_result([r for r in resources if server in (None, r.server)])
+    if name == READ_RESOURCE:
+        uri = args.get("uri")
+        if not isinstance(server, str) or not isinstance(uri, str):
+            return _refuse(f"{READ_RESOURCE} needs 'server' and 'uri' strings")
+        if hub._permissions.server_denied(server):
+            return _refuse(f"MCP server {server!r} is denied by a deny rule")
+        try:
+            read = hub.read_resource(uri, server=server)
+        except RpcError as exc:
+            return _refuse(f"could not read {uri!r} from {server!r}: {exc}")
+        return hub._results.process(server, name, resource_read_result(read))
+    query, limit = args.get("query"), args.get("max_results", DEFAULT_SEARCH_RESULTS)
+    if not isinstance(query, str) or not query.strip():
+        return _refuse(f"{TOOL_SEARCH} needs a non-empty 'query' string")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return _refuse("'max_results' must be an integer")
+    tools = hub._offered()
+    names = dict(zip((t.name for t in tools), hub._llm_names(tools), strict=True))
+    found = rank_tools(tools, query, max(1, min(limit, MAX_SEARCH_RESULTS)), aliases=names)
+    fmt = hub._search_format
+    return search_result(
+        [t.definition(fmt, name=names[t.name]) for t in found], [names[t.name] for t in found]
+    )

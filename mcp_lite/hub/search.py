@@ -1,0 +1,108 @@
+"""Tool search: rank a pool of ``McpTool`` against a free-text query.
+
+Hosts with hundreds of tools offer the model a few tools plus a search tool (deferred
+loading, see ``Hub.tool_definitions(deferred=True)``); this is the ranking behind it and
+behind ``Hub.search_tools``. No index, no dependency: a 500-tool pool is scored in a few
+milliseconds.
+
+Scoring, per query word (lower-cased, split on anything not a letter or digit; camelCase
+and ``snake_case`` names are split into words too):
+
+====================================  =====
+a word of the tool's own name          10
+part of the tool's name                 5
+a word of the server's search hint      6
+a word of the title                     5
+the server's name                       3
+a word of the description               2
+part of the description or the hint     1
+====================================  =====
+
+The whole query equal to the tool's name (or its qualified name) adds 100. Tools scoring
+0 are left out; ties are broken by name. ``select:a,b`` picks tools by name, in that order
+(qualified, LLM or plain tool names).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .tools import McpTool
+
+__all__ = ["rank_tools", "words"]
+
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def words(text: str | None) -> set[str]:
+    """The lower-cased words of ``text`` (``getUserID_v2`` gives get, user, id, v, 2)."""
+    return {w.lower() for w in _WORD.findall(text or "")}
+
+
+def _score(tool: McpTool, query: str, terms: Sequence[str]) -> int:
+    own = tool.tool_name.lower()
+    score = 100 if query in (own, tool.name.lower()) else 0
+    name_words = words(tool.tool_name)
+    hint = (tool.search_hint or "").lower()
+    hint_words = words(tool.search_hint)
+    title_words = words(tool.display_name) if tool.display_name != tool.tool_name else set()
+    description = tool.description.lower()
+    description_words = words(tool.description)
+    server = tool.server.lower()
+    for term in terms:
+        if term in name_words:
+            score += 10
+        elif term in own:
+            score += 5
+        if term in hint_words:
+            score += 6
+        elif term in hint:
+            score += 1
+        if term in title_words:
+            score += 5
+        if term == server:
+            score += 3
+        if term in description_words:
+            score += 2
+        elif term in description:
+            score += 1
+    return score
+
+
+def _select(
+    tools: Sequence[McpTool], wanted: Iterable[str], aliases: dict[str, str]
+) -> list[McpTool]:
+    out: list[McpTool] = []
+    for raw in wanted:
+        name = raw.strip()
+        for tool in tools:
+            if name in (tool.name, tool.tool_name, aliases.get(tool.name)) and tool not in out:
+                out.append(tool)
+                break
+    return out
+
+
+def rank_tools(
+    tools: Sequence[McpTool],
+    query: str,
+    limit: int = 10,
+    *,
+    aliases: dict[str, str] | None = None,
+) -> list[McpTool]:
+    """The tools matching ``query``, best first, at most ``limit`` (see the module doc).
+
+    ``aliases`` maps qualified names to the names an LLM saw, for ``select:``.
+    """
+    if limit <= 0:
+        return []
+    text = query.strip()
+    if text.lower().startswith("select:"):
+        return _select(tools, text[7:].split(","), aliases or {})[:limit]
+    lowered = text.lower()
+    terms = [w.lower() for w in _WORD.findall(text)]
+    scored = [(s, t) for t in tools if (s := _score(t, lowered, terms)) > 0]
+    scored.sort(key=lambda item: (-item[0], item[1].name))
+    return [t for _, t in scored[:limit]]
