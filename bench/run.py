@@ -214,6 +214,21 @@ def remote_http(targets: Targets) -> None:
         traceback.print_exc(file=sys.stdout)
 
 
+def tool_search(targets: Targets) -> None:
+    try:
+        import bench_tool_search
+    except ImportError:
+        print("\n== 7. Deferred tool loading ==\n  bench/bench_tool_search.py not available: skipped")
+        return
+    print("\n== 7. Deferred tool loading: tool-list size on a 500-tool pool "
+          "(bench/bench_tool_search.py) ==")
+    try:
+        bench_tool_search.run(print=print, targets=targets)
+    except Exception:  # a broken section must not hide the other figures
+        print("  bench_tool_search.run() failed:")
+        traceback.print_exc(file=sys.stdout)
+
+
 def main() -> None:
     started = time.perf_counter()
     load_start = _load()
@@ -241,6 +256,7 @@ def main() -> None:
     imports(targets, c["proc_runs"])
     oneshot(targets, c["proc_runs"])
     remote_http(targets)
+    tool_search(targets)
     targets.show()
     print(f"\ntotal benchmark time {time.perf_counter() - started:.0f} s; load average at "
           f"start {load_start}, at end {_load()} (a busy machine skews wall times)")

@@ -113,7 +113,8 @@ def search_result(definitions: Sequence[dict[str, Any]], names: Sequence[str]) -
     """What the search tool returns: the names as text for the model, and the full
     definitions in ``structuredContent["tools"]`` for the host to add to the next turn."""
     if names:
-        text = f"Found {len(names)} tools; they are loaded for your next turn: " + ", ".join(names)
+        plural = "s" if len(names) != 1 else ""
+        text = f"Found {len(names)} tool{plural}, loaded for your next turn: " + ", ".join(names)
     else:
         text = "No tool matched; try other keywords."
     return CallToolResult.model_validate(

@@ -18,7 +18,7 @@ a word of the description               2
 part of the description or the hint     1
 ====================================  =====
 
-The whole query equal to the tool's name (or its qualified name) adds 100. Tools scoring
+Parts of words count only for query words of 3 characters or more. The whole query equal to the tool's name (or its qualified name) adds 100. Tools scoring
 0 are left out; ties are broken by name. ``select:a,b`` picks tools by name, in that order
 (qualified, LLM or plain tool names).
 """
@@ -53,13 +53,14 @@ def _score(tool: McpTool, query: str, terms: Sequence[str]) -> int:
     description_words = words(tool.description)
     server = tool.server.lower()
     for term in terms:
+        partial = len(term) >= 3  # "in" inside "internal" says nothing
         if term in name_words:
             score += 10
-        elif term in own:
+        elif partial and term in own:
             score += 5
         if term in hint_words:
             score += 6
-        elif term in hint:
+        elif partial and term in hint:
             score += 1
         if term in title_words:
             score += 5
@@ -67,7 +68,7 @@ def _score(tool: McpTool, query: str, terms: Sequence[str]) -> int:
             score += 3
         if term in description_words:
             score += 2
-        elif term in description:
+        elif partial and term in description:
             score += 1
     return score
 
