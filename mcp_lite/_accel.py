@@ -15,6 +15,7 @@ __all__ = [
     "USE_EXTENSIONS",
     "LruCache",
     "NdjsonSplitter",
+    "ResponseIdScanner",
     "SseEvent",
     "SseParser",
     "build_tool_name",
@@ -24,6 +25,7 @@ __all__ = [
     "normalize_name",
     "normalize_names",
     "parse_tool_name",
+    "scan_response_id",
 ]
 
 USE_EXTENSIONS = False
@@ -42,6 +44,7 @@ if TYPE_CHECKING or not USE_EXTENSIONS:
     from mcp_lite._speedups_py import (
         LruCache,
         NdjsonSplitter,
+        ResponseIdScanner,
         SseEvent,
         SseParser,
         build_tool_name,
@@ -51,4 +54,5 @@ if TYPE_CHECKING or not USE_EXTENSIONS:
         normalize_name,
         normalize_names,
         parse_tool_name,
+        scan_response_id,
     )

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import heapq
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -25,7 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._accel import encode_message
+from ._accel import ResponseIdScanner, encode_message
 from ._backlog import Backlog, ControlSender
 from .errors import (
     ConnectionClosed,
@@ -59,7 +58,6 @@ MAX_QUEUED_SERVER_REQUESTS = 64
 OVERLOADED = -32000  # JSON-RPC "server error" range: the client is overloaded
 # How long a cancellation or an overload refusal may wait to be written.
 _CONTROL_WRITE_TIMEOUT = 2.0
-_ID_IN_HEAD = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
 
 
 @dataclass
@@ -391,19 +389,41 @@ class Connection:
             self._on_notification(event)
         elif isinstance(event, jsonrpc.Request):
             self._on_request(event)
+        elif event.id is not None and self._on_unreadable(event):
+            return
         else:
             log.warning(
                 "dropped invalid message from %r: %s: %s", self.name, event.reason, event.raw
             )
 
+    def _on_unreadable(self, event: jsonrpc.Invalid) -> bool:
+        """An answer we cannot use (too deep, bad UTF-8, a number too long, a result that is
+        not an object): fail the call it answers at once, instead of letting it time out."""
+        with self._lock:
+            call = self._pending.pop(event.id)
+        if call is None:
+            return False
+        _fail(
+            call.future,
+            RemoteProtocolError(
+                f"the answer to {call.method} from MCP server {self.name!r} could not be "
+                f"read: {event.reason}"
+            ),
+        )
+        return True
+
     def _on_oversized(self, error: MessageTooLarge) -> None:
-        match = _ID_IN_HEAD.search(error.head)
-        call = None
-        if match:
-            raw = match.group(1).decode("utf-8", "replace")
-            request_id: jsonrpc.RequestId = raw.strip('"') if raw.startswith('"') else int(raw)
-            with self._lock:
-                call = self._pending.pop(request_id)
+        # Only the message's own top-level id names the call it answers: the transport
+        # scanned the whole message for it, or (kept only the head) the head must show a
+        # response's keys ("result"/"error", no "method") around a top-level id.
+        if error.scanned:
+            request_id = error.response_id
+        else:
+            scanner = ResponseIdScanner()
+            scanner.feed(error.head)
+            request_id = scanner.likely_response_id
+        with self._lock:
+            call = self._pending.pop(request_id)
         if call is None:
             log.warning("dropped a message over %d bytes from %r", error.max_size, self.name)
             return
@@ -414,6 +434,8 @@ class Connection:
                 f"max_message_size={error.max_size} bytes",
                 error.max_size,
                 error.head,
+                request_id,
+                error.scanned,
             ),
         )
 

@@ -40,6 +40,7 @@ cdef extern from "Python.h":
 __all__ = [
     "LruCache",
     "NdjsonSplitter",
+    "ResponseIdScanner",
     "SseEvent",
     "SseParser",
     "build_tool_name",
@@ -49,6 +50,7 @@ __all__ = [
     "normalize_name",
     "normalize_names",
     "parse_tool_name",
+    "scan_response_id",
 ]
 
 DEFAULT_MAX_SIZE = 64 * 1024 * 1024
@@ -240,6 +242,197 @@ cdef inline bint _blank(const char* s, Py_ssize_t n) noexcept:
     return True
 
 
+cdef object _too_large_scanned(Py_ssize_t max_size, bytes head, ResponseIdScanner scanner):
+    return MessageTooLarge(
+        f"message larger than {max_size} bytes",
+        max_size,
+        head[:_HEAD],
+        scanner.response_id,
+        True,
+    )
+
+
+# --- attribution -----------------------------------------------------------------------
+
+cdef Py_ssize_t _ID_KEY_MAX = 8
+cdef Py_ssize_t _ID_VALUE_MAX = 256
+_INT_ID = re.compile(rb"-?(?:0|[1-9][0-9]{0,18})")
+_WS = b" \t\r\n"
+cdef int _KEY_METHOD = 1, _KEY_RESULT = 2, _KEY_ERROR = 4
+
+
+cdef int _keep(bytearray buf, const char* s, Py_ssize_t n) except -1:
+    cdef Py_ssize_t have = len(buf)
+    if have <= _ID_VALUE_MAX:
+        if n > _ID_VALUE_MAX + 1 - have:
+            n = _ID_VALUE_MAX + 1 - have
+        buf += PyBytes_FromStringAndSize(s, n)
+    return 0
+
+
+cdef class ResponseIdScanner:
+    """Find the top-level ``"id"`` of a JSON-RPC response in bytes fed in chunks, without
+    decoding them; see ``_speedups_py.ResponseIdScanner`` for the full contract
+    (``response_id`` once the object is complete, ``likely_response_id`` for a head).
+    """
+
+    cdef Py_ssize_t _depth
+    cdef bint _in_string, _escape, _expect_key, _done, _invalid, _id_string
+    cdef object _capture  # bytearray or None
+    cdef object _scalar  # bytearray or None
+    cdef bytes _key, _value_key
+    cdef object _id_raw  # bytes or None
+    cdef int _keys
+
+    def __init__(self):
+        self._depth = 0
+        self._in_string = False
+        self._escape = False
+        self._expect_key = False
+        self._done = False
+        self._invalid = False
+        self._id_string = False
+        self._capture = None
+        self._scalar = None
+        self._key = b""
+        self._value_key = b""
+        self._id_raw = None
+        self._keys = 0
+
+    @property
+    def response_id(self):
+        if not self._done:
+            return None
+        return self.likely_response_id
+
+    @property
+    def likely_response_id(self):
+        if self._invalid or self._id_raw is None or self._keys & _KEY_METHOD:
+            return None
+        if not self._done and not (self._keys & (_KEY_RESULT | _KEY_ERROR)):
+            return None
+        raw = self._id_raw
+        if self._id_string:
+            try:
+                value = decode_message(b'"' + raw + b'"')
+            except ValueError:
+                return None
+            return value if isinstance(value, str) else None
+        raw = raw.strip(_WS)
+        if _INT_ID.fullmatch(raw):
+            return int(raw)
+        return None
+
+    def feed(self, data):
+        """Scan ``data``, the next bytes of the message."""
+        cdef bytes buf = _as_bytes(data)
+        self._scan(PyBytes_AS_STRING(buf), PyBytes_GET_SIZE(buf))
+
+    cdef int _scan(self, const char* p, Py_ssize_t n) except -1:
+        cdef Py_ssize_t i = 0, start
+        cdef unsigned char c
+        while i < n and not self._done and not self._invalid:
+            if self._in_string:
+                if self._escape:
+                    self._escape = False
+                    if self._capture is not None:
+                        _keep(self._capture, p + i, 1)
+                    i += 1
+                    continue
+                start = i
+                while i < n and p[i] != b'"' and p[i] != b"\\":
+                    i += 1
+                if self._capture is not None and i > start:
+                    _keep(self._capture, p + start, i - start)
+                if i == n:
+                    return 0
+                if p[i] == b"\\":
+                    if self._capture is not None:
+                        _keep(self._capture, b"\\", 1)
+                    self._escape = True
+                else:
+                    self._in_string = False
+                    self._end_string()
+                i += 1
+                continue
+            c = <unsigned char>p[i]
+            if c == 34 or c == 91 or c == 93 or c == 123 or c == 125 or c == 44 or c == 58:
+                self._structural(c)
+            elif self._scalar is not None:
+                _keep(self._scalar, p + i, 1)
+            elif self._depth == 0 and not _is_space(c):
+                self._invalid = True
+            i += 1
+        return 0
+
+    cdef int _end_string(self) except -1:
+        captured = self._capture
+        self._capture = None
+        if captured is not None and self._depth == 1:
+            if self._expect_key:
+                self._key = bytes(captured) if len(captured) <= _ID_KEY_MAX else b""
+            elif self._value_key == b"id":
+                self._id_raw = bytes(captured)
+                self._id_string = True
+        return 0
+
+    cdef int _structural(self, unsigned char c) except -1:
+        cdef Py_ssize_t depth = self._depth
+        if c == 34:  # '"'
+            self._in_string = True
+            if depth == 1 and (self._expect_key or self._value_key == b"id"):
+                self._capture = bytearray()
+            self._scalar = None
+            return 0
+        if depth == 0:
+            if c == 123:
+                self._depth = 1
+                self._expect_key = True
+            else:
+                self._invalid = True
+            return 0
+        if depth == 1:
+            if c == 58:  # ':'
+                self._value_key = self._key
+                if self._key == b"method":
+                    self._keys |= _KEY_METHOD
+                elif self._key == b"result":
+                    self._keys |= _KEY_RESULT
+                elif self._key == b"error":
+                    self._keys |= _KEY_ERROR
+                self._expect_key = False
+                if self._key == b"id":
+                    self._id_raw = None
+                    self._scalar = bytearray()
+                return 0
+            scalar = self._scalar
+            self._scalar = None
+            if scalar is not None and scalar.strip(_WS):
+                self._id_raw = bytes(scalar)
+                self._id_string = False
+            if c == 44:  # ','
+                self._expect_key = True
+                self._value_key = b""
+            elif c == 125 or c == 93:
+                self._depth = 0
+                self._done = True
+            else:
+                self._depth = 2
+            return 0
+        if c == 123 or c == 91:
+            self._depth = depth + 1
+        elif c == 125 or c == 93:
+            self._depth = depth - 1
+        return 0
+
+
+def scan_response_id(data):
+    """``ResponseIdScanner`` over one whole message: its top-level response id, or None."""
+    cdef ResponseIdScanner scanner = ResponseIdScanner()
+    scanner.feed(data)
+    return scanner.response_id
+
+
 # --- NDJSON ----------------------------------------------------------------------------
 
 
@@ -248,18 +441,20 @@ cdef class NdjsonSplitter:
 
     See ``_speedups_py.NdjsonSplitter`` for the full contract: messages are lines without
     ``\\n`` and one trailing ``\\r``, blank lines skipped, a line over ``max_size`` bytes
-    becomes one ``MessageTooLarge`` item (reported as soon as the partial line is certain to
-    be too large; the rest of it is dropped), ``flush()`` returns an unterminated last line.
+    becomes one ``MessageTooLarge`` item when it ends (dropped as it arrives, only scanned
+    for its response id), ``flush()`` returns an unterminated last line.
     """
 
     cdef Py_ssize_t _max_size
     cdef bytearray _pending
-    cdef bint _discarding
+    cdef ResponseIdScanner _scanner  # dropping an oversized line, or None
+    cdef bytes _head
 
     def __init__(self, max_size=DEFAULT_MAX_SIZE):
         self._max_size = _check_size(max_size)
         self._pending = bytearray()
-        self._discarding = False
+        self._scanner = None
+        self._head = b""
 
     @property
     def max_size(self):
@@ -272,10 +467,17 @@ cdef class NdjsonSplitter:
         return len(self._pending)
 
     cdef inline int _emit(self, list out, const char* s, Py_ssize_t n) except -1:
+        cdef ResponseIdScanner scanner
         if n and s[n - 1] == b"\r":
             n -= 1
         if n > self._max_size:
-            out.append(_too_large(self._max_size, s, n))
+            scanner = ResponseIdScanner()
+            scanner._scan(s, n)
+            out.append(
+                _too_large_scanned(
+                    self._max_size, PyBytes_FromStringAndSize(s, n if n < _HEAD else _HEAD), scanner
+                )
+            )
         elif n and not _blank(s, n):
             out.append(PyBytes_FromStringAndSize(s, n))
         return 0
@@ -293,12 +495,18 @@ cdef class NdjsonSplitter:
         cdef const char* q
         cdef list out = []
         cdef bytes line
-        if self._discarding:
+        cdef ResponseIdScanner scanner
+        if self._scanner is not None:
             q = <const char*>memchr(p, b"\n", n)
             if q == NULL:
+                self._scanner._scan(p, n)
                 return out
-            self._discarding = False
-            pos = q - p + 1
+            pos = q - p
+            self._scanner._scan(p, pos)
+            out.append(_too_large_scanned(self._max_size, self._head, self._scanner))
+            self._scanner = None
+            self._head = b""
+            pos += 1
         if len(self._pending):
             q = <const char*>memchr(p + pos, b"\n", n - pos)
             if q != NULL:
@@ -320,21 +528,28 @@ cdef class NdjsonSplitter:
             if size > self._max_size + 1 or (
                 size == self._max_size + 1 and p[n - 1] != b"\r"
             ):
-                head = bytes(self._pending[:_HEAD]) + buf[pos:pos + _HEAD]
-                out.append(_too_large(self._max_size, head, len(head)))
+                scanner = ResponseIdScanner()
+                scanner.feed(self._pending)
+                scanner._scan(p + pos, n - pos)
+                self._head = (bytes(self._pending[:_HEAD]) + buf[pos:pos + _HEAD])[:_HEAD]
+                self._scanner = scanner
                 del self._pending[:]
-                self._discarding = True
             else:
                 self._pending += buf[pos:]
         return out
 
     def flush(self):
-        """End of stream: ``[line]`` for a final non-blank unterminated line, else ``[]``;
-        the splitter is reset."""
+        """End of stream: ``[line]`` for a final non-blank unterminated line (its
+        ``MessageTooLarge`` if it was too large), else ``[]``; the splitter is reset."""
+        cdef list out = []
+        cdef ResponseIdScanner scanner = self._scanner
+        if scanner is not None:
+            self._scanner = None
+            out.append(_too_large_scanned(self._max_size, self._head, scanner))
+            self._head = b""
+            return out
         cdef bytes line = bytes(self._pending)
         del self._pending[:]
-        self._discarding = False
-        cdef list out = []
         self._emit_flush(out, line)
         return out
 

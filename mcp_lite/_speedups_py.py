@@ -25,6 +25,7 @@ from mcp_lite.errors import MessageTooLarge
 __all__ = [
     "LruCache",
     "NdjsonSplitter",
+    "ResponseIdScanner",
     "SseEvent",
     "SseParser",
     "build_tool_name",
@@ -34,6 +35,7 @@ __all__ = [
     "normalize_name",
     "normalize_names",
     "parse_tool_name",
+    "scan_response_id",
 ]
 
 DEFAULT_MAX_SIZE = 64 * 1024 * 1024
@@ -137,8 +139,211 @@ def _as_bytes(data: object) -> bytes:
     raise TypeError(f"data must be bytes, bytearray or memoryview, not {type(data).__name__}")
 
 
-def _too_large(max_size: int, head: bytes) -> MessageTooLarge:
-    return MessageTooLarge(f"message larger than {max_size} bytes", max_size, head[:HEAD_SIZE])
+def _too_large(
+    max_size: int, head: bytes, scanner: ResponseIdScanner | None = None
+) -> MessageTooLarge:
+    if scanner is None:  # only the head was kept (SSE): not scanned
+        return MessageTooLarge(f"message larger than {max_size} bytes", max_size, head[:HEAD_SIZE])
+    return MessageTooLarge(
+        f"message larger than {max_size} bytes",
+        max_size,
+        head[:HEAD_SIZE],
+        scanner.response_id,
+        True,
+    )
+
+
+# --- attribution -----------------------------------------------------------------------
+
+_ID_KEY_MAX = 8  # longest top-level key we need to recognise ("method", "result", "error")
+_ID_VALUE_MAX = 256  # an id longer than this (raw JSON) is not attributed
+_INT_ID = re.compile(rb"-?(?:0|[1-9][0-9]{0,18})")
+_IN_STRING = re.compile(rb'["\\]')
+_STRUCTURAL = re.compile(rb'[\[\]{}",:]')
+_WS = b" \t\r\n"
+
+
+class ResponseIdScanner:
+    """Find the top-level ``"id"`` of a JSON-RPC response in bytes fed in chunks, without
+    decoding them and holding only a few hundred bytes (a message too large to keep, or one
+    that cannot be decoded: nested too deep, invalid UTF-8, a number too long).
+
+    Only the outermost object's own members count: an ``"id"`` inside ``params`` or
+    ``result`` never does, and an object with a top-level ``"method"`` (a request or a
+    notification from the peer) has no response id. Key order does not matter.
+
+    ``response_id`` is that id (an ``int``, or a ``str``) once the object is complete, else
+    ``None``. ``likely_response_id`` also answers for a prefix (only a head was kept): the
+    id when ``"result"`` or ``"error"`` was seen at the top level and ``"method"`` was not.
+
+    Not thread-safe: one reader owns a scanner.
+    """
+
+    __slots__ = (
+        "_capture",
+        "_depth",
+        "_done",
+        "_escape",
+        "_expect_key",
+        "_id_raw",
+        "_id_string",
+        "_in_string",
+        "_invalid",
+        "_key",
+        "_keys",
+        "_scalar",
+        "_value_key",
+    )
+
+    def __init__(self) -> None:
+        self._depth = 0
+        self._in_string = False
+        self._escape = False
+        self._capture: bytearray | None = None  # the string being kept (a key or the id)
+        self._key = b""  # the last top-level key read
+        self._value_key = b""  # the key whose value is being read
+        self._expect_key = False
+        self._scalar: bytearray | None = None  # the raw text of a non-string id
+        self._id_raw: bytes | None = None
+        self._id_string = False
+        self._keys: set[bytes] = set()  # the top-level keys that matter, once seen
+        self._done = False  # the outermost object closed
+        self._invalid = False  # not an object, or broken beyond reading
+
+    @property
+    def response_id(self) -> int | str | None:
+        if not self._done:
+            return None
+        return self.likely_response_id
+
+    @property
+    def likely_response_id(self) -> int | str | None:
+        if self._invalid or self._id_raw is None or b"method" in self._keys:
+            return None
+        if not self._done and not (self._keys & {b"result", b"error"}):
+            return None
+        raw = self._id_raw
+        if self._id_string:
+            try:
+                value = decode_message(b'"' + raw + b'"')
+            except ValueError:
+                return None
+            return value if isinstance(value, str) else None
+        raw = raw.strip(_WS)
+        if _INT_ID.fullmatch(raw):
+            return int(raw)
+        return None
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """Scan ``data``, the next bytes of the message.
+
+        Raises:
+            TypeError: ``data`` is not bytes-like.
+        """
+        data = _as_bytes(data)
+        pos, n = 0, len(data)
+        while pos < n and not self._done and not self._invalid:
+            if self._in_string:
+                pos = self._string(data, pos)
+                continue
+            match = _STRUCTURAL.search(data, pos)
+            end = match.start() if match is not None else n
+            if self._scalar is not None:
+                self._keep(self._scalar, data[pos:end])
+            elif self._depth == 0 and data[pos:end].strip(_WS):
+                self._invalid = True  # the message is not a JSON object
+                return
+            if match is None:
+                return
+            self._structural(data[end])
+            pos = end + 1
+
+    def _string(self, data: bytes, pos: int) -> int:
+        if self._escape:
+            self._escape = False
+            if self._capture is not None:
+                self._keep(self._capture, data[pos : pos + 1])
+            return pos + 1
+        match = _IN_STRING.search(data, pos)
+        end = match.start() if match is not None else len(data)
+        if self._capture is not None:
+            self._keep(self._capture, data[pos:end])
+        if match is None:
+            return end
+        if data[end] == 0x5C:  # backslash: the next byte is escaped
+            if self._capture is not None:
+                self._keep(self._capture, b"\\")
+            self._escape = True
+            return end + 1
+        self._in_string = False
+        captured, self._capture = self._capture, None
+        if captured is not None and self._depth == 1:
+            if self._expect_key:
+                self._key = bytes(captured) if len(captured) <= _ID_KEY_MAX else b""
+            elif self._value_key == b"id":
+                self._id_raw, self._id_string = bytes(captured), True
+        return end + 1
+
+    def _keep(self, buffer: bytearray, data: bytes) -> None:
+        if len(buffer) <= _ID_VALUE_MAX:
+            buffer += data[: _ID_VALUE_MAX + 1 - len(buffer)]
+
+    def _structural(self, char: int) -> None:
+        depth = self._depth
+        if char == 0x22:  # '"'
+            self._in_string = True
+            if depth == 1 and (self._expect_key or self._value_key == b"id"):
+                self._capture = bytearray()
+            if self._scalar is not None:  # a string after a scalar start: broken
+                self._scalar = None
+            return
+        if depth == 0:
+            if char == 0x7B:  # '{'
+                self._depth = 1
+                self._expect_key = True
+            else:
+                self._invalid = True
+            return
+        if depth == 1:
+            if char == 0x3A:  # ':' the key is complete, its value follows
+                self._value_key = self._key
+                if self._key in (b"method", b"result", b"error"):
+                    self._keys.add(self._key)
+                self._expect_key = False
+                if self._key == b"id":
+                    self._id_raw = None
+                    self._scalar = bytearray()
+                return
+            self._end_scalar()
+            if char == 0x2C:  # ','
+                self._expect_key = True
+                self._value_key = b""
+            elif char in (0x7D, 0x5D):  # '}' (or a stray ']') closes the message
+                self._depth = 0
+                self._done = True
+            else:  # '{' or '[': a container value
+                self._depth = 2
+            return
+        if char in (0x7B, 0x5B):
+            self._depth = depth + 1
+        elif char in (0x7D, 0x5D):
+            self._depth = depth - 1
+
+    def _end_scalar(self) -> None:
+        scalar, self._scalar = self._scalar, None
+        if scalar is not None and scalar.strip(_WS):
+            self._id_raw, self._id_string = bytes(scalar), False
+
+
+def _scanned(data: bytes) -> ResponseIdScanner:
+    scanner = ResponseIdScanner()
+    scanner.feed(data)
+    return scanner
+
+
+def scan_response_id(data: bytes) -> int | str | None:
+    """``ResponseIdScanner`` over one whole message: its top-level response id, or None."""
+    return _scanned(data).response_id
 
 
 # --- NDJSON ----------------------------------------------------------------------------
@@ -150,23 +355,26 @@ class NdjsonSplitter:
     ``feed(chunk)`` returns every message completed by ``chunk``, in arrival order: the line
     without its ``b"\\n"`` and without one trailing ``b"\\r"``. Blank and whitespace-only
     lines are skipped. A message whose content is larger than ``max_size`` bytes gives one
-    ``MessageTooLarge`` item at its position instead (``head`` = its first 256 bytes), and
-    the splitter goes on with the next line. The partial line is never buffered beyond
-    ``max_size + 1`` bytes: once it is certain to be too large it is reported at once and the
-    rest of it, up to the next ``b"\\n"``, is dropped. (A too-large line is reported even if
-    it turns out to be all whitespace.)
+    ``MessageTooLarge`` item at its position instead, when its line ends (``head`` = its
+    first 256 bytes, ``response_id`` = its top-level response id, see
+    ``ResponseIdScanner``), and the splitter goes on with the next line. The partial line
+    is never buffered beyond ``max_size + 1`` bytes: once it is certain to be too large it
+    is dropped as it arrives, only scanned for its id, up to the next ``b"\\n"``. (A
+    too-large line is reported even if it turns out to be all whitespace.)
 
-    ``flush()`` at EOF returns the final unterminated line, if not blank, and resets.
+    ``flush()`` at EOF returns the final unterminated line, if not blank (or its
+    ``MessageTooLarge``), and resets.
 
     Not thread-safe: one reader thread owns a splitter.
     """
 
-    __slots__ = ("_discarding", "_max_size", "_pending")
+    __slots__ = ("_head", "_max_size", "_pending", "_scanner")
 
     def __init__(self, max_size: int = DEFAULT_MAX_SIZE) -> None:
         self._max_size = _check_size(max_size)
         self._pending = bytearray()  # the partial line: never contains b"\n"
-        self._discarding = False  # dropping the rest of an oversized line
+        self._scanner: ResponseIdScanner | None = None  # dropping an oversized line
+        self._head = b""  # the first bytes of that line
 
     @property
     def max_size(self) -> int:
@@ -188,15 +396,19 @@ class NdjsonSplitter:
         """
         data = _as_bytes(data)
         out: list[bytes | MessageTooLarge] = []
-        if self._discarding:
+        max_size = self._max_size
+        scanner = self._scanner
+        if scanner is not None:
             end = data.find(b"\n")
             if end < 0:
+                scanner.feed(data)
                 return out
-            self._discarding = False
+            scanner.feed(data[:end])
+            out.append(_too_large(max_size, self._head, scanner))
+            self._scanner, self._head = None, b""
             data = data[end + 1 :]
         parts = data.split(b"\n")
         tail = parts.pop()  # after the last b"\n": the new partial line
-        max_size = self._max_size
         pending = self._pending
         if parts and pending:
             pending += parts[0]
@@ -206,25 +418,32 @@ class NdjsonSplitter:
             if line[-1:] == b"\r":
                 line = line[:-1]
             if len(line) > max_size:
-                out.append(_too_large(max_size, line))
+                out.append(_too_large(max_size, line, _scanned(line)))
             elif line and not line.isspace():
                 out.append(line)
         if tail:
             size = len(pending) + len(tail)
             if size > max_size + 1 or (size == max_size + 1 and tail[-1:] != b"\r"):
-                out.append(_too_large(max_size, bytes(pending[:HEAD_SIZE]) + tail[:HEAD_SIZE]))
+                scanner = ResponseIdScanner()
+                scanner.feed(pending)
+                scanner.feed(tail)
+                self._head = (bytes(pending[:HEAD_SIZE]) + tail[:HEAD_SIZE])[:HEAD_SIZE]
+                self._scanner = scanner
                 pending.clear()
-                self._discarding = True
             else:
                 pending += tail
         return out
 
-    def flush(self) -> list[bytes]:
-        """End of stream: return ``[line]`` for a final non-blank line without ``b"\\n"``, or
-        ``[]``; the splitter is reset and can be reused."""
+    def flush(self) -> list[bytes | MessageTooLarge]:
+        """End of stream: return ``[line]`` for a final non-blank line without ``b"\\n"``
+        (``[MessageTooLarge]`` if it was too large), or ``[]``; the splitter is reset and
+        can be reused."""
+        scanner, head = self._scanner, self._head
+        self._scanner, self._head = None, b""
+        if scanner is not None:
+            return [_too_large(self._max_size, head, scanner)]
         line = bytes(self._pending)
         self._pending.clear()
-        self._discarding = False
         if line[-1:] == b"\r":
             line = line[:-1]
         if line and not line.isspace():

@@ -137,13 +137,27 @@ class RemoteProtocolError(ProtocolError):
 
 
 class MessageTooLarge(RemoteProtocolError):
-    """A message was larger than ``max_size`` bytes; ``head`` holds its first bytes."""
+    """A message was larger than ``max_size`` bytes; ``head`` holds its first bytes.
 
-    def __init__(self, message: str = "", max_size: int = 0, head: bytes = b"") -> None:
+    ``response_id`` is the message's own top-level response id when the transport scanned the
+    whole message for it (``scanned``): the one call it answers. Transports that kept only
+    the head leave ``scanned`` false.
+    """
+
+    def __init__(
+        self,
+        message: str = "",
+        max_size: int = 0,
+        head: bytes = b"",
+        response_id: int | str | None = None,
+        scanned: bool = False,
+    ) -> None:
         super().__init__(message)
-        self.args = (message, max_size, head)
+        self.args = (message, max_size, head, response_id, scanned)
         self.max_size = max_size
         self.head = head
+        self.response_id = response_id
+        self.scanned = scanned
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.args == self.args

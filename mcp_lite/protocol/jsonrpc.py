@@ -3,8 +3,11 @@
 Sans-IO: frames (bytes) in, plain events out. Nothing here blocks, sleeps or locks; the
 caller serialises access to a ``PendingTable`` when it shares one between threads.
 
-An incoming frame that is not valid JSON-RPC never raises: it becomes an ``Invalid`` event,
-which the session logs and drops (a server printing junk on stdout must not kill the link).
+An incoming frame that is not valid JSON-RPC never raises: it becomes an ``Invalid`` event.
+When the frame is a response by its own top-level ``"id"`` (found by scanning the raw bytes
+when they cannot be decoded: nested too deep, invalid UTF-8, a number too long), the event
+carries that id and the session fails exactly that call. Anything else (a server printing
+junk on stdout) is logged and dropped: it must not kill the link.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from .._accel import decode_message
+from .._accel import decode_message, scan_response_id
 from ..errors import RpcError, rpc_error_from_wire
 
 __all__ = [
@@ -94,10 +97,12 @@ class Notification:
 
 @dataclass(frozen=True, slots=True)
 class Invalid:
-    """Something that is not a JSON-RPC message; ``reason`` says why, ``raw`` is an excerpt."""
+    """Something that is not a JSON-RPC message; ``reason`` says why, ``raw`` is an excerpt.
+    ``id``: the request it answers, when its own top-level id says so (else None)."""
 
     reason: str
     raw: str = ""
+    id: RequestId | None = None
 
 
 Incoming = Response | ErrorResponse | Request | Notification | Invalid
@@ -140,7 +145,7 @@ def classify(message: Any) -> Incoming:
             return Invalid("response id is not a string or integer", _excerpt(repr(message)))
         result = message["result"]
         if not isinstance(result, dict):
-            return Invalid("result is not an object", _excerpt(repr(message)))
+            return Invalid("result is not an object", _excerpt(repr(message)), message["id"])
         return Response(message["id"], result)
     return Invalid("neither request, notification nor response", _excerpt(repr(message)))
 
@@ -156,7 +161,7 @@ def parse_frame(data: bytes, *, allow_batch: bool = True) -> list[Incoming]:
     try:
         decoded = decode_message(data)
     except ValueError as exc:
-        return [Invalid(f"invalid JSON: {exc}", _excerpt(data))]
+        return [Invalid(f"invalid JSON: {exc}", _excerpt(data), scan_response_id(data))]
     if isinstance(decoded, list):
         if not allow_batch:
             return [Invalid("batch received but batches are not allowed", _excerpt(data))]

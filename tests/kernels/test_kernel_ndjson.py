@@ -9,8 +9,10 @@ import pytest
 from mcp_lite.errors import MessageTooLarge
 
 
-def too_large(max_size: int, head: bytes) -> MessageTooLarge:
-    return MessageTooLarge(f"message larger than {max_size} bytes", max_size, head)
+def too_large(max_size: int, head: bytes, response_id: int | str | None = None) -> MessageTooLarge:
+    return MessageTooLarge(
+        f"message larger than {max_size} bytes", max_size, head, response_id, True
+    )
 
 
 def test_messages_in_one_chunk(speedups: ModuleType) -> None:
@@ -103,16 +105,18 @@ def test_oversized_head_is_256_bytes(speedups: ModuleType) -> None:
     assert got == [too_large(300, line[:256])]
 
 
-def test_oversized_partial_line_is_reported_early_and_dropped(speedups: ModuleType) -> None:
+def test_oversized_partial_line_is_dropped_as_it_arrives_and_reported_at_its_end(
+    speedups: ModuleType,
+) -> None:
     s = speedups.NdjsonSplitter(1000)
     assert s.feed(b'{"ok":1}\n' + b"x" * 600) == [b'{"ok":1}']
-    got = s.feed(b"y" * 600)
-    assert got == [too_large(1000, (b"x" * 600 + b"y" * 600)[:256])]
+    assert s.feed(b"y" * 600) == []
     assert s.buffered == 0
     for _ in range(100):  # the rest of the line is dropped, never buffered
         assert s.feed(b"z" * 10_000) == []
         assert s.buffered == 0
-    assert s.feed(b'zzz\n{"next":2}\n') == [b'{"next":2}']
+    got = s.feed(b'zzz\n{"next":2}\n')
+    assert got == [too_large(1000, (b"x" * 600 + b"y" * 600)[:256]), b'{"next":2}']
     assert s.flush() == []
 
 
@@ -124,21 +128,22 @@ def test_buffer_never_exceeds_max_size_plus_one(speedups: ModuleType) -> None:
     assert s.buffered == 11
     assert s.feed(b"\n") == [b"0123456789"]
     s.feed(b"0123456789")
-    assert s.feed(b"a") == [too_large(10, b"0123456789a")]
+    assert s.feed(b"a") == []
     assert s.buffered == 0
-    assert s.feed(b"\n") == []
+    assert s.feed(b"\n") == [too_large(10, b"0123456789a")]
 
 
 def test_cr_then_more_bytes_past_limit(speedups: ModuleType) -> None:
     s = speedups.NdjsonSplitter(10)
     s.feed(b"0123456789\r")
-    assert s.feed(b"x") == [too_large(10, b"0123456789\rx")]
-    assert s.feed(b"\nok\n") == [b"ok"]
+    assert s.feed(b"x") == []
+    assert s.feed(b"\nok\n") == [too_large(10, b"0123456789\rx"), b"ok"]
 
 
 def test_flush_after_oversize_resets(speedups: ModuleType) -> None:
     s = speedups.NdjsonSplitter(4)
-    assert s.feed(b"123456") == [too_large(4, b"123456")]
+    assert s.feed(b"123456") == []
+    assert s.flush() == [too_large(4, b"123456")]  # cut off by the end of the stream
     assert s.flush() == []
     assert s.feed(b"ab\n") == [b"ab"]  # not discarding any more
 
@@ -163,3 +168,60 @@ def test_many_messages_per_chunk(speedups: ModuleType) -> None:
     for i in range(0, len(stream), 4096):
         got += s.feed(stream[i : i + 4096])
     assert got == messages
+
+
+# --- attribution of oversized lines: the top-level response id only -----------------------
+
+PAD = b"x" * 5000
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (b'{"jsonrpc":"2.0","id":7,"result":{"t":"%s"}}' % PAD, 7),
+        (b'{"jsonrpc":"2.0","result":{"meta":{"id":99},"t":"%s"},"id":7}' % PAD, 7),  # id last
+        (b'{"jsonrpc":"2.0","id":"a\\"b","error":{"message":"%s"}}' % PAD, 'a"b'),
+        (
+            b'{"jsonrpc":"2.0","method":"notifications/message","params":{"id":7,"d":"%s"}}' % PAD,
+            None,
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{"d":"%s"}}' % PAD,
+            None,
+        ),
+        (b'{"jsonrpc":"2.0","params":{"d":"%s"},"id":7,"method":"x"}' % PAD, None),  # method last
+        (b'[{"jsonrpc":"2.0","id":7,"result":{"t":"%s"}}]' % PAD, None),  # a batch
+        (b'{"jsonrpc":"2.0","id":7.5,"result":{"t":"%s"}}' % PAD, None),
+        (b'{"jsonrpc":"2.0","id":null,"error":{"m":"%s"}}' % PAD, None),
+        (b'{"jsonrpc":"2.0","t":"%s","id":7' % PAD, None),  # never completed
+        (b'{"d":%s"%s"%s,  "id" : -3 }' % (b"[" * 3000, PAD, b"]" * 3000), -3),  # deep
+        (b'{"id":8,"result":{"t":"\xff\xfe%s"}}' % PAD, 8),  # invalid UTF-8
+        (b'{"k\\"id":1,"id":2,"result":"%s"}' % PAD, 2),  # an escaped quote in a key
+    ],
+)
+def test_oversized_line_names_only_its_own_top_level_response_id(
+    speedups: ModuleType, line: bytes, expected: object
+) -> None:
+    # Fed in small pieces, so that every token can be split across chunks.
+    s = speedups.NdjsonSplitter(1000)
+    got: list[object] = []
+    for i in range(0, len(line), 7):
+        got += s.feed(line[i : i + 7])
+        assert s.buffered <= 1001
+    got += s.feed(b"\n")
+    assert len(got) == 1 and isinstance(got[0], MessageTooLarge)
+    assert got[0].response_id == expected and got[0].scanned
+    # The same line in one chunk, and the scanner on its own, agree.
+    whole = speedups.NdjsonSplitter(1000).feed(line + b"\n")
+    assert whole[0].response_id == expected
+    assert speedups.scan_response_id(line) == expected
+
+
+def test_scanner_likely_id_from_a_head(speedups: ModuleType) -> None:
+    scanner = speedups.ResponseIdScanner()
+    scanner.feed(b'{"jsonrpc":"2.0","id":4,"result":{"content":[')
+    assert scanner.response_id is None  # not complete
+    assert scanner.likely_response_id == 4  # a response by its keys so far
+    scanner = speedups.ResponseIdScanner()
+    scanner.feed(b'{"jsonrpc":"2.0","id":4,"params":{')
+    assert scanner.likely_response_id is None  # no result/error seen: maybe a request

@@ -471,3 +471,60 @@ def test_every_public_name_has_a_twin(compiled: ModuleType, pure: ModuleType) ->
     assert sorted(compiled.__all__) == sorted(pure.__all__)
     for name in pure.__all__:
         assert hasattr(compiled, name), name
+
+
+# --- response-id attribution --------------------------------------------------------------
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.sampled_from(["id", "method", "x", 'q"', "\\"]), inner, max_size=4),
+    ),
+    max_leaves=12,
+)
+message_keys = st.sampled_from(["jsonrpc", "id", "method", "result", "error", "params", "id\\"])
+
+
+def response_id_oracle(message: Any) -> Any:
+    """What the scanner must find, from the decoded message."""
+    if not isinstance(message, dict) or "method" in message or "id" not in message:
+        return None
+    rid = message["id"]
+    if isinstance(rid, bool) or not isinstance(rid, (int, str)):
+        return None
+    if isinstance(rid, int) and not -(10**19) < rid < 10**19:
+        return None
+    return rid
+
+
+@SETTINGS
+@given(
+    data=st.data(),
+    message=st.one_of(st.dictionaries(message_keys, json_values, max_size=6), json_values),
+    spaced=st.booleans(),
+)
+def test_response_id_scanner_oracle_and_parity(
+    compiled: ModuleType, pure: ModuleType, data: st.DataObject, message: Any, spaced: bool
+) -> None:
+    import json
+
+    text = json.dumps(message, separators=(", ", " : ") if spaced else (",", ":"))
+    raw = text.encode()
+    expected = response_id_oracle(message)
+    if isinstance(expected, str) and len(json.dumps(expected).encode()) > 258:
+        expected = None
+    chunks = data.draw(chunked(raw))
+    for module in (compiled, pure):
+        assert module.scan_response_id(raw) == expected
+        scanner = module.ResponseIdScanner()
+        for chunk in chunks:
+            scanner.feed(chunk)
+        assert scanner.response_id == expected
