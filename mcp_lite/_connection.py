@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from .events import Observer
     from .protocol.types import Params, Progress
 
-__all__ = ["Connection", "Handlers"]
+__all__ = ["LOAD_STATS_KEYS", "Connection", "Handlers"]
 
 log = logging.getLogger("mcp_lite.client")
 
@@ -56,8 +56,17 @@ _MAX_INPUT_ROUNDS = 16
 MAX_QUEUED_NOTIFICATIONS = 1024
 MAX_QUEUED_SERVER_REQUESTS = 64
 OVERLOADED = -32000  # JSON-RPC "server error" range: the client is overloaded
-# How long a cancellation or an overload refusal may wait to be written.
+# How long a cancellation or an overload refusal may wait to be written, and how many may
+# wait (a refusal is ~200 bytes; past this they are dropped and counted).
 _CONTROL_WRITE_TIMEOUT = 2.0
+_MAX_QUEUED_CONTROL = 4096
+LOAD_STATS_KEYS = (
+    "notifications_queued",
+    "notifications_dropped",
+    "server_requests_queued",
+    "server_requests_refused",
+    "control_dropped",
+)
 
 
 @dataclass
@@ -147,7 +156,7 @@ class Connection:
         self.request_backlog = Backlog("server requests", max_queued_server_requests, name)
         # Cancellations and refusals are written from here: the deadline thread and the
         # reader thread never block in a write.
-        self._control = ControlSender(name)
+        self._control = ControlSender(name, limit=_MAX_QUEUED_CONTROL)
         self._watcher = threading.Thread(
             target=self._watch_deadlines, daemon=True, name=f"mcp-lite-deadlines[{name}]"
         )
@@ -161,6 +170,12 @@ class Connection:
         except BaseException:
             self._shutdown(ConnectionClosed("could not start"))
             raise
+
+    def load_stats(self) -> dict[str, int]:
+        """Backlogs and what was shed; see ``Client.load_stats``."""
+        notes, asks = self.notification_backlog, self.request_backlog
+        values = (notes.queued, notes.dropped, asks.queued, asks.dropped, self._control.dropped)
+        return dict(zip(LOAD_STATS_KEYS, values, strict=True))
 
     @property
     def alive(self) -> bool:

@@ -22,7 +22,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from . import events as _events
-from ._connection import Connection, Handlers
+from ._connection import LOAD_STATS_KEYS, Connection, Handlers
 from ._secrets import redact_url
 from ._version import __version__
 from .errors import (
@@ -219,6 +219,13 @@ class Client:
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("connected" if self._conn else "idle")
         return f"<mcp_lite.Client {self.name!r} {state}>"
+
+    def load_stats(self) -> dict[str, int]:
+        """How the current connection sheds a flooding server (no I/O): notifications queued
+        and dropped, server requests queued and refused, control messages dropped. Zeros
+        when not connected. See README, "Guarantees, precisely"."""
+        conn = self._conn
+        return conn.load_stats() if conn is not None else dict.fromkeys(LOAD_STATS_KEYS, 0)
 
     @property
     def connected(self) -> bool:
