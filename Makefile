@@ -8,7 +8,7 @@ PY     := $(BIN)/python
 PIP    := $(PY) -m pip --disable-pip-version-check --quiet
 NPM_PEERS := tests/peers
 
-.PHONY: demo test test-pure lint bench clean build-ext annotate peers conformance
+.PHONY: demo test test-pure lint bench clean build-ext annotate peers conformance redis-server
 
 # The runtime install: mcp_lite itself, editable, with the Cython speedups compiled.
 $(VENV)/.installed: pyproject.toml setup.py mcp_lite/_speedups.pyx
@@ -27,7 +27,17 @@ $(NPM_PEERS)/node_modules/.installed: $(NPM_PEERS)/package.json
 	cd $(NPM_PEERS) && npm install --no-audit --no-fund --loglevel=error
 	touch $@
 
-peers: $(VENV)/.test-installed $(NPM_PEERS)/node_modules/.installed
+peers: $(VENV)/.test-installed $(NPM_PEERS)/node_modules/.installed redis-server
+
+# Debian's redis-server for the fleet tests (Celery broker, RedisTokenStore); they start their
+# own on a free loopback port. Installed once (apt-get update only then); skipped when present.
+# Where it cannot be installed (not root, no apt) those tests skip and say why.
+.PHONY: redis-server
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  echo "== installing redis-server (apt-get) =="; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null; } \
+	  || echo "warning: could not install redis-server: the Redis and Celery tests will be skipped"; }
 
 demo: $(VENV)/.installed
 	@echo "== mcp-lite tools (CLI) =="

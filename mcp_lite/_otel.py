@@ -31,7 +31,7 @@ from .errors import ConnectionClosed, RequestTimeout, RpcError
 if TYPE_CHECKING:
     from ._connection import Connection, _Call
 
-__all__ = ["Tracing", "span"]
+__all__ = ["Tracing", "oauth_span", "span"]
 
 _SCOPE = "mcp_lite"
 # Bucket boundaries the conventions advise for these histograms (seconds).
@@ -276,3 +276,15 @@ def span(name: str, **attributes: Any) -> Iterator[None]:
         return
     with tracer.start_as_current_span(name, attributes=attributes or None):
         yield
+
+
+def oauth_span(grant: str | None, endpoint: str) -> contextlib.AbstractContextManager[None]:
+    """The span of one token-endpoint request: ``oauth <grant type>``, with the endpoint's
+    host and port (never a code, a token or a secret)."""
+    parts = urllib.parse.urlsplit(endpoint)
+    attributes: dict[str, Any] = {"oauth.grant_type": grant or "unknown"}
+    if parts.hostname:
+        attributes["server.address"] = parts.hostname
+        if parts.port:
+            attributes["server.port"] = parts.port
+    return span(f"oauth {grant or 'token'}", **attributes)

@@ -25,6 +25,7 @@ from __future__ import annotations
 from .discovery import AuthServerMetadata, Challenge, ProtectedResource, parse_challenge
 from .flow import ClientCredentials, IdJagGrant
 from .provider import OAuth, fetch_redirect
+from .redis_store import RedisTokenStore
 from .registration import ClientInfo, client_metadata_document
 from .storage import FileTokenStore, MemoryTokenStore, TokenSet, TokenStore
 
@@ -38,6 +39,7 @@ __all__ = [
     "MemoryTokenStore",
     "OAuth",
     "ProtectedResource",
+    "RedisTokenStore",
     "TokenSet",
     "TokenStore",
     "client_metadata_document",

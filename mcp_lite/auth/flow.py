@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, quote_plus, urlencode, urlsplit, urlunsplit
 
+from .._otel import oauth_span
 from ..errors import AuthRequired, ConfigError
 from ._net import Http, oauth_error, require_secure
 from .discovery import AuthServerMetadata, ProtectedResource
@@ -167,11 +168,13 @@ def token_request(
         form.get("assertion"),
         form.get("subject_token"),
     ]
-    status, data = http.post(
-        metadata.token_endpoint, what, form=form, headers=headers, secrets=hidden
-    )
-    if status != 200 or not isinstance(data.get("access_token"), str):
-        raise oauth_error(status, data, f"{what} at {metadata.token_endpoint}", hidden)
+    # A child span "oauth <grant>" when OpenTelemetry is on (no secret in its attributes).
+    with oauth_span(form.get("grant_type"), metadata.token_endpoint):
+        status, data = http.post(
+            metadata.token_endpoint, what, form=form, headers=headers, secrets=hidden
+        )
+        if status != 200 or not isinstance(data.get("access_token"), str):
+            raise oauth_error(status, data, f"{what} at {metadata.token_endpoint}", hidden)
     token_type = str(data.get("token_type") or "Bearer")
     if token_type.lower() not in ("bearer", "n_a"):
         raise AuthRequired(f"{what}: unsupported token type {token_type!r} (only Bearer)")

@@ -22,12 +22,26 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
-__all__ = ["DEFAULT_TTL", "NeedsAuthCache", "default_path"]
+__all__ = ["DEFAULT_TTL", "AuthCache", "NeedsAuthCache", "default_path"]
 
 log = logging.getLogger("mcp_lite.hub")
 
 DEFAULT_TTL = 15 * 60.0
+
+
+class AuthCache(Protocol):
+    """What the Hub needs of a needs-auth cache (this file, or
+    ``RedisTokenStore.needs_auth_cache()`` shared by a fleet)."""
+
+    ttl: float
+
+    def contains(self, key: str) -> bool: ...
+
+    def add(self, key: str) -> None: ...
+
+    def discard(self, key: str) -> None: ...
 
 
 def default_path() -> Path:

@@ -46,7 +46,7 @@ from ..events import emit_reconnect
 if TYPE_CHECKING:
     from ..client import Client
     from ..protocol.types import Params
-    from ._auth_cache import NeedsAuthCache
+    from ._auth_cache import AuthCache
     from .tools import Catalog
 
 __all__ = ["Backoff", "Connections", "Elicitation", "ServerStatus", "Spec"]
@@ -314,7 +314,7 @@ class Connections:
         *,
         client_options: Mapping[str, Any],
         backoff: Backoff,
-        auth_cache: NeedsAuthCache,
+        auth_cache: AuthCache,
         catalog: Catalog,
         elicitation: Elicitation,
         open_client: OpenClient | None = None,

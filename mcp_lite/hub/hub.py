@@ -33,7 +33,7 @@ from ..errors import (
     UrlElicitationRequired,
 )
 from . import _agent_tools as own
-from ._auth_cache import NeedsAuthCache
+from ._auth_cache import AuthCache, NeedsAuthCache
 from ._connections import (
     Backoff,
     Connections,
@@ -82,6 +82,7 @@ _HUB_OPTIONS = frozenset(
         "client_options",
         "backoff",
         "auth_cache_path",
+        "auth_cache",
         "elicitation_timeout",
         "event_hooks",
         "always_load",
@@ -119,6 +120,8 @@ class Hub:
         client_options: passed to every ``Client`` (``timeout=``, ``sampling_handler=``...).
         backoff: the reconnect policy (``Backoff(base=1.0, max_attempts=3, ...)``).
         auth_cache_path: the needs-auth cache file (default ``~/.cache/mcp-lite/needs-auth.json``).
+        auth_cache: a needs-auth cache object instead of the file, e.g.
+            ``RedisTokenStore(...).needs_auth_cache()`` shared by every worker of a fleet.
         elicitation_timeout: seconds a call waits for a URL elicitation to complete before
             retrying.
         event_hooks: ``{kind: [fn]}`` given to every Client (``mcp_lite.events``); each
@@ -151,6 +154,7 @@ class Hub:
         elicitation_timeout: float = 120.0,
         event_hooks: Mapping[str, Any] | None = None,
         always_load: Iterable[str] = (),
+        auth_cache: AuthCache | None = None,
     ) -> None:
         self._permissions = Permissions(allow, deny, permission_handler, default_permission)
         self._always_load = [parse_rule(r) for r in always_load]
@@ -167,7 +171,7 @@ class Hub:
             specs,
             client_options=_with_hooks(client_options, event_hooks),
             backoff=backoff or Backoff(),
-            auth_cache=NeedsAuthCache(auth_cache_path),
+            auth_cache=auth_cache if auth_cache is not None else NeedsAuthCache(auth_cache_path),
             catalog=self._catalog,
             elicitation=self._elicitation,
         )

@@ -24,6 +24,7 @@ the session layer; invalid annotations are only ignored here.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import os
 import threading
@@ -145,7 +146,15 @@ class HttpTransport:
                 if message.is_request:
                     exch = _Exchange(message.payload["id"], message.payload["method"], modern)
                     self._active[exch.request_id] = exch
-                    self._pool.submit(self._run_request, message, exch, self._tail)
+                    # The caller's context (an OpenTelemetry span) follows the POST to its
+                    # worker, so a token refresh made there is a span of the caller's trace.
+                    self._pool.submit(
+                        contextvars.copy_context().run,
+                        self._run_request,
+                        message,
+                        exch,
+                        self._tail,
+                    )
                 else:
                     self._tail = self._ordered.submit(self._run_other, message, modern)
             except RuntimeError as exc:  # pools shut down by a concurrent close

@@ -14,6 +14,7 @@ import base64
 import hashlib
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -41,6 +42,11 @@ class Behaviour:
     expires_in: int = 3600
     issue_refresh: bool = True
     refresh_returns_refresh: bool = False
+    # Rotation with reuse detection (OAuth 2.1 §4.3.1): every refresh answers a new refresh
+    # token and spends the old one; a spent one presented again revokes its whole family
+    # (every refresh and access token descended from the same authorization).
+    rotate_refresh: bool = False
+    refresh_delay: float = 0.0  # seconds a refresh_token grant takes (widens refresh races)
     client_secret: str | None = None  # DCR hands this secret out
 
 
@@ -66,6 +72,10 @@ class AuthServer:
         self.refresh_tokens: dict[str, set[str]] = {}
         self.challenges: dict[str, str] = {}  # code -> code_challenge
         self.code_scopes: dict[str, set[str]] = {}
+        self.family: dict[str, int] = {}  # refresh or access token -> family (rotate_refresh)
+        self.spent: set[str] = set()  # refresh tokens already exchanged (rotate_refresh)
+        self.reuse_detected = 0
+        self.refreshes = 0
         handler = type("H", (_Handler,), {"srv": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
@@ -87,6 +97,30 @@ class AuthServer:
     def requests_to(self, path: str) -> list[Seen]:
         with self.lock:
             return [s for s in self.seen if s.path == path]
+
+    def rotate(self, presented: str) -> dict[str, Any] | None:
+        """A refresh in ``rotate_refresh`` mode: the new token answer, or None (refused)."""
+        with self.lock:
+            family = self.family.get(presented)
+            if presented in self.spent and family is not None:
+                self.reuse_detected += 1
+                for token in [t for t, f in self.family.items() if f == family]:
+                    self.tokens.pop(token, None)
+                    self.refresh_tokens.pop(token, None)
+                return None
+            scopes = self.refresh_tokens.pop(presented, None)
+            if scopes is None or family is None:
+                return None
+            self.spent.add(presented)
+            self.refreshes += 1
+        answer = self.new_token(scopes)
+        with self.lock:
+            self.counter += 1
+            fresh = f"rt-{self.counter}-secretrefresh"
+            self.refresh_tokens[fresh] = set(scopes)
+            self.family[fresh] = self.family[answer["access_token"]] = family
+        answer["refresh_token"] = fresh
+        return answer
 
     def new_token(self, scopes: set[str]) -> dict[str, Any]:
         with self.lock:
@@ -234,7 +268,22 @@ class _Handler(BaseHTTPRequestHandler):
             if srv.b.issue_refresh:
                 answer["refresh_token"] = "rt-original-secretrefresh"
                 srv.refresh_tokens["rt-original-secretrefresh"] = srv.tokens[answer["access_token"]]
+                if srv.b.rotate_refresh:
+                    with srv.lock:
+                        srv.counter += 1
+                        family = srv.counter
+                        fresh = f"rt-{family}-secretrefresh"
+                        srv.refresh_tokens[fresh] = srv.refresh_tokens.pop(answer["refresh_token"])
+                        answer["refresh_token"] = fresh
+                        srv.family[fresh] = srv.family[answer["access_token"]] = family
             self._send(200, answer)
+        elif grant == "refresh_token" and srv.b.rotate_refresh:
+            time.sleep(srv.b.refresh_delay)
+            rotated = srv.rotate(form.get("refresh_token", ""))
+            if rotated is None:
+                self._send(400, {"error": "invalid_grant"})
+                return
+            self._send(200, rotated)
         elif grant == "refresh_token":
             scopes = srv.refresh_tokens.get(form.get("refresh_token", ""))
             if scopes is None:

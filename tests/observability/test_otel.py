@@ -226,3 +226,28 @@ def test_opentelemetry_is_never_imported_by_mcp_lite() -> None:
         """
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
+
+
+def test_oauth_token_requests_are_spans(otel: Telemetry) -> None:
+    sys.path.insert(0, str(ROOT / "tests" / "auth"))
+    from authserver import AuthServer, Behaviour
+
+    from mcp_lite.auth import MemoryTokenStore, OAuth, fetch_redirect
+
+    server = AuthServer(Behaviour()).start()
+    try:
+        auth = OAuth(server.url, store=MemoryTokenStore(), authorization_handler=fetch_redirect)
+        with mcp_lite.connect(server.url, auth=auth, timeout=20,
+                              protocol_version="2025-11-25") as client:
+            client.list_tools()
+    finally:
+        server.stop()
+    [token] = otel.spans("oauth authorization_code")
+    attrs = dict(token.attributes)
+    assert attrs["oauth.grant_type"] == "authorization_code"
+    assert attrs["server.address"] == "127.0.0.1"
+    assert not any("secret" in str(v) for v in attrs.values())
+    [connect] = [s for s in otel.spans() if s.name.startswith("connect ")]
+    # The 401 came while connecting: the token request is a child of the connect span,
+    # although the POST ran on one of the transport's threads.
+    assert token.parent is not None and token.parent.span_id == connect.context.span_id
