@@ -688,9 +688,16 @@ def _why_dead(client: Client) -> BaseException:
 
 
 def _open_client(spec: Spec, options: dict[str, Any]) -> Client:
-    from ..client import connect
+    from ..client import DEFAULT_TIMEOUT, connect
 
-    return connect(spec.target, auto_reconnect=False, **options)
+    # connect_timeout (MCP_TIMEOUT) bounds the start and handshake; requests keep `timeout`.
+    connect_timeout = options.pop("connect_timeout", None)
+    if connect_timeout is None:
+        return connect(spec.target, auto_reconnect=False, **options)
+    request_timeout = float(options.pop("timeout", DEFAULT_TIMEOUT))
+    client = connect(spec.target, auto_reconnect=False, timeout=connect_timeout, **options)
+    client.timeout = request_timeout
+    return client
 
 
 _live: weakref.WeakSet[Connections] = weakref.WeakSet()

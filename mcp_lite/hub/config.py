@@ -66,6 +66,8 @@ from pydantic import (
 from .._secrets import REDACTED, header_problem, redact_url
 from ..errors import ConfigError
 from . import _config_sources as src
+from . import _discovery
+from .policy import ServerPolicy
 
 if TYPE_CHECKING:
     from ..server import Server
@@ -379,6 +381,9 @@ class HubConfig:
         dropped: entries that lost (overridden, duplicate signature, reserved name, excluded
             by the enterprise file), each with ``disabled_reason`` saying why.
         sources: every file or source that was read, in order.
+        policies: the managed server policy (``allowedMcpServers`` / ``deniedMcpServers``).
+        allow_rules, deny_rules: ``permissions`` rules (``mcp__...``) of the settings files.
+        local_settings: where an "always allow" answer is saved.
     """
 
     servers: dict[str, ServerEntry] = field(default_factory=dict)
@@ -386,6 +391,10 @@ class HubConfig:
     exclusive: bool = False
     dropped: list[ServerEntry] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    policies: list[ServerPolicy] = field(default_factory=list)
+    allow_rules: list[str] = field(default_factory=list)
+    deny_rules: list[str] = field(default_factory=list)
+    local_settings: Path | None = None
 
 
 # --- parsing --------------------------------------------------------------------------------
@@ -637,8 +646,11 @@ def load_config(
     dynamic: Mapping[str, Any] | None = None,
     remote: Callable[[], Mapping[str, Any]] | str | None = None,
     environ: Mapping[str, str] | None = None,
+    managed_settings_path: str | os.PathLike[str] | None = None,
+    plugins_dir: str | os.PathLike[str] | None = None,
 ) -> HubConfig:
-    """Read every configuration source and merge them (see the module docstring).
+    """Read every configuration source and merge them (see the module docstring and
+    ``_discovery`` for where files are found).
 
     Never raises for bad configuration: problems are in ``HubConfig.issues`` and in the
     entries' ``error``.
@@ -654,16 +666,22 @@ def load_config(
             sources (so they win) and trusted.
         dynamic: servers registered in code: name -> config dict or ``mcp_lite.Server``.
         remote: a callable returning ``{"mcpServers": {...}}``, or a URL to GET it from.
-        environ: for ``${VAR}`` expansion (default ``os.environ``).
+        environ: for ``${VAR}`` expansion and ``CLAUDE_CONFIG_DIR`` (default ``os.environ``).
+        managed_settings_path: the managed settings file with the server policy and
+            permission rules (default: ``managed-settings.json`` beside the default
+            ``managed-mcp.json``).
+        plugins_dir: a folder of plugins; each ``<plugin>/.mcp.json`` is read as ``dynamic``.
     """
     loader = _Loader(os.environ if environ is None else environ)
     result = loader.result
-    project = Path(project_dir).expanduser()
-    home = Path.home() if user_dir is None else Path(user_dir)
+    places = _discovery.discover(project_dir, user_dir, plugins_dir, loader.environ)
+    project = places.project
 
     if dynamic:
         result.sources.append("dynamic")
         loader.add(_dynamic_document(dynamic), "dynamic", "dynamic", section_only=False)
+    for plugin in places.plugins:
+        loader.add_file(plugin, "dynamic", section_only=False)
     dynamic_entries, loader.candidates = loader.candidates, []
 
     managed = [Path(managed_path)] if managed_path is not None else src.default_managed_paths()
@@ -681,28 +699,26 @@ def load_config(
                 )
         dynamic_entries = [e for e in dynamic_entries if isinstance(e.config, SdkServerConfig)]
     else:
-        claude_json = loader.read(home / ".claude.json")
-        user_settings = loader.read(home / ".claude" / "settings.json")
-        claude_source = str(home / ".claude.json")
-        loader.add(
-            user_settings, "user", str(home / ".claude" / "settings.json"), section_only=True
-        )
+        claude_json = loader.read(places.claude_json)
+        user_settings = loader.read(places.user_settings)
+        claude_source = str(places.claude_json)
+        loader.add(user_settings, "user", str(places.user_settings), section_only=True)
         loader.add(claude_json, "user", claude_source, section_only=True)
+        key = project
         project_entry = src.project_section(claude_json, project)
-        loader.add(
-            project_entry,
-            "local",
-            f"{claude_source} projects[{project.absolute()}]",
-            section_only=True,
-        )
-        loader.add_file(project / ".claude" / "settings.local.json", "local", section_only=True)
+        if project_entry is None and places.root != project:
+            key, project_entry = places.root, src.project_section(claude_json, places.root)
+        loader.add(project_entry, "local", f"{claude_source} projects[{key}]", section_only=True)
+        for local in places.local_settings:
+            loader.add_file(local, "local", section_only=True)
         for path in config_files:
             path = Path(path)
             data = loader.read(path)
             if data is None and not path.is_file():
                 result.issues.append(ConfigIssue(str(path), None, "file not found"))
             loader.add(data, "local", str(path), section_only=False)
-        loader.add_file(project / ".mcp.json", "project", section_only=False)
+        for mcp_json in places.mcp_json:  # farthest first: the nearest wins
+            loader.add_file(mcp_json, "project", section_only=False)
         user_files = [project_entry, user_settings]
         if remote is not None:
             source = src.describe_remote(remote)
@@ -713,9 +729,14 @@ def load_config(
                 result.sources.append(source)
                 loader.add(data, "remote", source, section_only=False)
 
-    _merge(
-        result, loader.candidates, dynamic_entries, src.project_approvals(user_files, trust_project)
+    approvals = src.project_approvals(user_files, trust_project)
+    _merge(result, loader.candidates, dynamic_entries, approvals)
+    managed_settings = (
+        Path(managed_settings_path)
+        if managed_settings_path is not None
+        else next((p for p in _discovery.default_managed_settings_paths() if p.is_file()), None)
     )
+    _discovery.apply_settings(result, places, managed_settings, approvals, result.issues.append)
     return result
 
 

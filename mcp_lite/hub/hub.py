@@ -17,6 +17,7 @@ each process reconnects on first use (the Clients never touch their parent's pip
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -33,6 +34,7 @@ from ..errors import (
     UrlElicitationRequired,
 )
 from . import _agent_tools as own
+from . import _setup
 from ._auth_cache import AuthCache, NeedsAuthCache
 from ._connections import (
     Backoff,
@@ -41,10 +43,10 @@ from ._connections import (
     ElicitationHook,
     ServerStatus,
     Spec,
-    make_spec,
 )
 from ._llm_names import llm_names
 from .permissions import PermissionHandler, Permissions, parse_rule, rules_match
+from .policy import ServerPolicy, add_allow_rule
 from .results import ResultProcessor, ToolEvent
 from .search import rank_tools
 from .tools import (
@@ -61,8 +63,6 @@ from .tools import (
 )
 
 if TYPE_CHECKING:
-    import os
-
     from ..client import Client
     from ..protocol.types import CallToolResult, GetPromptResult, Progress, ReadResourceResult
 
@@ -86,6 +86,8 @@ _HUB_OPTIONS = frozenset(
         "elicitation_timeout",
         "event_hooks",
         "always_load",
+        "allowed_servers",
+        "denied_servers",
     }
 )
 _OWN_TOOLS = (*own.RESOURCE_TOOLS, own.TOOL_SEARCH)
@@ -110,14 +112,22 @@ class Hub:
             objects (in-process servers).
         allow, deny: permission rules, ``mcp__server`` or ``mcp__server__tool``; deny wins.
         permission_handler: ``fn(tool: McpTool, arguments) -> bool`` for calls no rule
-            decides (tools of in-process servers are always allowed).
+            decides (tools of in-process servers are always allowed); answering
+            ``"always"`` allows the tool from then on and, for a Hub made by
+            ``from_config``, saves ``permissions.allow`` in ``.claude/settings.local.json``.
+            The rules of every settings file (``permissions.allow``/``deny``) are merged
+            with ``allow`` and ``deny``.
         default_permission: ``"allow"`` or ``"deny"``: the decision without a handler.
         elicitation_hooks: ``fn(server, params) -> result | None``, tried in order before
             ``elicitation_handler(server, params)``; with neither, elicitations are cancelled.
         output_dir: where images, audio and blobs from tool results are written (default: a
             private temporary folder, created on first use and kept).
         max_output_tokens: text budget per result (default ``MAX_MCP_OUTPUT_TOKENS`` or 25,000).
-        client_options: passed to every ``Client`` (``timeout=``, ``sampling_handler=``...).
+        client_options: passed to every ``Client`` (``timeout=``, ``sampling_handler=``...),
+            and ``connect_timeout=`` seconds for starting a server and its handshake
+            (default: ``MCP_TIMEOUT`` milliseconds when set, else ``timeout``). Tool calls
+            without a ``timeout`` use ``MCP_TOOL_TIMEOUT`` milliseconds when set (unless
+            the server's config has its own ``timeout``).
         backoff: the reconnect policy (``Backoff(base=1.0, max_attempts=3, ...)``).
         auth_cache_path: the needs-auth cache file (default ``~/.cache/mcp-lite/needs-auth.json``).
         auth_cache: a needs-auth cache object instead of the file, e.g.
@@ -131,6 +141,11 @@ class Hub:
             ``tool_definitions(deferred=True)`` always offers, besides the tools whose
             ``_meta["anthropic/alwaysLoad"]`` is true and the servers configured with
             ``"alwaysLoad": true`` (or a list of tool names).
+        allowed_servers, denied_servers: server policy entries (``{"serverName": ...}``,
+            ``{"serverCommand": [...]}``, ``{"serverUrl": "https://*.corp/*"}``), applied
+            with the managed ``allowedMcpServers`` / ``deniedMcpServers`` (see ``policy``):
+            deny wins, an allow list admits only what it matches, in-process servers are
+            exempt; a blocked server is ``disabled`` and never starts.
 
     Raises:
         ConfigError: a malformed permission rule or option.
@@ -155,8 +170,17 @@ class Hub:
         event_hooks: Mapping[str, Any] | None = None,
         always_load: Iterable[str] = (),
         auth_cache: AuthCache | None = None,
+        allowed_servers: Iterable[Mapping[str, Any]] | None = None,
+        denied_servers: Iterable[Mapping[str, Any]] | None = None,
     ) -> None:
         self._permissions = Permissions(allow, deny, permission_handler, default_permission)
+        self._rules = (self._permissions.allow, self._permissions.deny)
+        self._granted: list[str] = []
+        self._local_settings: Any = None
+        self._policy = ServerPolicy(
+            None if allowed_servers is None else list(allowed_servers),
+            None if denied_servers is None else list(denied_servers),
+        )
         self._always_load = [parse_rule(r) for r in always_load]
         self._aliases: dict[str, tuple[str, str]] = {}
         self._search_format: ToolFormat = "anthropic"
@@ -165,11 +189,15 @@ class Hub:
         self._elicitation_timeout = float(elicitation_timeout)
         self._catalog = Catalog()
         self._load: Callable[[], Any] | None = None
-        specs, self.issues = _specs(config)
-        self._config_always_load = _always_load_config(config)
+        specs = self._adopt(config)
+        options = dict(client_options or {})
+        connect_timeout = _setup.env_seconds("MCP_TIMEOUT", os.environ)
+        if connect_timeout is not None:
+            options.setdefault("connect_timeout", connect_timeout)
+        self._tool_timeout = _setup.env_seconds("MCP_TOOL_TIMEOUT", os.environ)
         self._conns = Connections(
             specs,
-            client_options=_with_hooks(client_options, event_hooks),
+            client_options=_with_hooks(options, event_hooks),
             backoff=backoff or Backoff(),
             auth_cache=auth_cache if auth_cache is not None else NeedsAuthCache(auth_cache_path),
             catalog=self._catalog,
@@ -210,9 +238,35 @@ class Hub:
     def update(self, config: Any) -> None:
         """Adopt a new configuration: servers whose entry did not change keep their
         connection; changed and removed ones are closed."""
-        specs, self.issues = _specs(config)
-        self._config_always_load = _always_load_config(config)
-        self._conns.update(specs)
+        self._conns.update(self._adopt(config))
+
+    def _adopt(self, config: Any) -> list[Spec]:
+        """The specs of ``config`` with the server policy applied; the permission rules of
+        its settings files merged with the constructor's."""
+        specs, self.issues = _setup.specs_of(config)
+        self._config_always_load = _setup.always_load_of(config)
+        allow, deny = self._rules
+        old = self._permissions
+        self._permissions = Permissions(
+            [*allow, *getattr(config, "allow_rules", ()), *self._granted],
+            [*deny, *getattr(config, "deny_rules", ())],
+            old.handler,
+            old.default,
+            on_always=self._always_allow,
+        )
+        self._local_settings = getattr(config, "local_settings", None)
+        return _setup.police(specs, [self._policy])
+
+    def _always_allow(self, tool: McpTool) -> None:
+        """The permission handler answered "always": allow this tool from now on, and save
+        the rule to the project's ``.claude/settings.local.json`` (Hubs from config files)."""
+        self._granted.append(tool.name)
+        self._permissions.grant(tool.name)
+        if self._local_settings is not None:
+            try:
+                add_allow_rule(self._local_settings, tool.name)
+            except ConfigError as exc:
+                log.warning("could not save the permission for %s: %s", tool.name, exc)
 
     def reload(self) -> None:
         """Read the config files again (``from_config`` Hubs) and ``update``."""
@@ -412,6 +466,8 @@ class Hub:
             return self._call_own(name, dict(arguments or {}))
         server, tool = self._tool_for(name)
         args = dict(arguments or {})
+        if timeout is None and self._conns.spec(server).timeout is None:
+            timeout = self._tool_timeout  # MCP_TOOL_TIMEOUT
         self._permissions.check(tool, args, in_process=self._conns.spec(server).in_process)
 
         def emit(event: ToolEvent) -> None:
@@ -613,78 +669,6 @@ class Hub:
 
 def _ms(start: float) -> int:
     return int((time.monotonic() - start) * 1000)
-
-
-def _specs(config: Any) -> tuple[list[Spec], list[Any]]:
-    """The servers of a ``HubConfig`` or of a mapping, and the config issues."""
-    if hasattr(config, "servers") and hasattr(config, "issues"):
-        specs = [_spec_from_entry(e) for e in config.servers.values()]
-        return specs, list(config.issues)
-    if not isinstance(config, Mapping):
-        raise ConfigError(
-            "Hub wants a HubConfig or a mapping like {'mcpServers': {...}}, "
-            f"not {type(config).__name__}"
-        )
-    from ..server import Server
-    from .config import parse_servers
-
-    servers = config.get("mcpServers", config) if "mcpServers" in config else config
-    if not isinstance(servers, Mapping):
-        raise ConfigError("'mcpServers' must be a mapping of server names to entries")
-    document = {
-        str(name): {"type": "sdk", "name": str(name), "server": value}
-        if isinstance(value, Server)
-        else value
-        for name, value in servers.items()
-    }
-    entries, issues = parse_servers({"mcpServers": document}, "dynamic", "<code>")
-    return [_spec_from_entry(e) for e in entries.values()], list(issues)
-
-
-def _always_load_config(config: Any) -> dict[str, bool | frozenset[str]]:
-    """``{server: True | tool names}`` from entries carrying ``"alwaysLoad"``."""
-    if hasattr(config, "servers"):
-        raw = {
-            name: (getattr(e.config, "model_extra", None) or {}).get("alwaysLoad")
-            for name, e in config.servers.items()
-        }
-    elif isinstance(config, Mapping):
-        servers = config.get("mcpServers", config)
-        raw = {
-            str(n): v.get("alwaysLoad") if isinstance(v, Mapping) else None
-            for n, v in (servers.items() if isinstance(servers, Mapping) else ())
-        }
-    else:
-        return {}
-    out: dict[str, bool | frozenset[str]] = {}
-    for name, value in raw.items():
-        if value is True:
-            out[name] = True
-        elif isinstance(value, list):
-            out[name] = frozenset(str(v) for v in value)
-    return out
-
-
-def _spec_from_entry(entry: Any) -> Spec:
-    error: str | None = entry.error
-    target: Any = None
-    if error is None:
-        try:
-            target = entry.target()
-        except (McpError, ValueError, TypeError) as exc:
-            error = str(exc)
-    config = getattr(entry, "config", None)
-    kind = getattr(config, "type", None)
-    return make_spec(
-        entry.name,
-        entry.scope,
-        target,
-        type=str(kind) if kind else None,
-        source=str(entry.source),
-        disabled_reason=entry.disabled_reason,
-        error=error,
-        timeout=getattr(config, "timeout", None),
-    )
 
 
 def _with_hooks(

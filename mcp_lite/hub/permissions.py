@@ -8,7 +8,8 @@ themselves. For each call, in order:
 2. a matching **allow** rule permits;
 3. tools of in-process (``sdk``) servers are permitted: the host wrote them;
 4. anything else is "passthrough": ``permission_handler(tool, arguments)`` decides (truthy
-   permits), or, without a handler, the host's ``default`` policy (``"allow"`` or ``"deny"``).
+   permits; the string ``"always"`` permits and asks the Hub to remember it), or, without a
+   handler, the host's ``default`` policy (``"allow"`` or ``"deny"``).
 
 A refusal raises ``PermissionDenied`` naming the tool and the reason. An exception raised by
 the handler propagates unchanged: it is a bug to fix, not a "no".
@@ -82,6 +83,8 @@ class Permissions:
         deny: Iterable[str] | None = None,
         handler: PermissionHandler | None = None,
         default: Decision = "allow",
+        *,
+        on_always: Callable[[McpTool], Any] | None = None,
     ) -> None:
         if isinstance(allow, str) or isinstance(deny, str):
             raise ConfigError("allow and deny take a list of rules, not one string")
@@ -93,6 +96,12 @@ class Permissions:
         self._deny = [_rule(r) for r in self.deny]
         self.handler = handler
         self.default: Decision = default
+        self.on_always = on_always
+
+    def grant(self, rule: str) -> None:
+        """Add an allow rule from now on (an "always" answer)."""
+        self._allow = [*self._allow, _rule(rule)]
+        self.allow = (*self.allow, rule)
 
     @staticmethod
     def _matches(rules: list[tuple[str, str | None]], server: str, tool: str) -> bool:
@@ -118,10 +127,13 @@ class Permissions:
         if self._matches(self._allow, tool.server, tool.tool_name) or in_process:
             return
         if self.handler is not None:
-            if not self.handler(tool, arguments):
+            answer = self.handler(tool, arguments)
+            if not answer:
                 raise PermissionDenied(
                     f"{tool.name} was refused by the permission handler", tool.name
                 )
+            if isinstance(answer, str) and answer == "always" and self.on_always is not None:
+                self.on_always(tool)
             return
         if self.default == "deny":
             raise PermissionDenied(
