@@ -4,6 +4,10 @@ A one-shot ``http.server`` on ``127.0.0.1`` (a random port unless one is asked f
 for the browser to come back to ``/callback?code=...&state=...``, answers with a short page,
 and hands the full redirect URL to the flow. Nothing else is served: other paths get 404, and
 the page never echoes the query (no code or token in a response body or in a log line).
+
+Browsers open speculative connections (preconnect) that never send a request: each
+connection gets its own thread and a socket timeout, so an idle one never delays the real
+redirect, and at most ``_MAX_CONNECTIONS`` are served at once (more are closed at once).
 """
 
 from __future__ import annotations
@@ -26,15 +30,23 @@ _PAGE = (
 )
 
 
+_MAX_CONNECTIONS = 16
+_SOCKET_TIMEOUT = 5.0
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
     server: _Server
+    timeout = _SOCKET_TIMEOUT  # per connection: an idle preconnect ends, never blocks others
 
     def do_GET(self) -> None:
         path = urlsplit(self.path).path
-        if path != self.server.callback_path or self.server.result is not None:
+        with self.server.result_lock:
+            first = path == self.server.callback_path and self.server.result is None
+            if first:
+                self.server.result = f"http://{self.server.host_label}{self.path}"
+        if not first:
             self.send_error(404)
             return
-        self.server.result = f"http://{self.server.host_label}{self.path}"
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(_PAGE)))
@@ -47,15 +59,38 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         return  # the request line holds the authorization code: never log it
 
 
-class _Server(http.server.HTTPServer):
+class _Server(http.server.ThreadingHTTPServer):
     callback_path = "/callback"
     host_label = ""
     result: str | None = None
+    daemon_threads = True
 
     def __init__(self, port: int) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
         self.done = threading.Event()
+        self.result_lock = threading.Lock()
+        self.slots = threading.BoundedSemaphore(_MAX_CONNECTIONS)
         self.timeout = 0.25
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            self.shutdown_request(request)  # too many at once: this one is dropped
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            request.settimeout(_SOCKET_TIMEOUT)
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        log.debug("OAuth callback server: a connection failed")
 
 
 class LoopbackReceiver:
@@ -108,4 +143,4 @@ class LoopbackReceiver:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(2.0)
-        self._server.server_close()
+        self._server.server_close()  # handler threads end by their socket timeout

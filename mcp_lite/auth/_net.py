@@ -5,24 +5,37 @@ metadata documents and authorization-server endpoints must be ``https``; plain `
 accepted only on loopback (``localhost``, ``127.0.0.0/8``, ``::1``), for development. Redirect
 URIs must be loopback ``http`` (a native client receives the code on its own machine).
 
-Every exchange uses ``requests`` with a finite timeout, never follows a redirect for a POST,
-and maps ``requests`` failures to ``AuthRequired`` with a sentence that names the step and the
-URL but never a token, a code, a verifier or a secret (``scrub`` removes any that slip in).
+Every exchange uses ``requests``, never follows a redirect for a POST, and maps ``requests``
+failures to ``AuthRequired`` with a sentence that names the step and the URL but never a token,
+a code, a verifier or a secret (``scrub`` removes any that slip in).
+
+Deadlines are totals, not per read: each exchange ends by ``Http.timeout`` seconds after it
+starts or by the deadline of the call it runs for (``Http.limit``), whichever is first. Per-read
+socket timeouts cannot do that against a server that drips a byte at a time, so a timer
+shuts the exchange's socket down at the deadline (the timer only calls ``shutdown``; the
+exchange's own thread does all the I/O) and the exchange fails with ``RequestTimeout``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import logging
-from collections.abc import Iterable, Mapping
+import socket
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
+from requests.adapters import HTTPAdapter
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from .._secrets import redact_url
 from .._version import __version__
-from ..errors import AuthRequired, ConfigError
+from ..errors import AuthRequired, ConfigError, RequestTimeout
 
 log = logging.getLogger("mcp_lite.auth")
 
@@ -53,18 +66,19 @@ def require_secure(url: str, what: str) -> str:
     try:
         parts = urlsplit(url)
     except ValueError:
-        raise AuthRequired(f"the {what} URL {url!r} is not a valid URL") from None
+        raise AuthRequired(f"the {what} URL {redact_url(url)!r} is not a valid URL") from None
     scheme = parts.scheme.lower()
     if scheme not in ("https", "http") or not parts.hostname:
-        raise AuthRequired(f"the {what} URL must be an http(s) URL, got {url!r}")
+        raise AuthRequired(f"the {what} URL must be an http(s) URL, got {redact_url(url)!r}")
     if scheme == "http" and not is_loopback_host(parts.hostname):
         raise AuthRequired(
-            f"the {what} URL {url!r} must use https (plain http is accepted only on localhost)"
+            f"the {what} URL {redact_url(url)!r} must use https (plain http is accepted "
+            "only on localhost)"
         )
     if parts.username or parts.password:
         raise AuthRequired(f"the {what} URL must not carry credentials")
     if parts.fragment:
-        raise AuthRequired(f"the {what} URL {url!r} must not have a fragment")
+        raise AuthRequired(f"the {what} URL {redact_url(url)!r} must not have a fragment")
     return url
 
 
@@ -74,7 +88,7 @@ def require_loopback_redirect(uri: str) -> str:
     if parts.scheme.lower() != "http" or not is_loopback_host(parts.hostname):
         raise ConfigError(
             f"redirect_uri must be a loopback http URL such as "
-            f"http://127.0.0.1:8976/callback, got {uri!r}"
+            f"http://127.0.0.1:8976/callback, got {redact_url(uri)!r}"
         )
     return uri
 
@@ -119,13 +133,100 @@ def scrub(text: str, secrets: Iterable[str | None]) -> str:
     return text
 
 
+class OAuthError(AuthRequired):
+    """An authorization server refused a request with an OAuth error answer; ``code`` is its
+    ``error`` (``invalid_grant``...), or ``HTTP <status>`` when it gave none."""
+
+    code: str = ""
+
+
+# --- total deadlines -------------------------------------------------------------------------
+
+_current = threading.local()  # the _Watch of the exchange running on this thread, if any
+
+
+class _Watch:
+    """The connections of one exchange, shut down when its deadline passes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._conns: list[Any] = []
+        self.fired = False
+
+    def attach(self, conn: Any) -> None:
+        with self._lock:
+            self._conns.append(conn)
+            fired = self.fired
+        if fired:
+            _shutdown(conn)
+
+    def fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            conns = list(self._conns)
+        for conn in conns:
+            _shutdown(conn)
+
+
+def _shutdown(conn: Any) -> None:
+    sock = getattr(conn, "sock", None)
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+class _WatchedPool(HTTPConnectionPool):
+    def _make_request(self, conn: Any, *args: Any, **kwargs: Any) -> Any:
+        watch = getattr(_current, "watch", None)
+        if watch is not None:
+            watch.attach(conn)
+        return super()._make_request(conn, *args, **kwargs)
+
+
+class _WatchedHttpsPool(HTTPSConnectionPool):
+    def _make_request(self, conn: Any, *args: Any, **kwargs: Any) -> Any:
+        watch = getattr(_current, "watch", None)
+        if watch is not None:
+            watch.attach(conn)
+        return super()._make_request(conn, *args, **kwargs)
+
+
+def _watch_pools(manager: Any) -> Any:
+    pools = getattr(manager, "pool_classes_by_scheme", None)
+    if isinstance(pools, dict) and pools.get("http") is HTTPConnectionPool:  # not SOCKS
+        manager.pool_classes_by_scheme = {"http": _WatchedPool, "https": _WatchedHttpsPool}
+    return manager
+
+
+class WatchedAdapter(HTTPAdapter):
+    """An ``HTTPAdapter`` whose connections ``Http`` can shut down at a deadline. Mount it
+    on a ``session`` you give ``OAuth`` to have total deadlines there too."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        _watch_pools(self.poolmanager)
+
+    def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
+        return _watch_pools(super().proxy_manager_for(proxy, **kwargs))
+
+
+def _new_session() -> requests.Session:
+    session = requests.Session()
+    adapter = WatchedAdapter(max_retries=0)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
 class Http:
-    """The HTTP side of OAuth: finite timeouts, no redirects followed, bounded JSON bodies,
-    errors as ``AuthRequired``.
+    """The HTTP side of OAuth: total deadlines, no redirects followed, bounded JSON bodies,
+    errors as ``AuthRequired`` (``RequestTimeout`` when the deadline passed).
 
     Without a ``session`` every exchange uses a short-lived one that is closed at once (OAuth
     traffic is rare; nothing stays open between logins). A given ``session`` is used as is
-    (proxies, CA bundle, retries of your choosing) and never closed here.
+    (proxies, CA bundle, retries of your choosing) and never closed here; its exchanges are
+    cut at the deadline only through a ``WatchedAdapter`` mounted on it (otherwise each read
+    is still bounded by the time left).
     """
 
     def __init__(
@@ -133,6 +234,25 @@ class Http:
     ) -> None:
         self.session = session
         self.timeout = timeout
+        self._limits = threading.local()
+
+    @contextlib.contextmanager
+    def limit(self, deadline: float | None) -> Iterator[None]:
+        """Within the block, exchanges on this thread also end by ``deadline``
+        (``time.monotonic()``; None: no limit beyond ``timeout``)."""
+        previous = getattr(self._limits, "deadline", None)
+        if previous is not None and deadline is not None:
+            deadline = min(previous, deadline)
+        self._limits.deadline = deadline if deadline is not None else previous
+        try:
+            yield
+        finally:
+            self._limits.deadline = previous
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline set by ``limit`` (None: no such deadline)."""
+        deadline = getattr(self._limits, "deadline", None)
+        return None if deadline is None else deadline - time.monotonic()
 
     def exchange(
         self,
@@ -143,28 +263,58 @@ class Http:
         secrets: Iterable[str | None] = (),
         **kwargs: Any,
     ) -> tuple[int, Mapping[str, str], bytes]:
-        """One request: status, headers and at most ``_MAX_BODY + 1`` bytes of body."""
+        """One request: status, headers and at most ``_MAX_BODY + 1`` bytes of body.
+
+        Raises:
+            RequestTimeout: the exchange's deadline passed (a total, not per read).
+            AuthRequired: the network failed.
+        """
+        shown = redact_url(url)
+        budget = self.timeout
+        left = self.remaining()
+        if left is not None:
+            budget = min(budget, left)
+        if budget <= 0:
+            raise RequestTimeout(f"no time left for the {what} request to {shown}", 0.0)
         headers = {"User-Agent": f"mcp-lite/{__version__}", **kwargs.pop("headers", {})}
         own = self.session is None
-        session = requests.Session() if own else self.session
+        session = _new_session() if own else self.session
         assert session is not None
+        watch = _Watch()
+        timer = threading.Timer(budget, watch.fire)
+        timer.daemon = True
+        timer.name = "mcp-lite-oauth-deadline"
+        previous = getattr(_current, "watch", None)
+        _current.watch = watch
+        timer.start()
         try:
             with session.request(
                 method,
                 url,
                 headers=headers,
-                timeout=self.timeout,
+                timeout=(budget, budget),
                 allow_redirects=False,
                 stream=True,
                 **kwargs,
             ) as response:
                 raw = response.raw.read(_MAX_BODY + 1, decode_content=True) if response.raw else b""
+                if watch.fired:
+                    raise OSError("deadline")
                 return response.status_code, response.headers, raw
-        except requests.RequestException as exc:
-            raise AuthRequired(
-                scrub(f"the {what} request to {url} failed: {type(exc).__name__}", secrets)
-            ) from None
+        except Exception as exc:
+            if watch.fired or isinstance(exc, requests.Timeout):
+                raise RequestTimeout(
+                    f"the {what} request to {shown} did not finish within {budget:.3g} seconds",
+                    budget,
+                ) from None
+            if isinstance(exc, (requests.RequestException, OSError)) or _is_urllib3(exc):
+                raise AuthRequired(
+                    scrub(f"the {what} request to {shown} failed: {type(exc).__name__}", secrets)
+                ) from None
+            raise
         finally:
+            timer.cancel()
+            _current.watch = previous
             if own:
                 session.close()
 
@@ -177,15 +327,16 @@ class Http:
         """GET a JSON document; None when absent (4xx or a redirect), ``AuthRequired`` on
         anything else that is not a JSON object."""
         require_secure(url, what)
+        shown = redact_url(url)
         status, _, raw = self.exchange(
             "GET", url, what, headers={"Accept": "application/json", **(headers or {})}
         )
         if 300 <= status < 500:
-            log.debug("%s not at %s (HTTP %s)", what, url, status)
+            log.debug("%s not at %s (HTTP %s)", what, shown, status)
             return None
         if status != 200:
-            raise AuthRequired(f"the {what} at {url} answered HTTP {status}")
-        return _json_object(raw, f"the {what} at {url}")
+            raise AuthRequired(f"the {what} at {shown} answered HTTP {status}")
+        return _json_object(raw, f"the {what} at {shown}")
 
     def post(
         self,
@@ -208,10 +359,14 @@ class Http:
             "POST", url, what, secrets=secrets, headers=send_headers, **payload
         )
         try:
-            data = _json_object(raw, f"the {what} answer from {url}")
+            data = _json_object(raw, f"the {what} answer from {redact_url(url)}")
         except AuthRequired:
             data = {}
         return status, data
+
+
+def _is_urllib3(exc: BaseException) -> bool:
+    return type(exc).__module__.startswith("urllib3")
 
 
 def _json_object(raw: bytes, what: str) -> dict[str, Any]:
@@ -228,10 +383,12 @@ def _json_object(raw: bytes, what: str) -> dict[str, Any]:
 
 def oauth_error(
     status: int, data: Mapping[str, Any], what: str, secrets: Iterable[str | None] = ()
-) -> AuthRequired:
+) -> OAuthError:
     """An ``AuthRequired`` for an OAuth error answer (RFC 6749 §5.2): code and description,
     bounded, with secrets scrubbed."""
     code = str(data.get("error") or f"HTTP {status}")[:_EXCERPT]
     description = str(data.get("error_description") or "")[:_EXCERPT]
     text = f"{what} was refused: {code}" + (f" ({description})" if description else "")
-    return AuthRequired(scrub(text, secrets))
+    error = OAuthError(scrub(text, secrets))
+    error.code = code
+    return error

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from .._secrets import redact_url
 from ..errors import AuthRequired
 from ._net import Http, canonical_url, log, origin_of, require_secure, resource_covers
 
@@ -263,11 +264,13 @@ def fetch_protected_resource(
             continue
         prm = _prm(data)
         if not prm.resource:
-            raise AuthRequired(f"the protected resource metadata at {url} has no 'resource'")
+            raise AuthRequired(
+                f"the protected resource metadata at {redact_url(url)} has no 'resource'"
+            )
         if not resource_covers(prm.resource, server_url):
             raise AuthRequired(
-                f"the protected resource metadata at {url} is for {prm.resource!r}, not for "
-                f"{canonical_url(server_url)!r}; refusing to authorize for another resource"
+                f"the protected resource metadata at {redact_url(url)} is for "
+                f"{redact_url(prm.resource)!r}, not for {redact_url(canonical_url(server_url))!r}; refusing to authorize for another resource"
             )
         return prm
     return None
@@ -288,7 +291,7 @@ def fetch_as_metadata(http: Http, issuer: str) -> AuthServerMetadata | None:
         found = data.get("issuer")
         if not isinstance(found, str) or found.rstrip("/") != issuer.rstrip("/"):
             raise AuthRequired(
-                f"the authorization server metadata at {url} names issuer {found!r}, not "
+                f"the authorization server metadata at {redact_url(url)} names issuer {found!r}, not "
                 f"{issuer!r}; refusing to use it (RFC 8414 issuer validation)"
             )
         return AuthServerMetadata.from_json(data)

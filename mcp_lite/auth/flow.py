@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote_plus, urlencode, urlsplit, urlunsplit
 
 from .._otel import oauth_span
+from .._secrets import redact_url
 from ..errors import AuthRequired, ConfigError
 from ._net import Http, oauth_error, require_secure
 from .discovery import AuthServerMetadata, ProtectedResource
@@ -174,7 +175,8 @@ def token_request(
             metadata.token_endpoint, what, form=form, headers=headers, secrets=hidden
         )
         if status != 200 or not isinstance(data.get("access_token"), str):
-            raise oauth_error(status, data, f"{what} at {metadata.token_endpoint}", hidden)
+            shown = redact_url(metadata.token_endpoint)
+            raise oauth_error(status, data, f"{what} at {shown}", hidden)
     token_type = str(data.get("token_type") or "Bearer")
     if token_type.lower() not in ("bearer", "n_a"):
         raise AuthRequired(f"{what}: unsupported token type {token_type!r} (only Bearer)")
@@ -416,7 +418,7 @@ class IdJagGrant:
         jag = data.get("access_token")
         if status != 200 or not isinstance(jag, str):
             raise oauth_error(
-                status, data, f"the token exchange at {self.idp_token_endpoint}", hidden
+                status, data, f"the token exchange at {redact_url(self.idp_token_endpoint)}", hidden
             )
         client = ClientInfo(
             client_id=self.client_id,

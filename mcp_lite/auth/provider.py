@@ -22,32 +22,58 @@ Thread safety: one lock per object; a login in progress blocks the other threads
 token until it ends (bounded by ``callback_timeout``). The object holds tokens for one MCP
 server: ``bind`` (called by the transports with their URL) refuses any other URL, so a token
 is never sent to a resource it was not issued for.
+
+Deadlines: ``token(timeout=)`` and ``refresh(..., timeout=)`` take the seconds the calling
+request still waits (the transports pass them). Waiting for the lock, every HTTP exchange (a
+total, not per read) and the wait for the browser's redirect end by then, with
+``RequestTimeout``; without ``timeout``, each exchange ends after ``timeout`` seconds (the
+constructor's) and the browser wait after ``callback_timeout``.
+
+Processes sharing a store cooperate: a refresh runs under the store's ``lock`` for that
+token record; it re-reads the record first and refreshes only when the stored token is still
+the stale one (another process may have refreshed already: its token is used), writes the
+result, then unlocks. An ``invalid_grant`` answer re-reads the record before giving up (a
+process that did not take the lock may have rotated the refresh token). So an authorization
+server that rotates refresh tokens and revokes the whole family on reuse never sees a reuse.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import threading
+import time
 import webbrowser
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from ..errors import AuthRequired, ConfigError
+from .._secrets import redact_url
+from ..errors import AuthRequired, ConfigError, RequestTimeout
 from ._loopback import LoopbackReceiver
-from ._net import DEFAULT_TIMEOUT, Http, canonical_url, require_loopback_redirect, require_secure
+from ._net import (
+    DEFAULT_TIMEOUT,
+    Http,
+    OAuthError,
+    canonical_url,
+    require_loopback_redirect,
+    require_secure,
+)
 from .discovery import Challenge, Discovery, discover, parse_challenge
 from .flow import AuthorizationRequest, ClientCredentials, IdJagGrant, refresh, select_scope
 from .registration import ClientInfo, resolve_client
-from .storage import FileTokenStore, TokenSet, TokenStore
+from .storage import FileTokenStore, TokenSet, TokenStore, store_lock
 
 __all__ = ["OAuth", "fetch_redirect"]
 
 log = logging.getLogger("mcp_lite.auth")
 
 DEFAULT_HEADLESS_REDIRECT = "http://127.0.0.1:8976/callback"
+# How long a refresh waits for another process's refresh of the same record when the
+# caller gave no deadline (that refresh is bounded by its own exchange timeout).
+_STORE_LOCK_WAIT = 2 * DEFAULT_TIMEOUT
 
 
 class OAuth:
@@ -70,7 +96,9 @@ class OAuth:
         application_type: sent with dynamic registration (``native`` for local clients).
         offline_access: ask for ``offline_access`` when the server lists it.
         callback_timeout: seconds to wait for the browser to come back.
-        timeout: seconds per HTTP exchange with the authorization server.
+        timeout: seconds per HTTP exchange with the authorization server (a total).
+        session: a ``requests.Session`` for the authorization server (proxies, CA bundle);
+            mount ``mcp_lite.auth._net.WatchedAdapter`` on it to keep totals exact.
     """
 
     def __init__(
@@ -145,34 +173,52 @@ class OAuth:
             elif target != self._server_url:
                 raise ConfigError(
                     f"this OAuth object holds credentials for "
-                    f"{self._server_url}; refusing to send them to {target}"
+                    f"{self._shown_url}; refusing to send them to {redact_url(target)}"
                 )
 
-    def token(self) -> str | None:
-        """The access token to send, or None (no login yet: the server's 401 starts one)."""
-        with self._lock:
+    def token(self, timeout: float | None = None) -> str | None:
+        """The access token to send, or None (no login yet: the server's 401 starts one).
+
+        Args:
+            timeout: seconds the calling request still waits (None: this object's own
+                limits); a refresh that is due ends by then.
+
+        Raises:
+            RequestTimeout: the lock or a due refresh did not finish within ``timeout``.
+        """
+        with self._locked(timeout):
             self._load()
             tokens = self._tokens
             if tokens is None:
                 return None
             if tokens.expired():
-                if not self._renew():
+                if not self._renew(tokens.access_token):
                     return None
                 tokens = self._tokens
             return tokens.access_token if tokens is not None else None
 
     def refresh(
-        self, sent_token: str | None, *, challenge: Challenge | str | None = None, status: int = 401
+        self,
+        sent_token: str | None,
+        *,
+        challenge: Challenge | str | None = None,
+        status: int = 401,
+        timeout: float | None = None,
     ) -> str | None:
         """A new token after the server refused ``sent_token``.
 
         Returns None when there is nothing better to send (a 403 that is not about scope).
 
+        Args:
+            timeout: seconds the calling request still waits; a login it starts (browser
+                included) ends by then.
+
         Raises:
             AuthRequired: authorization failed or needs a user this object cannot reach.
+            RequestTimeout: ``timeout`` passed first.
         """
         parsed = parse_challenge(challenge) if isinstance(challenge, str) else challenge
-        with self._lock:
+        with self._locked(timeout):
             self._load()
             current = self._tokens.access_token if self._tokens is not None else None
             if current is not None and current != sent_token and not self._tokens_expired():
@@ -186,7 +232,7 @@ class OAuth:
                     )
                 )
                 return self._authorize(parsed, scope or None)
-            if self._renew():
+            if self._renew(sent_token):
                 assert self._tokens is not None
                 return self._tokens.access_token
             return self._authorize(parsed, None)
@@ -196,7 +242,7 @@ class OAuth:
     def login(self) -> bool:
         """Log in now (``mcp-lite auth``): probe the server for its challenge, then run the
         flow. Returns False when the server does not ask for authorization."""
-        with self._lock:
+        with self._locked(None):
             url = self._require_url()
             challenge, protected = self._probe(url)
             if not protected:
@@ -230,12 +276,27 @@ class OAuth:
 
     def __repr__(self) -> str:
         issuer = self._discovery.issuer if self._discovery is not None else None
-        return (
-            f"OAuth(server_url={self._server_url!r}, issuer={issuer!r}, "
-            f"authorized={self._tokens is not None})"
-        )
+        url = redact_url(self._server_url) if self._server_url else None
+        shown = redact_url(issuer) if issuer else None
+        return f"OAuth(server_url={url!r}, issuer={shown!r}, authorized={self._tokens is not None})"
 
     # --- internals ----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self, timeout: float | None) -> Iterator[None]:
+        """This object's lock and, within it, the caller's deadline on every exchange."""
+        deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
+        if not self._lock.acquire(timeout=-1 if timeout is None else max(0.0, timeout)):
+            raise RequestTimeout(
+                f"no OAuth token for {redact_url(self._server_url or '')} within "
+                f"{timeout:g} seconds (another thread is getting one)",
+                timeout,
+            )
+        try:
+            with self._http.limit(deadline):
+                yield
+        finally:
+            self._lock.release()
 
     def _require_url(self) -> str:
         if self._server_url is None:
@@ -264,29 +325,79 @@ class OAuth:
         self._store.save(f"resource {self._require_url()}", {"discovery": disc.to_json()})
         self._store.save(_tokens_key(disc), {"tokens": tokens.to_json(), "requested_scope": scope})
 
-    def _renew(self) -> bool:
-        """Refresh grant (or a new unattended grant); False when that is not possible."""
-        disc, tokens = self._discovery, self._tokens
-        if disc is None or tokens is None:
+    def _read_tokens(self, disc: Discovery) -> TokenSet | None:
+        """The token record as the store holds it now (another process may have written)."""
+        saved = self._store.load(_tokens_key(disc))
+        if not saved:
+            return None
+        tokens = TokenSet.from_json(saved.get("tokens") or {})
+        if tokens is not None:
+            self._requested_scope = saved.get("requested_scope")
+        return tokens
+
+    def _renew(self, stale: str | None) -> bool:
+        """Replace the token ``stale`` (expired, or refused by the server): under the store's
+        lock, take a newer one another process stored, else run the refresh grant (or the
+        unattended grant) and store the result. False when no new token could be had."""
+        disc = self._discovery
+        if disc is None or self._tokens is None:
             return False
-        try:
-            if tokens.refresh_token:
-                client = self._client_for_refresh(disc)
-                if client is None:
+        left = self._http.remaining()
+        wait = _STORE_LOCK_WAIT if left is None else left
+        with store_lock(self._store, _tokens_key(disc), wait):
+            stored = self._read_tokens(disc)
+            if stored is not None:
+                if stored.access_token != stale and not stored.expired():
+                    self._tokens = stored  # another process refreshed already
+                    return True
+                self._tokens = stored  # its refresh token is the newest one
+            tokens = self._tokens
+            try:
+                new = self._grant_refresh(disc, tokens)
+            except OAuthError as exc:
+                if exc.code != "invalid_grant":
+                    log.info("token refresh for %s failed: %s", self._shown_url, exc)
                     return False
-                new = refresh(self._http, disc.metadata, client, tokens, disc.resource)
-            elif self._grant is not None:
-                new = self._grant.fetch(
-                    self._http, disc.metadata, disc.resource, self._requested_scope
-                )
-            else:
+                # Someone may have rotated the refresh token without the lock (a store
+                # without one, another machine): re-read before giving up.
+                again = self._read_tokens(disc)
+                if again is None or again.refresh_token == tokens.refresh_token:
+                    log.info("token refresh for %s refused: %s", self._shown_url, exc)
+                    self._tokens = None
+                    return False
+                self._tokens = again
+                if not again.expired() and again.access_token != stale:
+                    return True
+                try:
+                    new = self._grant_refresh(disc, again)
+                except AuthRequired as retry:
+                    log.info("token refresh for %s failed: %s", self._shown_url, retry)
+                    self._tokens = None
+                    return False
+            except AuthRequired as exc:
+                log.info("token refresh for %s failed: %s", self._shown_url, exc)
                 return False
-        except AuthRequired as exc:
-            log.info("token refresh for %s failed: %s", self._server_url, exc)
-            self._tokens = None
-            return False
-        self._save(disc, new, self._requested_scope)
-        return True
+            if new is None:
+                return False
+            self._save(disc, new, self._requested_scope)
+            return True
+
+    @property
+    def _shown_url(self) -> str:
+        return redact_url(self._server_url or "")
+
+    def _grant_refresh(self, disc: Discovery, tokens: TokenSet) -> TokenSet | None:
+        """The refresh grant, or a new unattended grant; None when neither applies."""
+        if tokens.refresh_token:
+            client = self._client_for_refresh(disc)
+            if client is None:
+                return None
+            return refresh(self._http, disc.metadata, client, tokens, disc.resource)
+        if self._grant is not None:
+            return self._grant.fetch(
+                self._http, disc.metadata, disc.resource, self._requested_scope
+            )
+        return None
 
     def _client_for_refresh(self, disc: Discovery) -> ClientInfo | None:
         if isinstance(self._grant, ClientCredentials):
@@ -351,10 +462,10 @@ class OAuth:
     def _authorization_code(self, disc: Discovery, scope: str | None) -> TokenSet:
         if self._handler is None and not self._open_browser:
             raise AuthRequired(
-                f"MCP server {self._server_url} needs a login: run "
-                f"`mcp-lite auth {self._server_url}` (or pass an "
+                f"MCP server {self._shown_url} needs a login: run "
+                f"`mcp-lite auth {self._shown_url}` (or pass an "
                 f"authorization_handler)",
-                self._server_url,
+                self._shown_url,
             )
         stored = ClientInfo.from_json(self._store.load(f"client {disc.issuer}") or {})
         if self._handler is not None:
@@ -380,7 +491,9 @@ class OAuth:
                     scope=scope,
                 )
                 _show(request.url)
-                redirect_url = receiver.wait(self._callback_timeout)
+                left = self._http.remaining()
+                wait = self._callback_timeout if left is None else min(left, self._callback_timeout)
+                redirect_url = receiver.wait(wait)
         code = request.code_from(str(redirect_url))
         return request.exchange(self._http, disc.metadata, client, code)
 

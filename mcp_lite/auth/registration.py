@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._secrets import redact_url
 from ..errors import AuthRequired, ConfigError
 from ._net import Http, oauth_error
 from .discovery import AuthServerMetadata
@@ -119,7 +120,9 @@ def client_metadata_document(
 def _check_cimd_url(url: str) -> None:
     parts = urlsplit(url)
     if parts.scheme != "https" or parts.path in ("", "/"):
-        raise ConfigError(f"a client metadata document URL must be https with a path, got {url!r}")
+        raise ConfigError(
+            f"a client metadata document URL must be https with a path, got {redact_url(url)!r}"
+        )
 
 
 def register(
@@ -158,7 +161,7 @@ def register(
         body["scope"] = scope
     status, data = http.post(endpoint, "client registration", body=body)
     if status not in (200, 201) or not isinstance(data.get("client_id"), str):
-        raise oauth_error(status, data, f"client registration at {endpoint}")
+        raise oauth_error(status, data, f"client registration at {redact_url(endpoint)}")
     secret = data.get("client_secret")
     answered = data.get("token_endpoint_auth_method")
     if not isinstance(answered, str):

@@ -12,7 +12,15 @@ A store holds small JSON records under string keys. ``OAuth`` writes three kinds
 ``FileTokenStore`` keeps one file per key in a folder of its own user (default
 ``$XDG_STATE_HOME/mcp-lite/oauth`` or ``~/.local/state/mcp-lite/oauth``), folder mode 0700,
 files 0600, written atomically (temporary file + rename). File names are hashes of the keys,
-so nothing about the server shows in a directory listing.
+so nothing about the server shows in a directory listing. An existing folder that other
+users may read, write or enter (any group/other permission bit) or that belongs to another
+user is refused with ``ConfigError``: it is never "repaired" behind your back, since someone
+else may already have read or planted a file there.
+
+Processes that share a store cooperate (gunicorn workers, overlapping cron jobs): ``lock(key,
+timeout)`` is an exclusive lock across threads and processes (``fcntl.flock`` on a ``.lock``
+file beside the entry) that ``OAuth`` holds around read-refresh-write, so that a rotating
+refresh token is used once, by one process, and the others read its result.
 """
 
 from __future__ import annotations
@@ -24,11 +32,26 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["FileTokenStore", "MemoryTokenStore", "TokenSet", "TokenStore", "default_store_dir"]
+from ..errors import ConfigError, RequestTimeout
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: the lock is process-local there
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = [
+    "FileTokenStore",
+    "MemoryTokenStore",
+    "TokenSet",
+    "TokenStore",
+    "default_store_dir",
+    "store_lock",
+]
 
 
 @runtime_checkable
@@ -40,6 +63,45 @@ class TokenStore(Protocol):
     def save(self, key: str, value: dict[str, Any]) -> None: ...
 
     def delete(self, key: str) -> None: ...
+
+    def lock(self, key: str, timeout: float) -> contextlib.AbstractContextManager[None]:
+        """An exclusive lock on ``key`` across processes, held around read-refresh-write.
+
+        Raises ``RequestTimeout`` (an ``McpError``) when not acquired within ``timeout``
+        seconds. A store written before this method existed still works: ``OAuth`` then
+        locks within its own process only (``store_lock``).
+        """
+        ...
+
+
+def store_lock(store: Any, key: str, timeout: float) -> contextlib.AbstractContextManager[None]:
+    """``store.lock(key, timeout)`` when the store has one, else a no-op context (the
+    caller's own process-local lock is then all there is)."""
+    lock = getattr(store, "lock", None)
+    if lock is None:
+        return contextlib.nullcontext()
+    return lock(key, timeout)  # type: ignore[no-any-return]
+
+
+class _KeyLocks:
+    """One ``threading.Lock`` per key, acquired with a timeout (``RequestTimeout``)."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+
+    @contextlib.contextmanager
+    def hold(self, key: str, timeout: float) -> Iterator[None]:
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        if not lock.acquire(timeout=max(0.0, timeout)):
+            raise RequestTimeout(
+                f"the token store lock was not free within {timeout:g} seconds", timeout
+            )
+        try:
+            yield
+        finally:
+            lock.release()
 
 
 @dataclass
@@ -115,6 +177,15 @@ class MemoryTokenStore:
     def __init__(self) -> None:
         self._data: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._keys = _KeyLocks()
+
+    def lock(self, key: str, timeout: float) -> contextlib.AbstractContextManager[None]:
+        """An exclusive lock on ``key`` among this store's users (one process).
+
+        Raises:
+            RequestTimeout: not acquired within ``timeout`` seconds.
+        """
+        return self._keys.hold(key, timeout)
 
     def load(self, key: str) -> dict[str, Any] | None:
         with self._lock:
@@ -149,27 +220,96 @@ class FileTokenStore:
     """One 0600 JSON file per key in a 0700 folder (see the module docstring).
 
     Args:
-        directory: the folder; created (mode 0700) when missing. A folder that other users
-            can read or write is refused on POSIX (``PermissionError``).
+        directory: the folder; created (mode 0700) when missing. On POSIX an existing folder
+            that other users can read, write or enter, or that another user owns, is refused
+            with ``ConfigError`` (by ``load``, ``save`` and ``lock``), never chmodded.
     """
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.directory = Path(directory) if directory is not None else default_store_dir()
         self._lock = threading.Lock()
+        self._keys = _KeyLocks()
+
+    def _name(self, key: str) -> str:
+        return hashlib.sha256(key.encode("utf-8")).hexdigest()[:40]
 
     def _path(self, key: str) -> Path:
-        return self.directory / (hashlib.sha256(key.encode("utf-8")).hexdigest()[:40] + ".json")
+        return self.directory / (self._name(key) + ".json")
+
+    def _check_dir(self) -> bool:
+        """True when the folder exists and is private; ``ConfigError`` when it is not."""
+        try:
+            info = self.directory.stat()
+        except FileNotFoundError:
+            return False
+        if os.name == "posix":
+            mode = info.st_mode & 0o777
+            if mode & 0o077 or info.st_uid != os.geteuid():
+                whose = "" if info.st_uid == os.geteuid() else ", owned by another user"
+                raise ConfigError(
+                    f"refusing the token folder {str(self.directory)!r}: other users can "
+                    f"reach it (mode {mode:o}{whose}); make it private with "
+                    f"`chmod 700 {self.directory}` or choose another folder "
+                    "(MCP_LITE_AUTH_DIR)"
+                )
+        return True
 
     def _ensure_dir(self) -> None:
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if os.name == "posix":
-            mode = self.directory.stat().st_mode & 0o777
-            if mode & 0o077:
-                os.chmod(self.directory, 0o700)
+        if not self._check_dir():
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._check_dir()
+
+    def lock(self, key: str, timeout: float) -> contextlib.AbstractContextManager[None]:
+        """An exclusive lock on ``key`` across threads and processes: ``fcntl.flock`` on
+        ``<hash>.lock`` beside the entry, polled until ``timeout`` (process-local where
+        there is no ``fcntl``).
+
+        Raises:
+            RequestTimeout: not acquired within ``timeout`` seconds.
+            ConfigError: the folder is not private (see the class docstring).
+        """
+        return self._flock(key, timeout)
+
+    @contextlib.contextmanager
+    def _flock(self, key: str, timeout: float) -> Iterator[None]:
+        deadline = time.monotonic() + max(0.0, timeout)
+        # Threads of this process queue on a plain lock first: flock alone would also
+        # work (one open file each), but this keeps the polling to one thread per process.
+        with self._keys.hold(key, timeout):
+            if fcntl is None:  # pragma: no cover - Windows
+                yield
+                return
+            self._ensure_dir()
+            path = self.directory / (self._name(key) + ".lock")
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+            try:
+                delay = 0.005
+                while True:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            raise RequestTimeout(
+                                f"the token store lock was not free within {timeout:g} "
+                                "seconds (another process is refreshing)",
+                                timeout,
+                            ) from None
+                        time.sleep(min(delay, left))
+                        delay = min(delay * 2, 0.1)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
 
     def load(self, key: str) -> dict[str, Any] | None:
         path = self._path(key)
         with self._lock:
+            if not self._check_dir():
+                return None
             try:
                 raw = path.read_text(encoding="utf-8")
             except FileNotFoundError:

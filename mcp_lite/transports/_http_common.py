@@ -19,6 +19,7 @@ import random
 import re
 import socket
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -262,10 +263,10 @@ MAX_STEP_UPS = 2
 _INSUFFICIENT_SCOPE = re.compile(r"error\s*=\s*\"?insufficient_scope", re.IGNORECASE)
 
 
-def bearer(auth: Auth | None, url: str) -> dict[str, str]:
+def bearer(auth: Auth | None, url: str, deadline: float | None = None) -> dict[str, str]:
     """The ``Authorization`` header for a request to the server at ``url`` (may be empty).
     ``auth.bind(url)`` runs first, so tokens only go to the server they are for."""
-    token = _token(auth, url)
+    token = _token(auth, url, deadline)
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
@@ -274,11 +275,15 @@ def send_authorized(
     url: str,
     headers: dict[str, str],
     send: Callable[[dict[str, str]], requests.Response],
+    deadline: float | None = None,
 ) -> requests.Response:
     """``send(headers)`` with the bearer token of ``auth``; after a 401 ask ``auth`` for a
     new token and retry once; after a 403 ``insufficient_scope`` step up, at most
-    ``MAX_STEP_UPS`` times. Returns the last response (the caller maps its status)."""
-    token = _token(auth, url)
+    ``MAX_STEP_UPS`` times. Returns the last response (the caller maps its status).
+
+    ``deadline`` (``time.monotonic()``, the caller's) bounds what ``auth`` does: an auth
+    whose ``token``/``refresh`` take ``timeout=`` gets the seconds left (OAuth does)."""
+    token = _token(auth, url, deadline)
     if token:
         headers["Authorization"] = f"Bearer {token}"
     response = send(headers)
@@ -299,7 +304,7 @@ def send_authorized(
         else:
             return response
         try:
-            fresh = _refresh(auth, token, challenge, status)
+            fresh = _refresh(auth, token, challenge, status, deadline)
         except BaseException:
             response.close()
             raise
@@ -311,23 +316,38 @@ def send_authorized(
         response = send(headers)
 
 
-def _token(auth: Auth | None, url: str) -> str | None:
+def _parameters(method: Any) -> Mapping[str, Any]:
+    try:
+        return inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return {}
+
+
+def _left(deadline: float | None) -> dict[str, float]:
+    """``{"timeout": seconds left}`` for an auth that takes it; {} without a deadline."""
+    return {} if deadline is None else {"timeout": max(0.0, deadline - time.monotonic())}
+
+
+def _token(auth: Auth | None, url: str, deadline: float | None = None) -> str | None:
     if auth is None:
         return None
     bind = getattr(auth, "bind", None)
     if bind is not None:
         bind(url)
+    if deadline is not None and "timeout" in _parameters(auth.token):
+        method: Any = auth.token
+        return method(**_left(deadline))  # type: ignore[no-any-return]
     return auth.token()
 
 
-def _refresh(auth: Auth, sent: str | None, challenge: str | None, status: int) -> str | None:
-    try:
-        parameters = inspect.signature(auth.refresh).parameters
-    except (TypeError, ValueError):
-        parameters = {}  # type: ignore[assignment]
+def _refresh(
+    auth: Auth, sent: str | None, challenge: str | None, status: int, deadline: float | None
+) -> str | None:
+    parameters = _parameters(auth.refresh)
     if "challenge" in parameters:
         refresh: Any = auth.refresh
-        return refresh(sent, challenge=challenge, status=status)  # type: ignore[no-any-return]
+        extra = _left(deadline) if "timeout" in parameters else {}
+        return refresh(sent, challenge=challenge, status=status, **extra)  # type: ignore[no-any-return]
     return auth.refresh(sent) if status == 401 else None
 
 

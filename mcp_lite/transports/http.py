@@ -242,6 +242,7 @@ class HttpTransport:
             self.options.url,
             headers,
             lambda sent: self._http("POST", sent, message.data, exch),
+            deadline=message.deadline,
         )
 
     def _http(

@@ -139,6 +139,7 @@ class SseTransport:
                     stream=False,
                     timeout=(self.options.connect_timeout, self.options.read_timeout),
                 ),
+                deadline=message.deadline,
             )
         except McpError:
             raise

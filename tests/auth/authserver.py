@@ -48,6 +48,8 @@ class Behaviour:
     rotate_refresh: bool = False
     refresh_delay: float = 0.0  # seconds a refresh_token grant takes (widens refresh races)
     client_secret: str | None = None  # DCR hands this secret out
+    drip: tuple[str, ...] = ()  # paths answered one byte at a time, for minutes (hostile)
+    drip_interval: float = 0.2
 
 
 @dataclass
@@ -89,7 +91,10 @@ class AuthServer:
         self.thread.start()
         return self
 
+    stopping = False
+
     def stop(self) -> None:
+        self.stopping = True
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join(5)
@@ -161,6 +166,22 @@ class _Handler(BaseHTTPRequestHandler):
             self.srv.seen.append(seen)
         return seen
 
+    def _drip(self) -> bool:
+        """Answer one byte at a time, for minutes, when this path is to drip."""
+        if urlsplit(self.path).path not in self.srv.b.drip:
+            return False
+        head = b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nX-Pad: "
+        try:
+            for i in range(100_000):
+                if self.srv.stopping:
+                    return True
+                self.wfile.write(head[i : i + 1] if i < len(head) else b"a")
+                self.wfile.flush()
+                time.sleep(self.srv.b.drip_interval)
+        except OSError:
+            pass  # the client hung up: what it should do at its deadline
+        return True
+
     def _send(self, status: int, body: Any = None, headers: dict[str, str] | None = None) -> None:
         data = b"" if body is None else json.dumps(body).encode()
         self.send_response(status)
@@ -174,6 +195,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         seen = self._record(b"")
+        if self._drip():
+            return
         b, base = self.srv.b, self.srv.base
         if seen.path == "/.well-known/oauth-protected-resource/mcp":
             prm: dict[str, Any] = {
@@ -232,6 +255,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         seen = self._record(self.rfile.read(length))
+        if self._drip():
+            return
         if seen.path == "/token":
             self._token(seen)
         elif seen.path == "/register":
