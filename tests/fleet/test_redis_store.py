@@ -153,10 +153,6 @@ def _expire_shared_tokens(redis_url: str, prefix: str) -> int:
     return changed
 
 
-@pytest.mark.xfail(
-    reason="needs OAuth to take TokenStore.lock around read-refresh-write (hard-auth's part)",
-    strict=False,
-)
 def test_a_fleet_refreshes_a_rotating_refresh_token_once_and_stays_authorized(
     redis_url: str, auth_server: Callable[..., object]
 ) -> None:
