@@ -5,18 +5,32 @@ receive side; it pings the server after ``ping_interval`` seconds of silence and
 the connection dead when a second interval passes without any frame (a pong included).
 A dropped socket is reported at once (``on_close``), so pending calls fail immediately and
 the Client reconnects on the next call. ``close`` performs the close handshake (bounded).
+
+Bounds: the whole opening handshake ends within ``connect_timeout`` (a watchdog shuts the
+socket, so a server dripping its answer cannot stretch it); a frame's size is checked from
+its header, before its payload is read (with the fragments already received), so an
+oversized message is never assembled: the connection is closed with a clear error. A write
+ends at its caller's deadline; a frame torn half-way closes the connection. Redirects are
+not followed (they would carry the headers, a bearer token included, to another server);
+an OAuth provider is bound to this server's URL (``bind``) before a token is asked for.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import select
+import socket
+import ssl
 import threading
+import time
 from collections.abc import Callable, Mapping
 
 import websocket
+from websocket._abnf import frame_buffer
 
-from ..errors import AuthRequired, ConnectError, ConnectionClosed, McpError, MessageTooLarge
+from ..errors import AuthRequired, ConnectError, ConnectionClosed, McpError, RequestTimeout
+from . import _http_common as common
 from ._http_common import Auth
 from .base import OnClose, OnMessage, Outgoing
 
@@ -25,6 +39,39 @@ __all__ = ["WebSocketTransport"]
 log = logging.getLogger("mcp_lite.websocket")
 
 _NETWORK_ERRORS = (websocket.WebSocketException, OSError, ValueError)
+# A blocked write re-checks close() this often (it sleeps in select, never spins).
+_WRITE_POLL = 0.25
+_WRITE_PIECE = 64 * 1024
+_MAX_CONTROL_PAYLOAD = 125  # RFC 6455 5.5
+
+
+class _Oversized(Exception):
+    def __init__(self, size: int, limit: int, control: bool) -> None:
+        super().__init__(size, limit)
+        self.size, self.limit, self.control = size, limit, control
+
+
+class _BoundedFrames(frame_buffer):
+    """websocket-client's frame reader, refusing a frame from its length field when it (with
+    the fragments before it) would pass the limit: its payload is never read."""
+
+    def __init__(self, ws: websocket.WebSocket, limit: int) -> None:
+        super().__init__(ws._recv, ws.frame_buffer.skip_utf8_validation)
+        self._cont = ws.cont_frame
+        self._limit = limit
+
+    def recv_length(self) -> None:
+        super().recv_length()
+        header, length = self.header, self.length or 0
+        opcode = header[4] if header is not None else 0
+        if opcode >= 0x8:
+            if length > _MAX_CONTROL_PAYLOAD:
+                raise _Oversized(length, _MAX_CONTROL_PAYLOAD, True)
+            return
+        assembled = self._cont.cont_data
+        before = len(assembled[1]) if opcode == 0x0 and assembled else 0
+        if before + length > self._limit:
+            raise _Oversized(before + length, self._limit, False)
 
 
 class WebSocketTransport:
@@ -76,34 +123,27 @@ class WebSocketTransport:
         """Connect and start reading.
 
         Raises:
-            AuthRequired: the handshake got HTTP 401.
-            ConnectError: unreachable, refused, or the server did not accept ``mcp``.
+            AuthRequired: the handshake got HTTP 401 (after one token refresh, with OAuth).
+            ConnectError: unreachable, refused, too slow, redirected elsewhere, or the server
+                did not accept ``mcp``.
+            ConfigError: ``auth`` holds credentials for another server.
         """
         self._on_close = on_close
-        headers = dict(self._headers)
-        token = self._auth.token() if self._auth is not None else None
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
+        # The token is for this server only: bind() refuses a provider tied to another one.
+        token = common.bearer(self._auth, _http_url(self.url)).get("Authorization")
         try:
-            ws = websocket.create_connection(
-                self.url,
-                timeout=self._connect_timeout,
-                subprotocols=["mcp"],
-                header=[f"{k}: {val}" for k, val in headers.items()],
-                enable_multithread=True,
-            )
+            ws = self._handshake(token)
         except websocket.WebSocketBadStatusException as exc:
-            status = getattr(exc, "status_code", None)
-            message = (
-                f"WebSocket handshake with MCP server {self.name!r} ({self.url}) failed: {exc}"
-            )
-            if status == 401:
-                raise AuthRequired(message) from exc
-            raise ConnectError(message) from exc
-        except _NETWORK_ERRORS as exc:
-            raise ConnectError(
-                f"cannot connect to MCP server {self.name!r} at {self.url}: {exc}"
-            ) from exc
+            if getattr(exc, "status_code", None) != 401 or self._auth is None:
+                raise self._handshake_error(exc) from exc
+            fresh = self._auth.refresh(token[len("Bearer ") :] if token else None)
+            if not fresh or f"Bearer {fresh}" == token:
+                raise self._handshake_error(exc) from exc
+            try:
+                ws = self._handshake(f"Bearer {fresh}")
+            except websocket.WebSocketBadStatusException as again:
+                raise self._handshake_error(again) from again
+        ws.frame_buffer = _BoundedFrames(ws, self._max_message_size)
         ws.settimeout(self._ping_interval)
         self._ws = ws
         self._reader = threading.Thread(
@@ -114,17 +154,134 @@ class WebSocketTransport:
         )
         self._reader.start()
 
+    def _handshake(self, authorization: str | None) -> websocket.WebSocket:
+        """The opening handshake, ended by a watchdog at ``connect_timeout`` in total."""
+        headers = dict(self._headers)
+        if authorization:
+            headers["Authorization"] = authorization
+        ws = websocket.WebSocket(enable_multithread=True)
+        ws.settimeout(self._connect_timeout)
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            sock = ws.sock
+            if sock is not None:
+                _quiet(lambda: sock.shutdown(socket.SHUT_RDWR))
+
+        watchdog = threading.Timer(self._connect_timeout, expire)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            ws.connect(  # type: ignore[no-untyped-call]
+                self.url,
+                timeout=self._connect_timeout,
+                subprotocols=["mcp"],
+                header=[f"{k}: {val}" for k, val in headers.items()],
+                redirect_limit=0,
+            )
+        except websocket.WebSocketBadStatusException:
+            raise
+        except _NETWORK_ERRORS as exc:
+            if expired.is_set():
+                raise ConnectError(
+                    f"the WebSocket handshake with MCP server {self.name!r} at {self.url} did "
+                    f"not complete within {self._connect_timeout:g} s"
+                ) from exc
+            raise ConnectError(
+                f"cannot connect to MCP server {self.name!r} at {self.url}: {exc}"
+            ) from exc
+        finally:
+            watchdog.cancel()
+        if expired.is_set():  # the watchdog fired just as the handshake completed
+            _quiet(ws.shutdown)
+            raise ConnectError(
+                f"the WebSocket handshake with MCP server {self.name!r} at {self.url} did not "
+                f"complete within {self._connect_timeout:g} s"
+            )
+        return ws
+
+    def _handshake_error(self, exc: Exception) -> McpError:
+        status = getattr(exc, "status_code", None)
+        message = f"WebSocket handshake with MCP server {self.name!r} ({self.url}) failed: {exc}"
+        if status == 401:
+            return AuthRequired(message)
+        return ConnectError(message)
+
     def send(self, message: Outgoing) -> None:
+        """Write one text frame, bounded by ``message.deadline`` (see the module docstring)."""
         ws = self._ws
         if ws is None or self._closing or self._reported:
             raise ConnectionClosed(f"the WebSocket to MCP server {self.name!r} is closed")
         text = message.data.rstrip(b"\n").decode("utf-8")
+        data = websocket.ABNF.create_frame(text, websocket.ABNF.OPCODE_TEXT).format()
+        deadline = message.deadline if message.deadline is not None else time.monotonic() + 30.0
+        # websocket-client's own write lock: its pings, pongs and close frames take it too,
+        # so frames never interleave.
+        if not ws.lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise self._write_timed_out(message, "another write is still blocked")
         try:
-            ws.send(text)  # websocket-client holds its own write lock
+            if self._closing or self._reported:
+                raise ConnectionClosed(f"the WebSocket to MCP server {self.name!r} is closed")
+            if message.abandoned():
+                raise RequestTimeout(
+                    f"not sent to MCP server {self.name!r}: its caller already gave up", None
+                )
+            self._write_all(ws, data, deadline, message)
         except _NETWORK_ERRORS as exc:
             error = ConnectionClosed(f"the WebSocket to MCP server {self.name!r} broke: {exc}")
             self._report(error)
             raise error from exc
+        finally:
+            ws.lock.release()
+
+    def _write_all(
+        self, ws: websocket.WebSocket, data: bytes, deadline: float, message: Outgoing
+    ) -> None:
+        sock = ws.sock
+        if sock is None:
+            raise ConnectionClosed(f"the WebSocket to MCP server {self.name!r} is closed")
+        tls = isinstance(sock, ssl.SSLSocket)
+        view = memoryview(data)
+        while view:
+            remaining = deadline - time.monotonic()
+            if self._closing:
+                raise ConnectionClosed(f"the WebSocket to {self.name!r} is closing")
+            if remaining <= 0:
+                if len(view) < len(data):
+                    self._tear(len(data) - len(view), len(data))
+                raise self._write_timed_out(message, "the server is not reading")
+            # Sleep until the socket takes more: no busy loop; capped so close() is noticed.
+            _, writable, _ = select.select([], [sock], [], min(remaining, _WRITE_POLL))
+            if not writable:
+                continue
+            try:
+                if tls:  # TLS takes no MSG_DONTWAIT: a small piece once the socket has room
+                    sent = sock.send(view[:16384])
+                else:
+                    sent = sock.send(view[:_WRITE_PIECE], socket.MSG_DONTWAIT)
+            except (BlockingIOError, ssl.SSLWantWriteError):
+                continue
+            view = view[sent:]
+
+    def _write_timed_out(self, message: Outgoing, why: str) -> RequestTimeout:
+        method = message.payload.get("method") or "a response"
+        return RequestTimeout(
+            f"could not send {method} to MCP server {self.name!r} before its deadline: {why}",
+            None,
+        )
+
+    def _tear(self, written: int, total: int) -> None:
+        error = ConnectionClosed(
+            f"MCP server {self.name!r} stopped reading the WebSocket in the middle of a frame "
+            f"({written} of {total} bytes written before the deadline); the connection was "
+            "closed"
+        )
+        log.warning("%s", error)
+        self._report(error)
+        ws = self._ws
+        if ws is not None:
+            _quiet(ws.shutdown)
 
     def close(self) -> None:
         with self._lock:
@@ -151,6 +308,14 @@ class WebSocketTransport:
             while True:
                 try:
                     opcode, frame = ws.recv_data_frame(control_frame=True)
+                except _Oversized as exc:
+                    what = "control frame" if exc.control else "message"
+                    reason = (
+                        f"it sent a WebSocket {what} of {exc.size} bytes, over the limit of "
+                        f"{exc.limit} (max_message_size); refused from its header, so the "
+                        "connection was closed"
+                    )
+                    break
                 except websocket.WebSocketTimeoutException:
                     if waiting_pong:
                         reason = (
@@ -167,10 +332,8 @@ class WebSocketTransport:
                     reason = f"the server closed the WebSocket (code {code})"
                     break
                 if opcode in (websocket.ABNF.OPCODE_TEXT, websocket.ABNF.OPCODE_BINARY):
-                    data = bytes(frame.data)
-                    if len(data) > self._max_message_size:
-                        on_message(MessageTooLarge("too large", self._max_message_size, data[:256]))
-                    elif data:
+                    data = bytes(frame.data)  # within the limit: checked from the headers
+                    if data:
                         on_message(data)
         except _NETWORK_ERRORS as exc:
             reason = f"the WebSocket broke: {exc}"
@@ -199,3 +362,9 @@ def _quiet(action: Callable[[], object]) -> None:
         action()
     except _NETWORK_ERRORS as exc:
         log.debug("ignored while closing a WebSocket: %s", exc)
+
+
+def _http_url(url: str) -> str:
+    """The http(s) URL of the handshake: what an OAuth token for this server is bound to."""
+    scheme, sep, rest = url.partition("://")
+    return {"ws": "http", "wss": "https"}.get(scheme.lower(), scheme) + sep + rest
