@@ -8,7 +8,7 @@ PY     := $(BIN)/python
 PIP    := $(PY) -m pip --disable-pip-version-check --quiet
 NPM_PEERS := tests/peers
 
-.PHONY: demo test test-pure lint bench clean build-ext annotate peers conformance redis-server
+.PHONY: demo test test-pure lint bench clean build-ext annotate peers conformance conformance-next redis-server
 
 # The runtime install: mcp_lite itself, editable, with the Cython speedups compiled.
 $(VENV)/.installed: pyproject.toml setup.py mcp_lite/_speedups.pyx
@@ -58,6 +58,14 @@ test-pure: peers
 # Every client scenario of the official conformance suite (shared/ sits beside the repo clone).
 conformance: peers
 	CONFORMANCE_EXPECTED_FAILURES=$(CURDIR)/../shared/conformance/expected-failures.0.1.16.txt \
+	bash $(CURDIR)/../shared/conformance/run_client_conformance.sh "$(abspath $(PY)) $(abspath tests/conformance/client.py)"
+
+# The pre-release suite (not part of `make test` while it is a pre-release); its own npm cache
+# so it never replaces the released harness that `make conformance` and `make test` use.
+CONFORMANCE_NEXT ?= 0.2.0-alpha.12
+conformance-next: peers
+	CONFORMANCE_VERSION=$(CONFORMANCE_NEXT) \
+	CONFORMANCE_CACHE=$${CONFORMANCE_CACHE:-$$HOME/.cache/mcp-conformance-$(CONFORMANCE_NEXT)} \
 	bash $(CURDIR)/../shared/conformance/run_client_conformance.sh "$(abspath $(PY)) $(abspath tests/conformance/client.py)"
 
 build-ext: $(VENV)/.installed

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         Tool,
     )
     from .server import Context, Server
+    from .skills import LoadedSkill, Skill
 
 __all__ = [
     "USE_EXTENSIONS",
@@ -59,6 +60,7 @@ __all__ = [
     "Context",
     "GetPromptResult",
     "Hub",
+    "LoadedSkill",
     "McpError",
     "McpTool",
     "MessageTooLarge",
@@ -74,6 +76,7 @@ __all__ = [
     "RpcError",
     "Server",
     "ServerStatus",
+    "Skill",
     "Tool",
     "ToolError",
     "TransportError",
@@ -102,6 +105,8 @@ _LAZY = {
     "Resource": "protocol.types",
     "ResourceTemplate": "protocol.types",
     "Tool": "protocol.types",
+    "Skill": "skills",
+    "LoadedSkill": "skills",
 }
 
 

@@ -34,6 +34,7 @@ from .errors import (
     RequestTimeout,
     RpcError,
     SessionExpired,
+    UnsupportedProtocolVersion,
 )
 from .protocol import caching as _cache
 from .protocol import session as proto
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
         Tool,
     )
     from .server import Server
+    from .skills import LoadedSkill, Skill
 
 __all__ = ["Client", "connect"]
 
@@ -183,6 +185,7 @@ class Client:
         self._subscriptions: set[str] = set()
         self._listen_future: Future[dict[str, Any]] | None = None
         self._output_schemas: dict[str, dict[str, Any]] = {}
+        self._skill_entries: dict[str, Skill] = {}  # uri -> entry last listed (bounded)
         self.cache_results = cache_results
         self._results = _cache.ResultCache()
         self._results_lock = threading.Lock()
@@ -414,6 +417,48 @@ class Client:
             self.request("resources/read", {"uri": uri}, timeout=timeout)
         )
 
+    # --- skills (extension io.modelcontextprotocol/skills) -------------------------------------------
+
+    def list_skills(self, *, timeout: float | None = None) -> list[Skill]:
+        """The skills the server publishes (``skills/list``, every page). Reads no file.
+
+        Raises:
+            LocalProtocolError: the server does not declare the skills extension.
+        """
+        from . import skills
+
+        return skills.list_skills(self, timeout)
+
+    def get_skill(self, uri: str, *, timeout: float | None = None) -> Skill:
+        """One skill's entry by its ``SKILL.md`` URI (``skills/get``), listed or not."""
+        from . import skills
+
+        return skills.get_skill(self, uri, timeout)
+
+    def load_skill(self, skill: str | Skill, *, timeout: float | None = None) -> LoadedSkill:
+        """Read a skill's ``SKILL.md`` and verify it (size, digest, frontmatter) against
+        its entry (from ``list_skills``, else ``skills/get``). Its other files are read
+        only on ``LoadedSkill.read(path)``, each verified too.
+
+        Raises:
+            SkillVerificationError: the content does not match the entry; nothing is used.
+        """
+        from . import skills
+
+        if isinstance(skill, str):
+            with self._lock:
+                known = self._skill_entries.get(skill)
+            skill = known if known is not None else skills.get_skill(self, skill, timeout)
+        return skills.load_skill(self, skill, timeout)
+
+    def _remember_skills(self, found: list[Skill]) -> None:
+        with self._lock:
+            for item in found:
+                self._skill_entries.pop(item.uri, None)
+                self._skill_entries[item.uri] = item
+            while len(self._skill_entries) > 10_000:
+                self._skill_entries.pop(next(iter(self._skill_entries)))
+
     def subscribe_resource(self, uri: str, *, timeout: float | None = None) -> None:
         """Ask for ``notifications/resources/updated`` about ``uri`` (to ``notification_handler``).
 
@@ -489,7 +534,13 @@ class Client:
             self.request("logging/setLevel", {"level": level}, timeout=timeout)
 
     def ping(self, *, timeout: float | None = None) -> None:
-        """Round-trip to the server. ``LocalProtocolError`` on 2026-07-28 (ping was removed)."""
+        """Round-trip to the server: ``ping``, or on 2026-07-28 (which removed ping) a
+        ``server/discover``, never answered from the result cache. A health check that works
+        whatever the server's era."""
+        conn = self._connection()
+        if conn.info is not None and conn.info.era == "stateless":
+            self._request_once(conn, "server/discover", {}, timeout, None)
+            return
         self.request("ping", None, timeout=timeout)
 
     # --- internals -----------------------------------------------------------------------------------
@@ -609,6 +660,7 @@ class Client:
 
     def _discover(self, conn: Connection, version: str, *, fallback: bool) -> SessionInfo | None:
         """The ``server/discover`` probe; None means "use the handshake" (only with fallback)."""
+        refused: str | None = None
         for _ in range(2):  # at most one retry with a version the server names
             params = proto.add_stateless_meta(
                 {},
@@ -632,9 +684,16 @@ class Client:
                 _tell_transport(conn, outcome.session)
                 return outcome.session
             if outcome.kind == "retry" and outcome.version:
-                version = outcome.version
+                refused, version = version, outcome.version
                 continue
+            refused = None
             break
+        if refused is not None:  # refused again after the retry: a modern server, no fallback
+            raise UnsupportedProtocolVersion(
+                f"MCP server {self.name!r} refused protocol version {refused!r} twice",
+                refused,
+                v.STATELESS_VERSIONS,
+            )
         if not fallback:
             raise LocalProtocolError(
                 f"MCP server {self.name!r} does not speak protocol {version} (pinned)"

@@ -25,6 +25,7 @@ The tree::
     │       ├── MissingClientCapability -32021
     │       └── UnsupportedVersionError -32022
     ├── ToolError                             ``CallToolResult.raise_for_error()``
+    ├── SkillVerificationError                a skill file failed its digest/size/frontmatter
     ├── AuthRequired                          the server wants (new) credentials
     ├── ConfigError (+ ValueError)            bad configuration or usage
     └── PermissionDenied                      a Hub permission rule refused a call
@@ -59,6 +60,7 @@ __all__ = [
     "ResourceNotFound",
     "SessionExpired",
     "RpcError",
+    "SkillVerificationError",
     "ToolError",
     "TransportError",
     "UnsupportedProtocolVersion",
@@ -295,6 +297,16 @@ class ToolError(McpError):
         super().__init__(message)
         self.args = (message, result)
         self.result = result
+
+
+class SkillVerificationError(McpError):
+    """A skill's file did not match what its entry declares (size, digest, frontmatter, or
+    not listed at all); the content was not used. ``uri`` names the file."""
+
+    def __init__(self, message: str = "", uri: str | None = None) -> None:
+        super().__init__(message)
+        self.args = (message, uri)
+        self.uri = uri
 
 
 class AuthRequired(McpError):

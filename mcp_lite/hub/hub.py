@@ -65,6 +65,7 @@ from .tools import (
 if TYPE_CHECKING:
     from ..client import Client
     from ..protocol.types import CallToolResult, GetPromptResult, Progress, ReadResourceResult
+    from ..skills import LoadedSkill, Skill
 
 __all__ = ["Backoff", "Hub", "ServerSnapshot", "ServerStatus", "ToolEvent"]
 
@@ -330,6 +331,36 @@ class Hub:
     def prompts(self) -> list[McpPrompt]:
         """Every prompt, as a command named ``mcp__<server>__<prompt>``."""
         return self._pool("prompts")
+
+    def skills(self) -> list[Skill]:
+        """Every skill of every server that is up and declares the skills extension; each
+        ``Skill`` knows its ``server``. No skill file is read (see ``load_skill``)."""
+        from dataclasses import replace
+
+        from ..skills import SKILLS_EXTENSION
+
+        self._conns.connect_all()
+        out: list[Skill] = []
+        for name, status in self._conns.status().items():
+            if status.state not in ("connected", "pending"):
+                continue
+            try:
+                client = self._conns.client(name)
+                extensions = client.server_capabilities.get("extensions")
+                if not (isinstance(extensions, dict) and SKILLS_EXTENSION in extensions):
+                    continue
+                out.extend(replace(skill, server=name) for skill in client.list_skills())
+            except ConnectionClosed:
+                self._conns.connection_lost(name, client)
+            except McpError as exc:
+                log.warning("MCP server %r: could not list skills: %s", name, exc)
+        return out
+
+    def load_skill(self, skill: Skill) -> LoadedSkill:
+        """Load (read and verify) a skill from ``skills()`` through its own server."""
+        if skill.server is None:
+            raise ConfigError("this Skill does not name its server (take it from hub.skills())")
+        return self._conns.client(skill.server).load_skill(skill)
 
     def tool_definitions(
         self,

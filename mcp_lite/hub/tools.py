@@ -12,6 +12,7 @@ and forgets a server's lists when its connection closes or the server says a lis
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import threading
@@ -89,7 +90,8 @@ class McpTool:
     ) -> dict[str, Any]:
         """This tool in the shape of an LLM API's tool list (see ``tool_definitions``);
         ``name`` replaces ``self.name`` (the Hub gives over-long names a shorter one)."""
-        schema = dict(self.input_schema) if self.input_schema else {}
+        # a deep copy: the caller may edit it without touching the cached tool
+        schema = copy.deepcopy(self.input_schema) if self.input_schema else {}
         schema.setdefault("type", "object")
         return shape_definition(name or self.name, self.description, schema, format)
 

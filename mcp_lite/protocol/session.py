@@ -206,7 +206,7 @@ def discover_outcome(event: Response | ErrorResponse | None, requested: str) -> 
         supported = data.get("supported")
         if isinstance(supported, list):
             version = _best_stateless(supported)
-            if version is not None and version != requested:
+            if version is not None:  # even the one we asked for: a refusal may be transient
                 return DiscoverOutcome("retry", version=version)
             if version is None and any(s in v.HANDSHAKE_VERSIONS for s in supported):
                 return DiscoverOutcome("handshake")

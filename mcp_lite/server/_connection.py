@@ -79,6 +79,7 @@ _CACHEABLE = frozenset(
         "resources/templates/list",
         "prompts/list",
         "resources/read",
+        "skills/list",
     }
 )
 _MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
@@ -92,6 +93,8 @@ _COMMON = frozenset(
         "prompts/list",
         "prompts/get",
         "completion/complete",
+        "skills/list",
+        "skills/get",
     }
 )
 _LEGACY_ONLY = frozenset(
@@ -436,7 +439,14 @@ class ServerConnection:
             return reg.list_resources(p)
         if m == "resources/templates/list":
             return reg.list_templates(p)
+        if m == "skills/list":
+            return reg.skills.list(p, reg.page_size)
+        if m == "skills/get":
+            return reg.skills.get(p)
         if m == "resources/read":
+            skill_file = reg.skills.read(p.get("uri"))
+            if skill_file is not None:
+                return skill_file
             try:
                 return reg.read_resource(p, ctx, ResourceNotFound)
             except ResourceNotFound as exc:  # 2026-07-28 says -32602 for an unknown resource

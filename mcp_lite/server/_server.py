@@ -92,8 +92,14 @@ class Server:
         description: str | None = None,
         title: str | None = None,
         annotations: dict[str, Any] | None = None,
+        *,
+        input_schema: dict[str, Any] | None = None,
     ) -> Callable[[F], F]:
         """Register a tool; ``inputSchema`` from the signature, description from the docstring.
+
+        ``input_schema`` publishes a hand-written schema verbatim instead (any JSON Schema
+        2020-12, e.g. with ``x-mcp-header`` annotations); arguments are still validated
+        against the function's signature.
 
         A parameter annotated ``Context`` is injected and left out of the schema. See
         ``server._tools.ToolSpec`` for how the return annotation maps to ``outputSchema``.
@@ -106,7 +112,9 @@ class Server:
             return fn
 
         def decorator(fn: F) -> F:
-            spec = st.ToolSpec.build(fn, Context, name, description, title, annotations)
+            spec = st.ToolSpec.build(
+                fn, Context, name, description, title, annotations, input_schema
+            )
             with self._registry.lock:
                 self._registry.tools[spec.name] = spec
             return fn
@@ -157,6 +165,19 @@ class Server:
             return fn
 
         return decorator
+
+    def add_skill(self, directory: str | os.PathLike[str], *, path: str | None = None) -> str:
+        """Publish the skill in ``directory`` (a ``SKILL.md`` and its files); returns its URI.
+
+        The skill is served at ``skill://<path>/SKILL.md`` (``path`` defaults to the skill's
+        ``name``; a longer path must end with it) through ``skills/list``, ``skills/get`` and
+        ``resources/read``, with the ``io.modelcontextprotocol/skills`` extension declared.
+        Files are read from disk when asked for, digests computed at listing time.
+
+        Raises:
+            ValueError: no valid ``SKILL.md`` frontmatter, or a path not ending in the name.
+        """
+        return self._registry.skills.add(directory, path)
 
     def completion(self) -> Callable[[F], F]:
         """Register ``fn(ref, argument, context) -> list[str]`` for ``completion/complete``.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import copy
 import dataclasses
 import inspect
 import json
@@ -28,6 +29,8 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import to_jsonable_python
 
 from ..errors import InternalError, InvalidParams, RpcError
+from ..protocol.skills import SKILLS_EXTENSION
+from ._skills import SkillSet
 
 __all__ = [
     "PromptSpec",
@@ -197,6 +200,9 @@ class ToolSpec:
     annotations: dict[str, Any] | None
     signature: _Signature
     output: _Output | None
+    # published verbatim when given (any JSON Schema); arguments are still validated
+    # against the function's signature
+    input_schema: dict[str, Any] | None = None
 
     @classmethod
     def build(
@@ -207,6 +213,7 @@ class ToolSpec:
         description: str | None = None,
         title: str | None = None,
         annotations: dict[str, Any] | None = None,
+        input_schema: dict[str, Any] | None = None,
     ) -> ToolSpec:
         tool_name = name or fn.__name__
         sig = _analyze(fn, f"{tool_name}Arguments", context_type)
@@ -218,6 +225,7 @@ class ToolSpec:
             annotations,
             sig,
             _output_for(sig.return_annotation),
+            copy.deepcopy(input_schema) if input_schema is not None else None,
         )
 
     def definition(self) -> dict[str, Any]:
@@ -227,7 +235,11 @@ class ToolSpec:
             out["title"] = self.title
         if self.description:
             out["description"] = self.description
-        out["inputSchema"] = self.signature.input_schema()
+        out["inputSchema"] = (
+            copy.deepcopy(self.input_schema)
+            if self.input_schema is not None
+            else self.signature.input_schema()
+        )
         if self.output is not None:
             out["outputSchema"] = self.output.schema
         if self.annotations:
@@ -499,6 +511,7 @@ class Registry:
         self.templates: dict[str, TemplateSpec] = {}
         self.prompts: dict[str, PromptSpec] = {}
         self.completion: Callable[..., Any] | None = None
+        self.skills = SkillSet()
         self.lock = threading.Lock()
 
     def capabilities(self) -> dict[str, Any]:
@@ -512,6 +525,9 @@ class Registry:
             caps["prompts"] = {"listChanged": True}
         caps["logging"] = {}
         caps["completions"] = {}
+        if self.skills:
+            caps["extensions"] = {SKILLS_EXTENSION: {}}
+            caps.setdefault("resources", {"subscribe": True, "listChanged": True})
         return caps
 
     def _page(

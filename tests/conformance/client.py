@@ -50,15 +50,67 @@ def _elicitation_defaults(params: Any) -> dict[str, Any]:
     return {"action": "accept", "content": content}
 
 
+_SAMPLES: dict[str, Any] = {"string": "test", "integer": 1, "number": 1, "boolean": True}
+
+
+def _sample_arguments(schema: Any) -> dict[str, Any]:
+    """A value for every required property of a flat object schema (by its declared type)."""
+    if not isinstance(schema, dict):
+        return {}
+    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    args: dict[str, Any] = {}
+    for name in schema.get("required") or []:
+        spec = properties.get(name) if isinstance(properties.get(name), dict) else {}
+        kind = spec.get("type")
+        if "enum" in spec and spec["enum"]:
+            args[name] = spec["enum"][0]
+        elif kind == "object":
+            args[name] = {}
+        elif kind == "array":
+            args[name] = []
+        else:
+            args[name] = _SAMPLES.get(kind if isinstance(kind, str) else "string", "test")
+    return args
+
+
 def _use_tools(client: mcp_lite.Client) -> None:
-    """List the tools and call each one that takes no required argument (or add_numbers)."""
-    for tool in client.list_tools():
-        schema = tool.input_schema or {}
-        required = schema.get("required") if isinstance(schema, dict) else None
+    """List the tools; make the calls the harness lists in its context (``toolCalls``), else
+    call each listed tool with sample values for its required arguments (add_numbers: 5+3)."""
+    tools = {tool.name: tool for tool in client.list_tools()}
+    planned = _context().get("toolCalls")
+    if isinstance(planned, list):
+        for call in planned:
+            if isinstance(call, dict) and call.get("name") in tools:  # never an unlisted tool
+                client.call_tool(call["name"], call.get("arguments") or {})
+        return
+    for tool in tools.values():
         if tool.name == "add_numbers":
             client.call_tool(tool.name, {"a": 5, "b": 3}).raise_for_error()
-        elif not required:
-            client.call_tool(tool.name, {})
+        else:
+            client.call_tool(tool.name, _sample_arguments(tool.input_schema))
+
+
+def run_schema_echo(url: str) -> None:
+    """Hand one tool's inputSchema, as list_tools() gave it, to the echo tool."""
+    with mcp_lite.connect(url, timeout=TIMEOUT) as client:
+        tools = {tool.name: tool for tool in client.list_tools()}
+        focal = tools["json_schema_2020_12_tool"]
+        client.call_tool("json_schema_echo", {"schema": focal.input_schema}).raise_for_error()
+
+
+def run_list_skills(url: str) -> None:
+    """List the server's skills and load none of them."""
+    with mcp_lite.connect(url, timeout=TIMEOUT) as client:
+        client.list_skills()
+
+
+def run_load_skills(url: str) -> None:
+    """List the skills, load each one and read every file it lists (each verified)."""
+    with mcp_lite.connect(url, timeout=TIMEOUT) as client:
+        for skill in client.list_skills():
+            loaded = client.load_skill(skill)
+            for uri in loaded.file_uris():
+                loaded.read(uri)
 
 
 def run_basic(url: str) -> None:
@@ -141,6 +193,11 @@ SCENARIOS: dict[str, Callable[[str], None]] = {
     "tools_call": run_tools,
     "elicitation-sep1034-client-defaults": run_tools,
     "sse-retry": run_tools,
+    "json-schema-2020-12-preservation": run_schema_echo,
+    "sep-2640-client-no-prefetch": run_list_skills,
+    "sep-2640-client-verify-digest": run_load_skills,
+    "sep-2640-client-verify-size": run_load_skills,
+    "sep-2640-client-verify-frontmatter": run_load_skills,
 }
 
 
