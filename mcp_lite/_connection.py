@@ -109,6 +109,8 @@ class _Call:
     total: float = 0.0
     request_id: jsonrpc.RequestId = 0
     rounds: int = 0
+    sent: bool = False  # this round's request was handed to the transport
+    expired: bool = False  # its deadline passed (set under the connection's lock)
     trace: Any = None  # the event observer's state for this call (mcp_lite.events)
 
 
@@ -260,6 +262,7 @@ class Connection:
                 raise self.closed_error or ConnectionClosed("connection closed")
             request_id = self._pending.allocate_id()
             call.request_id = request_id
+            call.sent = False
             self._pending.add(request_id, call)
             self._schedule(call)
         params = self._prepare_params(call.method, call.params)
@@ -272,7 +275,7 @@ class Connection:
         # (its on_close runs here): this call then fails with its own timeout, not the close.
         self._writing.call = call
         try:
-            self._write(
+            sent = self._write(
                 jsonrpc.make_request(request_id, call.method, params),
                 deadline=call.deadline,
                 given_up=call.future.done,
@@ -281,8 +284,14 @@ class Connection:
             with self._lock:
                 self._pending.pop(request_id)
             _fail(call.future, exc)
+            return
         finally:
             self._writing.call = None
+        with self._lock:
+            call.sent = sent
+            late = sent and call.expired
+        if late and call.cancel_on_timeout:  # it expired while being written: cancel it now
+            self._control.post(lambda: self._cancel(request_id, "timeout"))
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         self._write(jsonrpc.make_notification(method, params))
@@ -305,15 +314,16 @@ class Connection:
         *,
         deadline: float | None = None,
         given_up: Callable[[], bool] | None = None,
-    ) -> None:
+    ) -> bool:
         """Hand one message to the transport; ``deadline`` bounds the write, and nothing is
         written once ``given_up()`` says its caller stopped waiting (checked here and again
-        by the transport when the write lock is won)."""
+        by the transport when the write lock is won). False: skipped for that reason."""
         if self.closed_error is not None:
             raise self.closed_error
         if given_up is not None and given_up():
-            return
+            return False
         self.transport.send(Outgoing(message, encode_message(message), deadline, given_up))
+        return True
 
     # --- deadlines -----------------------------------------------------------------------------
 
@@ -361,8 +371,14 @@ class Connection:
                 f"{call.method} to MCP server {self.name!r} got no answer {why}", call.timeout
             ),
         )
-        if call.cancel_on_timeout:
-            self._control.post(lambda: self._cancel(call.request_id, "timeout"))
+        # A request the server never got needs no cancellation; one still being written is
+        # cancelled by its writer once the write is done (see _send_call).
+        with self._lock:
+            call.expired = True
+            sent = call.sent
+        if call.cancel_on_timeout and sent:
+            request_id = call.request_id
+            self._control.post(lambda: self._cancel(request_id, "timeout"))
 
     def _cancel(self, request_id: jsonrpc.RequestId, reason: str) -> None:
         """Tell the server to stop working on ``request_id`` (on the control thread)."""

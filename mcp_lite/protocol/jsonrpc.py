@@ -121,9 +121,11 @@ def classify(message: Any) -> Incoming:
     """Sort one decoded JSON value into an event."""
     if not isinstance(message, dict):
         return Invalid("not a JSON object", _excerpt(repr(message)))
-    if message.get("jsonrpc") != "2.0":
-        return Invalid("missing jsonrpc: '2.0'", _excerpt(repr(message)))
     method = message.get("method")
+    # A broken message that is no request has still told us which call it answers.
+    answers = message.get("id") if method is None and _valid_id(message.get("id")) else None
+    if message.get("jsonrpc") != "2.0":
+        return Invalid("missing jsonrpc: '2.0'", _excerpt(repr(message)), answers)
     if isinstance(method, str):
         params = message.get("params")
         if params is None:
@@ -147,7 +149,7 @@ def classify(message: Any) -> Incoming:
         if not isinstance(result, dict):
             return Invalid("result is not an object", _excerpt(repr(message)), message["id"])
         return Response(message["id"], result)
-    return Invalid("neither request, notification nor response", _excerpt(repr(message)))
+    return Invalid("neither request, notification nor response", _excerpt(repr(message)), answers)
 
 
 def parse_frame(data: bytes, *, allow_batch: bool = True) -> list[Incoming]:

@@ -293,6 +293,9 @@ class WebSocketTransport:
             return
         if os.getpid() != self._owner_pid:
             return  # a forked child never writes to its parent's socket
+        # The close frame is sent with the socket's own timeout: make it short, so a server
+        # that stopped reading cannot hold close() for the ping interval.
+        _quiet(lambda: ws.settimeout(1.0))
         _quiet(lambda: ws.close(status=websocket.STATUS_NORMAL, timeout=1.0))
         _quiet(ws.shutdown)
         reader = self._reader

@@ -71,6 +71,7 @@ def test_oversized_message_from_the_server_fails_no_call(
         ("bad-utf8", "unicode"),
         ("long-number", "number"),
         ("result-not-object", "not an object"),
+        ("no-jsonrpc", "jsonrpc"),
     ],
 )
 def test_unreadable_answer_fails_that_call_at_once_with_a_protocol_error(

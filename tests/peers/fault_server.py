@@ -31,7 +31,8 @@ there is one, else the arguments as compact JSON. What each mode does wrong:
   ``tools/call`` of ``release``; one of ``answer`` with ``{"kind": K}`` answers with a broken
   message (see ``bad_answer``): oversized with the id last and the waiting call's id inside
   it, an oversized notification or server request carrying the waiting call's id, JSON nested
-  too deep, invalid UTF-8, a 5000-digit number, or a line of noise before a normal answer.
+  too deep, invalid UTF-8, a 5000-digit number, a result that is not an object, no
+  ``jsonrpc`` member, or a line of noise before a normal answer.
   ``max_message_size`` in the tests is 1 MiB; oversized lines are 2 MiB.
 - ``stderr-noise``: at start writes 200 KB to stderr without a newline, then ``ready``; a
   ``tools/call`` then writes 300 KB to stderr without a newline and exits with code 3.
@@ -116,6 +117,8 @@ def bad_answer(kind: str, rid: object) -> bytes:
         return b'{"jsonrpc":"2.0","id":%s,"result":{"n":%s}}\n' % (me, b"9" * 5000)
     if kind == "result-not-object":
         return b'{"jsonrpc":"2.0","id":%s,"result":[1,2]}\n' % me
+    if kind == "no-jsonrpc":
+        return b'{"id":%s,"result":{"content":[]}}\n' % me
     if kind == "noise":
         return b"{this is not JSON, and has no id\n" + ok
     raise ValueError(kind)
