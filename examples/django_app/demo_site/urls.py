@@ -1,4 +1,4 @@
-"""Views that call MCP tools through the shared Hub."""
+"""Views that call MCP tools through this process's Hub (``mcp_lite.contrib.django``)."""
 
 from __future__ import annotations
 
@@ -7,22 +7,23 @@ import os
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
 
-from .mcp import hub
+from mcp_lite.contrib.django import get_hub
 
 
 def add(request: HttpRequest) -> JsonResponse:
-    result = hub.call_tool("mcp__demo__add",
-                           {"a": int(request.GET["a"]), "b": int(request.GET["b"])})
+    result = get_hub().call_tool(
+        "mcp__demo__add", {"a": int(request.GET["a"]), "b": int(request.GET["b"])}
+    )
     return JsonResponse({"result": result.text, "pid": os.getpid()})
 
 
 def tools(request: HttpRequest) -> JsonResponse:
-    return JsonResponse(hub.tool_definitions(format="openai"), safe=False)
+    return JsonResponse(get_hub().tool_definitions(format="openai"), safe=False)
 
 
 def status(request: HttpRequest) -> JsonResponse:
     return JsonResponse({name: {"state": s.state, "error": s.error}
-                         for name, s in hub.status().items()})
+                         for name, s in get_hub().status().items()})
 
 
 urlpatterns = [path("add", add), path("tools", tools), path("status", status)]

@@ -14,6 +14,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "demo_site.settings")
 application = get_wsgi_application()
 
 if os.environ.get("MCP_WARM_UP", "1") == "1":
-    from .mcp import hub
+    from mcp_lite.contrib.django import get_hub
 
-    hub.tools()  # connect at start-up (in the gunicorn master with --preload)
+    get_hub().tools()  # connect at start-up (the gunicorn master's own Hub with --preload)

@@ -1,0 +1,98 @@
+"""Flask integration: the ``McpLite`` extension, one Hub per process.
+
+::
+
+    from flask import Flask
+    from mcp_lite.contrib.flask import McpLite
+
+    mcp = McpLite()
+
+    def create_app():
+        app = Flask(__name__)
+        app.config["MCP_LITE"] = {"servers": {...}, "allow": ["mcp__demo"]}
+        mcp.init_app(app)
+        return app
+
+    @app.get("/add")
+    def add():
+        return {"result": mcp.hub.call_tool("mcp__demo__add", {"a": 1, "b": 2}).text}
+
+``app.config["MCP_LITE"]`` takes the same mapping as Django's ``settings.MCP_LITE`` (see
+``mcp_lite.contrib.settings``) and is checked by ``init_app`` (``ConfigError`` on errors,
+warnings logged). The Hub is built on first use in each process (a gunicorn ``--preload``
+master starts nothing it does not use; each worker has its own) and closed at exit.
+``mcp.hub`` inside a request or app context is the current app's Hub.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+from ._process import ProcessHub
+from .settings import check_settings, hub_from_settings
+
+if TYPE_CHECKING:
+    from flask import Flask
+
+    from ..hub import Hub
+
+__all__ = ["McpLite"]
+
+log = logging.getLogger("mcp_lite.contrib.flask")
+
+
+class McpLite:
+    """The extension: ``McpLite(app)`` or ``McpLite()`` then ``init_app(app)``."""
+
+    def __init__(self, app: Flask | None = None) -> None:
+        self._hubs: dict[int, ProcessHub] = {}  # id(app) -> that app's per-process Hub
+        self._app: Flask | None = None
+        if app is not None:
+            self.init_app(app)
+
+    def init_app(self, app: Flask) -> None:
+        """Check ``app.config["MCP_LITE"]`` and attach the per-process Hub to ``app``.
+
+        Raises:
+            ConfigError: ``MCP_LITE`` is missing or has errors.
+        """
+        settings = app.config.get("MCP_LITE")
+        if settings is None:
+            raise ConfigError('app.config["MCP_LITE"] is not set')
+        problems = check_settings(settings)
+        errors = [p for p in problems if p.level == "error"]
+        if errors:
+            raise ConfigError(
+                "; ".join(p.message + (f" ({p.hint})" if p.hint else "") for p in errors)
+            )
+        for warning in problems:
+            log.warning("%s%s", warning.message, f" ({warning.hint})" if warning.hint else "")
+        frozen = dict(settings)
+        process_hub = ProcessHub(lambda: hub_from_settings(frozen))
+        self._hubs[id(app)] = process_hub
+        app.extensions["mcp_lite"] = process_hub
+        if self._app is None:
+            self._app = app
+
+    @property
+    def hub(self) -> Hub:
+        """This process's Hub of the current app (or of the only app, outside a context)."""
+        return self._process_hub().get()
+
+    def close(self) -> None:
+        """Close this process's Hub of the current app (rebuilt on next use)."""
+        self._process_hub().close()
+
+    def _process_hub(self) -> ProcessHub:
+        app: Any = None
+        try:
+            from flask import current_app
+
+            app = current_app._get_current_object()  # type: ignore[attr-defined]
+        except RuntimeError:  # outside an app context
+            app = self._app
+        if app is None or id(app) not in self._hubs:
+            raise ConfigError("McpLite.init_app(app) has not been called for this app")
+        return self._hubs[id(app)]
