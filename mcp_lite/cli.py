@@ -524,6 +524,9 @@ def _run_auth(args: argparse.Namespace) -> int:
         config = entry.config if entry is not None else None
         if not isinstance(config, (HttpServerConfig, SseServerConfig)):
             raise UsageError(f"{url!r} is neither a URL nor a configured http/sse server")
+        if entry is not None and entry.disabled_reason:
+            # An untrusted project's server is not contacted, not even to log in.
+            raise UsageError(f"server {url!r} is not usable: {entry.disabled_reason}")
         url, oauth = str(config.url), config.oauth
         if oauth is not None:
             scopes = oauth.scopes
@@ -534,13 +537,14 @@ def _run_auth(args: argparse.Namespace) -> int:
             if oauth.callbackPort:
                 options["redirect_uri"] = f"http://127.0.0.1:{oauth.callbackPort}/callback"
     provider = OAuth(url, **{k: v for k, v in options.items() if v}, timeout=args.timeout)
+    shown = redact_url(url)  # a query may hold an API key: never printed
     if args.logout:
         provider.logout()
-        _emit(args, {"server": url, "authorized": False}, f"logged out of {url}")
+        _emit(args, {"server": shown, "authorized": False}, f"logged out of {shown}")
         return EXIT_OK
     needed = provider.login()
-    text = f"authorized for {url}" if needed else f"{url} does not ask for authorization"
-    _emit(args, {"server": url, "authorized": provider.authorized, "required": needed}, text)
+    text = f"authorized for {shown}" if needed else f"{shown} does not ask for authorization"
+    _emit(args, {"server": shown, "authorized": provider.authorized, "required": needed}, text)
     return EXIT_OK
 
 

@@ -36,7 +36,10 @@ Rules, in the order they are applied:
    as a usable manual (enterprise/local/project/user) entry is dropped, and so is a remote
    entry duplicating a usable dynamic one.
 5. Every project-scope server needs trust (conservative: Claude Code asks approval for
-   every ``.mcp.json`` server, remote ones included): ``trust_project=True``, a list of
+   every ``.mcp.json`` server, remote ones included), and so does every server of a
+   ``.claude/settings.local.json`` inside the project (scope ``local``, but a file the
+   project could ship): nothing from the project folder starts a process or receives a
+   credential before it is trusted. Trust is ``trust_project=True``, a list of
    names, or an approval the user recorded in a file only they control (``~/.claude.json``
    ``projects[...]`` or ``~/.claude/settings.json``: ``enableAllProjectMcpServers``,
    ``enabledMcpjsonServers``; ``disabledMcpjsonServers`` disables unless named in
@@ -618,11 +621,17 @@ def _overridden(by: ServerEntry) -> str:
 
 
 def _apply_trust(
-    servers: Mapping[str, ServerEntry], approvals: tuple[bool, set[str], set[str]]
+    servers: Mapping[str, ServerEntry],
+    approvals: tuple[bool, set[str], set[str]],
+    inside: frozenset[str] = frozenset(),
 ) -> None:
+    """Disable project servers that are not trusted. ``inside``: other sources that live in
+    the project folder (``.claude/settings.local.json``): the project could ship them, so
+    their servers need the same trust as ``.mcp.json`` ones, though their scope is local."""
     everything, enabled, rejected = approvals
     for entry in servers.values():
-        if entry.scope != "project" or entry.config is None or entry.disabled_reason:
+        from_project = entry.scope == "project" or entry.source in inside
+        if not from_project or entry.config is None or entry.disabled_reason:
             continue
         if entry.name in rejected:
             entry.disabled_reason = (
@@ -730,7 +739,8 @@ def load_config(
                 loader.add(data, "remote", source, section_only=False)
 
     approvals = src.project_approvals(user_files, trust_project)
-    _merge(result, loader.candidates, dynamic_entries, approvals)
+    inside = frozenset(str(p) for p in places.local_settings)
+    _merge(result, loader.candidates, dynamic_entries, approvals, inside)
     managed_settings = (
         Path(managed_settings_path)
         if managed_settings_path is not None
@@ -745,6 +755,7 @@ def _merge(
     candidates: list[ServerEntry],
     dynamic_entries: list[ServerEntry],
     approvals: tuple[bool, set[str], set[str]],
+    inside: frozenset[str] = frozenset(),
 ) -> None:
     reserved = {e.name: e for e in dynamic_entries if isinstance(e.config, SdkServerConfig)}
     kept: list[ServerEntry] = []
@@ -761,7 +772,7 @@ def _merge(
         _drop(result, entry, message)
 
     manual = _resolve(result, [e for e in kept if e.scope in _MANUAL])
-    _apply_trust(manual, approvals)
+    _apply_trust(manual, approvals, inside)
     seen = {sig: e for e in manual.values() if e.usable and (sig := e.signature())}
     survivors = list(manual.values())
     for group in (dynamic_entries, [e for e in kept if e.scope == "remote"]):

@@ -586,8 +586,22 @@ def test_approvals_shipped_inside_the_project_are_ignored(hub_paths: HubPaths) -
 
 
 def test_local_and_user_servers_need_no_trust(hub_paths: HubPaths) -> None:
-    write_everywhere(hub_paths)
-    assert load(hub_paths).servers["db"].usable
+    files = write_everywhere(hub_paths)
+    files["settings-local"].unlink()  # in the project folder: see the next test
+    entry = load(hub_paths).servers["db"]
+    assert entry.scope == "local" and entry.usable  # ~/.claude.json projects[...]: the user's
+
+
+def test_settings_local_inside_the_project_needs_trust(hub_paths: HubPaths) -> None:
+    # The project could ship .claude/settings.local.json itself: its servers wait for the
+    # same trust as .mcp.json ones (issue 9, principle 5), though their scope is local.
+    p = hub_paths
+    p.write(p.project / ".claude" / "settings.local.json", servers(db=stdio("local-settings")))
+    entry = load(p).servers["db"]
+    assert entry.scope == "local" and not entry.usable
+    assert "not trusted" in (entry.disabled_reason or "")
+    assert load(p, trust_project=["db"]).servers["db"].usable
+    assert load(p, trust_project=True).servers["db"].usable
 
 
 # --- remote ---------------------------------------------------------------------------------
