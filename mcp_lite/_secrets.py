@@ -9,12 +9,20 @@ configured (they would split the HTTP request), naming the header, never the val
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from .errors import ConfigError
 
-__all__ = ["REDACTED", "check_headers", "header_problem", "redact_url"]
+__all__ = [
+    "REDACTED",
+    "check_headers",
+    "header_problem",
+    "is_loopback_host",
+    "plain_text_off_loopback",
+    "redact_url",
+]
 
 REDACTED = "[redacted]"
 _BAD = ("\r", "\n", "\x00")
@@ -38,6 +46,32 @@ def redact_url(url: str) -> str:
         return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
     except Exception:
         return "<unparsable URL>"
+
+
+def is_loopback_host(host: str | None) -> bool:
+    """True for ``localhost`` (and ``*.localhost``) and loopback IP literals
+    (``127.0.0.0/8``, ``::1``, and ``::ffff:127.x`` written as IPv6)."""
+    if not host:
+        return False
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
+def plain_text_off_loopback(url: str) -> bool:
+    """True when ``url`` travels unencrypted (``http``/``ws``) to a host that is not this
+    machine: anything sent there (a header, a token) can be read on the way."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "ws") and not is_loopback_host(parts.hostname)
 
 
 def header_problem(name: object, value: object) -> str | None:

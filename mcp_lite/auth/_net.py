@@ -19,7 +19,6 @@ exchange's own thread does all the I/O) and the exchange fails with ``RequestTim
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import json
 import logging
 import socket
@@ -33,7 +32,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-from .._secrets import redact_url
+from .._secrets import is_loopback_host, redact_url
 from .._version import __version__
 from ..errors import AuthRequired, ConfigError, RequestTimeout
 
@@ -42,19 +41,6 @@ log = logging.getLogger("mcp_lite.auth")
 DEFAULT_TIMEOUT = 30.0
 _MAX_BODY = 1024 * 1024
 _EXCERPT = 200
-
-
-def is_loopback_host(host: str | None) -> bool:
-    """True for ``localhost`` and loopback IP literals (``127.0.0.0/8``, ``::1``)."""
-    if not host:
-        return False
-    host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def require_secure(url: str, what: str) -> str:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .._secrets import redact_url
+from .._secrets import is_loopback_host, redact_url
 from ..errors import AuthRequired
 from ._net import Http, canonical_url, log, origin_of, require_secure, resource_covers
 
@@ -209,7 +209,17 @@ def prm_urls(server_url: str, challenge: Challenge | None) -> list[str]:
     """PRM URLs to try, in order: the challenge's, then path-inserted, then root."""
     urls: list[str] = []
     if challenge is not None and challenge.resource_metadata:
-        urls.append(challenge.resource_metadata)
+        candidate = challenge.resource_metadata
+        # A plain-http metadata URL is followed only for a loopback http server (local
+        # development); otherwise a challenge could point us at any http service.
+        if urlsplit(candidate).scheme.lower() != "http" or _loopback_http(server_url):
+            urls.append(candidate)
+        else:
+            log.warning(
+                "ignoring the plain-http resource_metadata URL %s in the challenge of %s",
+                redact_url(candidate),
+                redact_url(server_url),
+            )
     parts = urlsplit(server_url)
     base = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
     path = parts.path.rstrip("/")
@@ -217,6 +227,11 @@ def prm_urls(server_url: str, challenge: Challenge | None) -> list[str]:
         urls.append(f"{base}/.well-known/oauth-protected-resource{path}")
     urls.append(f"{base}/.well-known/oauth-protected-resource")
     return list(dict.fromkeys(urls))
+
+
+def _loopback_http(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme.lower() == "http" and is_loopback_host(parts.hostname)
 
 
 def as_metadata_urls(issuer: str) -> list[str]:

@@ -5,18 +5,24 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._secrets import check_headers, redact_url
+from .._secrets import check_headers, plain_text_off_loopback, redact_url
 from ..errors import ConfigError
 from .base import Outgoing, Transport
 
 __all__ = ["Outgoing", "Transport", "make_transport"]
 
 _REMOTE_TYPES = ("http", "sse", "ws", "sse-ide", "ws-ide", "proxy")
+
+log = logging.getLogger("mcp_lite.transports")
+_warned_plain: set[str] = set()
+_warned_lock = threading.Lock()
 
 
 def make_transport(
@@ -160,6 +166,8 @@ def _remote(
     merged.update({str(k): str(val) for k, val in (headers or {}).items()})
     if auth is None and kind in ("http", "sse", "proxy"):
         auth = config.get("auth") or config.get("token_provider") or config.get("tokenProvider")
+    if isinstance(auth, str) or merged:
+        _warn_plain_text(url, [*merged, *(["Authorization"] if isinstance(auth, str) else [])])
     if auth is None and kind in ("http", "sse") and not _has_authorization(merged):
         auth = _stored_oauth(url, config.get("oauth"))
     if kind == "proxy" and auth is None:
@@ -206,11 +214,35 @@ def _has_authorization(headers: Mapping[str, str]) -> bool:
     return any(key.lower() == "authorization" for key in headers)
 
 
+def _warn_plain_text(url: str, names: Sequence[str]) -> None:
+    """One warning per server origin and process: static headers (their names, never their
+    values) are about to travel unencrypted to another machine."""
+    if not plain_text_off_loopback(url):
+        return
+    origin = redact_url(url).split("/", 3)[:3]
+    key = "/".join(origin)
+    with _warned_lock:
+        if key in _warned_plain:
+            return
+        _warned_plain.add(key)
+    log.warning(
+        "mcp-lite: the header(s) %s configured for %s are sent over plain %s to a host "
+        "that is not this machine: anyone on the way can read them (use https/wss)",
+        ", ".join(sorted(set(names))),
+        key,
+        url.split(":", 1)[0].lower(),
+    )
+
+
 def _stored_oauth(url: str, settings: Any) -> Any:
     """OAuth for a remote server configured without credentials: it sends the tokens saved by
     ``mcp-lite auth`` (refreshing them when due) and, with nobody to ask, turns a 401 into
-    ``AuthRequired``. None when OAuth cannot apply (plain http off loopback)."""
+    ``AuthRequired``. None when OAuth cannot apply: over plain http to another machine OAuth
+    never runs (a server there that needs no authorization works all the same)."""
+    if plain_text_off_loopback(url):
+        return None
     from ..auth import OAuth
+    from ..errors import AuthRequired
 
     options = settings if isinstance(settings, Mapping) else {}
     try:
@@ -220,5 +252,5 @@ def _stored_oauth(url: str, settings: Any) -> Any:
             scope=" ".join(options["scopes"]) if isinstance(options.get("scopes"), list) else None,
             open_browser=False,
         )
-    except ConfigError:
+    except (ConfigError, AuthRequired):
         return None

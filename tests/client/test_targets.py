@@ -126,7 +126,9 @@ def test_header_with_a_line_break_is_refused_naming_the_header() -> None:
     assert canary not in str(issues[0]) and canary not in (entries["s"].error or "")
 
 
-def test_cli_url_is_never_run_as_a_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_cli_url_is_never_run_as_a_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     marker = tmp_path / "ran"
     code = cli.main(["tools", "--url", f"touch {marker}"])
     err = capsys.readouterr().err
