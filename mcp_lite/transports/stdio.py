@@ -213,6 +213,8 @@ class StdioTransport:
                     f"not sent to MCP server {self.name!r}: its caller already gave up", None
                 )
             self._write_all(proc.stdin.fileno(), data, deadline, message)
+        except McpError:  # ours (RequestTimeout is an OSError too): as is
+            raise
         except (BrokenPipeError, ConnectionResetError, ValueError, OSError) as exc:
             if isinstance(exc, OSError) and exc.errno not in (
                 errno.EPIPE,

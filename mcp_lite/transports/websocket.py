@@ -228,6 +228,8 @@ class WebSocketTransport:
                     f"not sent to MCP server {self.name!r}: its caller already gave up", None
                 )
             self._write_all(ws, data, deadline, message)
+        except McpError:  # ours (RequestTimeout is an OSError too): as is
+            raise
         except _NETWORK_ERRORS as exc:
             error = ConnectionClosed(f"the WebSocket to MCP server {self.name!r} broke: {exc}")
             self._report(error)
