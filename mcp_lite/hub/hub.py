@@ -89,6 +89,7 @@ _HUB_OPTIONS = frozenset(
         "always_load",
         "allowed_servers",
         "denied_servers",
+        "max_output_file_bytes",
     }
 )
 _OWN_TOOLS = (*own.RESOURCE_TOOLS, own.TOOL_SEARCH)
@@ -123,7 +124,11 @@ class Hub:
             ``elicitation_handler(server, params)``; with neither, elicitations are cancelled.
         output_dir: where images, audio and blobs from tool results are written (default: a
             private temporary folder, created on first use and kept).
-        max_output_tokens: text budget per result (default ``MAX_MCP_OUTPUT_TOKENS`` or 25,000).
+        max_output_tokens: text budget per result (default ``MAX_MCP_OUTPUT_TOKENS`` or 25,000);
+            text or structured content over it is cut for the model and kept in full in a
+            file of ``output_dir`` (0600 files in a 0700 folder), the result saying where.
+        max_output_file_bytes: the most bytes written to ``output_dir`` per call (default
+            64 MiB); what does not fit is dropped with a note.
         client_options: passed to every ``Client`` (``timeout=``, ``sampling_handler=``...),
             and ``connect_timeout=`` seconds for starting a server and its handshake
             (default: ``MCP_TIMEOUT`` milliseconds when set, else ``timeout``). Tool calls
@@ -173,6 +178,7 @@ class Hub:
         auth_cache: AuthCache | None = None,
         allowed_servers: Iterable[Mapping[str, Any]] | None = None,
         denied_servers: Iterable[Mapping[str, Any]] | None = None,
+        max_output_file_bytes: int | None = None,
     ) -> None:
         self._permissions = Permissions(allow, deny, permission_handler, default_permission)
         self._rules = (self._permissions.allow, self._permissions.deny)
@@ -185,7 +191,7 @@ class Hub:
         self._always_load = [parse_rule(r) for r in always_load]
         self._aliases: dict[str, tuple[str, str]] = {}
         self._search_format: ToolFormat = "anthropic"
-        self._results = ResultProcessor(output_dir, max_output_tokens)
+        self._results = ResultProcessor(output_dir, max_output_tokens, max_output_file_bytes)
         self._elicitation = Elicitation(elicitation_hooks, elicitation_handler)
         self._elicitation_timeout = float(elicitation_timeout)
         self._catalog = Catalog()

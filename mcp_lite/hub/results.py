@@ -6,7 +6,15 @@
   of base64. Images larger than 2000 px on a side are shrunk first when Pillow is installed
   (the optional ``images`` extra); without Pillow they are written as they came.
 - **Large text** is cut to a budget of ``max_output_tokens`` (default 25,000, or
-  ``MAX_MCP_OUTPUT_TOKENS``), counted as 4 characters per token, and a note says so.
+  ``MAX_MCP_OUTPUT_TOKENS``), counted as 4 characters per token; the full text is written to
+  a ``.txt`` file and the note appended to the result gives its path and size, so the model
+  (or the host) can read the rest. **Structured content** whose JSON is over the same budget
+  is written to a ``.json`` file and replaced by a note with its path and size.
+- **Files**: the output folder is created ``0700`` (a private temporary folder by default),
+  every file ``0600``; names are ``<server>-<tool>-<random><ext>`` with server and tool
+  reduced to ``[a-zA-Z0-9_-]`` and 40 characters, so they cannot leave the folder. At most
+  ``max_file_bytes`` (default 64 MiB) are written per call; what does not fit is dropped and
+  the note says so.
 - **Progress events** (``ToolEvent``): ``started``, ``progress`` (from the server's
   ``notifications/progress``), then ``completed`` or ``failed`` with the elapsed milliseconds.
 """
@@ -17,6 +25,7 @@ import base64
 import binascii
 import importlib
 import io
+import json
 import logging
 import mimetypes
 import os
@@ -41,6 +50,8 @@ log = logging.getLogger("mcp_lite.hub")
 
 DEFAULT_MAX_OUTPUT_TOKENS = 25_000
 CHARS_PER_TOKEN = 4
+DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
+_NAME_PART = 40
 MAX_IMAGE_SIDE = 2000
 _EXTENSIONS = {
     "image/png": ".png",
@@ -88,24 +99,45 @@ def max_output_tokens_from_env(environ: dict[str, str] | None = None) -> int:
     return value if value > 0 else DEFAULT_MAX_OUTPUT_TOKENS
 
 
+class _Budget:
+    """Bytes one call may still write."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+    def take(self, size: int) -> bool:
+        if size > self.left:
+            return False
+        self.left -= size
+        return True
+
+
 class ResultProcessor:
     """Persists binary content and truncates text (see the module docstring). Thread-safe.
 
     Args:
-        output_dir: where binary content goes; None creates a private temporary folder on
-            first use (kept after the Hub closes: the paths were handed out).
+        output_dir: where files go; None creates a private temporary folder on first use
+            (kept after the Hub closes: the paths were handed out). A folder that does not
+            exist is created ``0700``; an existing one is used as it is.
         max_output_tokens: the text budget; None reads ``MAX_MCP_OUTPUT_TOKENS``.
+        max_file_bytes: the most bytes written to files per call (default 64 MiB).
     """
 
     def __init__(
-        self, output_dir: str | os.PathLike[str] | None = None, max_output_tokens: int | None = None
+        self,
+        output_dir: str | os.PathLike[str] | None = None,
+        max_output_tokens: int | None = None,
+        max_file_bytes: int | None = None,
     ) -> None:
-        if max_output_tokens is not None and max_output_tokens <= 0:
-            from ..errors import ConfigError
+        from ..errors import ConfigError
 
+        if max_output_tokens is not None and max_output_tokens <= 0:
             raise ConfigError("max_output_tokens must be a positive integer")
+        if max_file_bytes is not None and max_file_bytes < 0:
+            raise ConfigError("max_output_file_bytes must be 0 or more")
         self._output_dir = Path(output_dir) if output_dir is not None else None
         self.max_output_tokens = max_output_tokens or max_output_tokens_from_env()
+        self.max_file_bytes = DEFAULT_MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
         self._lock = threading.Lock()
 
     @property
@@ -114,20 +146,48 @@ class ResultProcessor:
         with self._lock:
             if self._output_dir is None:
                 self._output_dir = Path(tempfile.mkdtemp(prefix="mcp-lite-output-"))
-            else:
-                self._output_dir.mkdir(parents=True, exist_ok=True)
+            elif not self._output_dir.is_dir():
+                self._output_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             return self._output_dir
 
     def process(self, server: str, tool: str, result: CallToolResult) -> CallToolResult:
-        """A new result with binary content persisted and text cut to the budget."""
+        """A new result with binary content persisted and text (and structured content) cut
+        to the budget, the full versions kept in files."""
         wire = result.to_wire()
-        blocks = [self._persist(server, tool, b) for b in wire.get("content") or []]
-        wire["content"] = self._truncate(blocks)
+        budget = _Budget(self.max_file_bytes)
+        blocks = [self._persist(server, tool, b, budget) for b in wire.get("content") or []]
+        wire["content"] = self._truncate(server, tool, blocks, budget)
+        structured = wire.get("structuredContent")
+        if structured is not None:
+            encoded = json.dumps(structured, ensure_ascii=False)
+            if len(encoded) > self.max_output_tokens * CHARS_PER_TOKEN:
+                del wire["structuredContent"]
+                where = self._keep(server, tool, encoded.encode(), ".json", budget)
+                wire["content"].append(
+                    {
+                        "type": "text",
+                        "text": (
+                            f"[structured content too large for the model "
+                            f"({len(encoded):,} characters) {where}]"
+                        ),
+                    }
+                )
         return CallToolResult.model_validate(wire)
+
+    def _keep(self, server: str, tool: str, raw: bytes, ext: str, budget: _Budget) -> str:
+        """Write ``raw`` when the call's budget allows; the words saying where it went."""
+        size = len(raw)
+        if not budget.take(size):
+            return (
+                f"not saved: {size:,} bytes would pass this call's limit of "
+                f"{self.max_file_bytes:,} bytes written"
+            )
+        path = self._write_file(server, tool, raw, ext)
+        return f"saved in full ({size:,} bytes) to {path}"
 
     # --- binary content ----------------------------------------------------------------------
 
-    def _persist(self, server: str, tool: str, block: Any) -> Any:
+    def _persist(self, server: str, tool: str, block: Any, budget: _Budget) -> Any:
         if not isinstance(block, dict):
             return block
         kind = block.get("type")
@@ -152,12 +212,26 @@ class ResultProcessor:
             return {"type": "text", "text": f"[{what}: invalid base64 data ({mime}) dropped]"}
         if kind == "image":
             raw, mime = _shrink_image(raw, mime)
+        if not budget.take(len(raw)):
+            return {
+                "type": "text",
+                "text": (
+                    f"[{what} ({mime}, {len(raw)} bytes) not saved: over this call's limit of "
+                    f"{self.max_file_bytes:,} bytes written]"
+                ),
+            }
         path = self._write(server, tool, raw, mime)
         return {"type": "text", "text": f"[{what} ({mime}, {len(raw)} bytes) saved to {path}]"}
 
     def _write(self, server: str, tool: str, raw: bytes, mime: str) -> Path:
         ext = _EXTENSIONS.get(mime) or mimetypes.guess_extension(mime) or ".bin"
-        prefix = f"{normalize_name(server)}-{normalize_name(tool)}-"
+        return self._write_file(server, tool, raw, ext)
+
+    def _write_file(self, server: str, tool: str, raw: bytes, ext: str) -> Path:
+        # mkstemp creates the file 0600 with O_EXCL inside the folder; the prefix is
+        # reduced to [a-zA-Z0-9_-], so no "/" or ".." can take it elsewhere.
+        prefix = f"{normalize_name(server)[:_NAME_PART]}-{normalize_name(tool)[:_NAME_PART]}-"
+        ext = "." + normalize_name(ext.lstrip("."))[:16] if ext else ""
         fd, name = tempfile.mkstemp(prefix=prefix, suffix=ext, dir=self.output_dir)
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
@@ -165,17 +239,16 @@ class ResultProcessor:
 
     # --- text ----------------------------------------------------------------------------------
 
-    def _truncate(self, blocks: list[Any]) -> list[Any]:
-        budget = self.max_output_tokens * CHARS_PER_TOKEN
-        total = sum(
-            len(b.get("text") or "")
-            for b in blocks
-            if isinstance(b, dict) and b.get("type") == "text"
-        )
-        if total <= budget:
+    def _truncate(self, server: str, tool: str, blocks: list[Any], budget: _Budget) -> list[Any]:
+        limit = self.max_output_tokens * CHARS_PER_TOKEN
+        texts = [
+            b.get("text") or "" for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+        ]
+        total = sum(len(t) for t in texts)
+        if total <= limit:
             return blocks
         out: list[Any] = []
-        left = budget
+        left = limit
         for block in blocks:
             if not (isinstance(block, dict) and block.get("type") == "text"):
                 out.append(block)
@@ -187,14 +260,16 @@ class ResultProcessor:
                 block = {**block, "text": text[:left]}
             left -= len(text)
             out.append(block)
+        where = self._keep(server, tool, "\n".join(texts).encode("utf-8"), ".txt", budget)
         out.append(
             {
                 "type": "text",
                 "text": (
-                    f"\n[OUTPUT TRUNCATED: the tool returned about {total // CHARS_PER_TOKEN:,} tokens of "
-                    f"text, over the {self.max_output_tokens:,}-token limit (MAX_MCP_OUTPUT_TOKENS); "
-                    "only the beginning is shown. Ask the tool for less, e.g. with a filter or "
-                    "pagination, if it supports them.]"
+                    f"\n[OUTPUT TRUNCATED: the tool returned about {total // CHARS_PER_TOKEN:,} "
+                    f"tokens of text, over the {self.max_output_tokens:,}-token limit "
+                    f"(MAX_MCP_OUTPUT_TOKENS); only the beginning is shown. The full output is "
+                    f"{where}. Read that file in parts, or ask the tool for less (a filter or "
+                    "pagination) if it supports them.]"
                 ),
             }
         )
