@@ -14,8 +14,15 @@ Three ways to use it, all through ``mcp_lite.connect(url, auth=...)``::
     # unattended (cron): client credentials, secret or private_key_jwt
     mcp_lite.connect(url, auth=OAuth(url, grant=ClientCredentials("id", client_secret="...")))
 
+    # workloads (Kubernetes, CI): the platform's identity token, JWT-bearer grant
+    mcp_lite.connect(url, auth=OAuth(url, grant=WorkloadIdentity(assertion_file="/var/run/token")))
+
+DPoP-bound tokens (RFC 9449) are used when the servers offer them and the ``jwt`` extra is
+installed (``OAuth(url, dpop=True)`` insists, ``dpop=False`` never).
+
 Modules: ``discovery`` (challenge, PRM, authorization-server metadata), ``registration``
-(pre-registered, CIMD, DCR), ``pkce``, ``flow`` (grants and scopes), ``storage`` (token
+(pre-registered, CIMD, DCR), ``pkce``, ``flow`` (grants and scopes), ``workload`` (workload
+identity), ``dpop`` (proof-of-possession keys), ``storage`` (token
 stores), ``provider`` (``OAuth``). Importing this package does not import ``requests``-heavy
 code until an ``OAuth`` is built... except ``requests`` itself, which the transports load anyway.
 """
@@ -28,6 +35,7 @@ from .provider import OAuth, fetch_redirect
 from .redis_store import RedisTokenStore
 from .registration import ClientInfo, client_metadata_document
 from .storage import FileTokenStore, MemoryTokenStore, TokenSet, TokenStore
+from .workload import WorkloadIdentity
 
 __all__ = [
     "AuthServerMetadata",
@@ -42,6 +50,7 @@ __all__ = [
     "RedisTokenStore",
     "TokenSet",
     "TokenStore",
+    "WorkloadIdentity",
     "client_metadata_document",
     "fetch_redirect",
     "parse_challenge",

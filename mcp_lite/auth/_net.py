@@ -221,6 +221,9 @@ class Http:
         self.session = session
         self.timeout = timeout
         self._limits = threading.local()
+        # The DPoP key (``dpop.DPoPKey``) that signs a proof for every token request, once
+        # the OAuth object using this context has chosen DPoP; None for plain bearer tokens.
+        self.dpop: Any = None
 
     @contextlib.contextmanager
     def limit(self, deadline: float | None) -> Iterator[None]:
@@ -336,19 +339,35 @@ class Http:
     ) -> tuple[int, dict[str, Any]]:
         """POST a form (or a JSON ``body``); returns the status and the JSON object answer
         (empty when the body is not JSON). Network failures are ``AuthRequired``."""
+        status, _, data = self.post_with_headers(
+            url, what, form=form, body=body, headers=headers, secrets=secrets
+        )
+        return status, data
+
+    def post_with_headers(
+        self,
+        url: str,
+        what: str,
+        *,
+        form: Mapping[str, str] | None = None,
+        body: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        secrets: Iterable[str | None] = (),
+    ) -> tuple[int, Mapping[str, str], dict[str, Any]]:
+        """``post``, with the response headers too (a ``DPoP-Nonce`` comes in one)."""
         require_secure(url, what)
         send_headers = {"Accept": "application/json", **(headers or {})}
         payload: dict[str, Any] = (
             {"json": dict(body)} if body is not None else {"data": dict(form or {})}
         )
-        status, _, raw = self.exchange(
+        status, reply_headers, raw = self.exchange(
             "POST", url, what, secrets=secrets, headers=send_headers, **payload
         )
         try:
             data = _json_object(raw, f"the {what} answer from {redact_url(url)}")
         except AuthRequired:
             data = {}
-        return status, data
+        return status, reply_headers, data
 
 
 def _is_urllib3(exc: BaseException) -> bool:

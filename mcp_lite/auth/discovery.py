@@ -45,13 +45,15 @@ _PARAM = re.compile(r'\s*([A-Za-z0-9_\-\.]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]*)\s
 
 @dataclass(frozen=True)
 class Challenge:
-    """A parsed ``Bearer`` challenge from ``WWW-Authenticate`` (RFC 6750 §3, RFC 9728 §5.1)."""
+    """A parsed ``Bearer`` or ``DPoP`` challenge from ``WWW-Authenticate`` (RFC 6750 §3,
+    RFC 9728 §5.1, RFC 9449 §7.1); ``scheme`` says which."""
 
     error: str | None = None
     scope: str | None = None
     resource_metadata: str | None = None
     error_description: str | None = None
     params: dict[str, str] = field(default_factory=dict)
+    scheme: str = "Bearer"
 
     @property
     def insufficient_scope(self) -> bool:
@@ -59,14 +61,14 @@ class Challenge:
 
 
 def parse_challenge(header: str | None) -> Challenge | None:
-    """The ``Bearer`` challenge in a ``WWW-Authenticate`` value, or None.
+    """The first ``Bearer`` or ``DPoP`` challenge in a ``WWW-Authenticate`` value, or None.
 
     Accepts several challenges in one header (``Basic realm="x", Bearer scope="a"``),
     quoted and token values, and escaped quotes.
     """
     if not header:
         return None
-    match = re.search(r"(?:^|[\s,])Bearer(?:\s+|$)", header, re.IGNORECASE)
+    match = re.search(r"(?:^|[\s,])(Bearer|DPoP)(?:\s+|$)", header, re.IGNORECASE)
     if match is None:
         return None
     rest = header[match.end() :]
@@ -92,6 +94,7 @@ def parse_challenge(header: str | None) -> Challenge | None:
         resource_metadata=params.get("resource_metadata"),
         error_description=params.get("error_description"),
         params=params,
+        scheme="DPoP" if match.group(1).lower() == "dpop" else "Bearer",
     )
 
 

@@ -138,11 +138,60 @@ def token_request(
     signing_algorithm: str = "RS256",
     previous: TokenSet | None = None,
 ) -> TokenSet:
-    """POST ``form`` to the token endpoint with ``client``'s authentication.
+    """POST ``form`` to the token endpoint with ``client``'s authentication, and a DPoP
+    proof when ``http.dpop`` holds a key (sent once more with the server's nonce after a
+    ``use_dpop_nonce`` answer, RFC 9449 §8).
 
     Raises:
         AuthRequired: the server refused (its ``error``/``error_description``, scrubbed).
     """
+    endpoint = metadata.token_endpoint
+    dpop = http.dpop
+    # A child span "oauth <grant>" when OpenTelemetry is on (no secret in its attributes).
+    with oauth_span(form.get("grant_type"), endpoint):
+        for attempt in (1, 2):
+            send_form, headers = _client_authentication(
+                metadata, client, form, private_key, signing_algorithm
+            )
+            if dpop is not None:
+                headers["DPoP"] = dpop.proof("POST", endpoint)
+            hidden = [client.client_secret, *(send_form.get(key) for key in _SECRET_FIELDS)]
+            status, reply_headers, data = http.post_with_headers(
+                endpoint, what, form=send_form, headers=headers, secrets=hidden
+            )
+            new_nonce = dpop is not None and dpop.remember_nonce(
+                endpoint, reply_headers.get("DPoP-Nonce")
+            )
+            if attempt == 1 and new_nonce and data.get("error") == "use_dpop_nonce":
+                continue  # RFC 9449 §8: once more, with the server's nonce in the proof
+            break
+        if status != 200 or not isinstance(data.get("access_token"), str):
+            raise oauth_error(status, data, f"{what} at {redact_url(endpoint)}", hidden)
+    token_type = str(data.get("token_type") or "Bearer")
+    accepted = ("bearer", "n_a", "dpop") if dpop is not None else ("bearer", "n_a")
+    if token_type.lower() not in accepted:
+        raise AuthRequired(f"{what}: unsupported token type {token_type!r}")
+    return TokenSet.from_response(data, previous)
+
+
+_SECRET_FIELDS = (
+    "code",
+    "code_verifier",
+    "refresh_token",
+    "client_assertion",
+    "assertion",
+    "subject_token",
+)
+
+
+def _client_authentication(
+    metadata: AuthServerMetadata,
+    client: ClientInfo,
+    form: dict[str, str],
+    private_key: Any,
+    signing_algorithm: str,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The form and headers that authenticate ``client`` (a fresh assertion each time)."""
     form = dict(form)
     headers: dict[str, str] = {}
     method = client.token_endpoint_auth_method
@@ -158,29 +207,9 @@ def token_request(
         form["client_assertion"] = private_key_jwt(
             client.client_id, metadata.issuer, private_key, signing_algorithm
         )
-    else:
+    elif client.client_id:
         form["client_id"] = client.client_id
-    hidden = [
-        secret,
-        form.get("code"),
-        form.get("code_verifier"),
-        form.get("refresh_token"),
-        form.get("client_assertion"),
-        form.get("assertion"),
-        form.get("subject_token"),
-    ]
-    # A child span "oauth <grant>" when OpenTelemetry is on (no secret in its attributes).
-    with oauth_span(form.get("grant_type"), metadata.token_endpoint):
-        status, data = http.post(
-            metadata.token_endpoint, what, form=form, headers=headers, secrets=hidden
-        )
-        if status != 200 or not isinstance(data.get("access_token"), str):
-            shown = redact_url(metadata.token_endpoint)
-            raise oauth_error(status, data, f"{what} at {shown}", hidden)
-    token_type = str(data.get("token_type") or "Bearer")
-    if token_type.lower() not in ("bearer", "n_a"):
-        raise AuthRequired(f"{what}: unsupported token type {token_type!r} (only Bearer)")
-    return TokenSet.from_response(data, previous)
+    return form, headers
 
 
 # --- authorization code ----------------------------------------------------------------------

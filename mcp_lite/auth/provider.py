@@ -16,7 +16,15 @@ Where the user comes in: ``authorization_handler(url) -> redirect_url`` when giv
 show the URL, get the redirect back); otherwise the browser is opened and the redirect
 arrives on a loopback server on ``127.0.0.1`` (random port). ``open_browser=False`` without
 a handler makes a missing login an immediate ``AuthRequired`` (cron jobs, web apps) instead of
-a wait. ``grant=ClientCredentials(...)`` or ``IdJagGrant(...)`` needs no user at all.
+a wait. ``grant=ClientCredentials(...)``, ``IdJagGrant(...)`` or ``WorkloadIdentity(...)``
+needs no user at all.
+
+DPoP (RFC 9449, ``dpop.py``): with ``dpop=None`` (the default) tokens are bound to a key of
+this client when the authorization server lists ES256 in ``dpop_signing_alg_values_supported``
+or the MCP server's challenge uses the ``DPoP`` scheme; ``True`` insists, ``False`` never.
+The key is kept in the store with the tokens it binds. The transports ask
+``authorization_headers(token, method, url)`` for each request (``Authorization: DPoP`` and a
+fresh proof) and hand every response's headers to ``observe_response`` (a ``DPoP-Nonce``).
 
 Thread safety: one lock per object; a login in progress blocks the other threads that need a
 token until it ends (bounded by ``callback_timeout``). The object holds tokens for one MCP
@@ -45,7 +53,8 @@ import sys
 import threading
 import time
 import webbrowser
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -62,9 +71,12 @@ from ._net import (
     require_secure,
 )
 from .discovery import Challenge, Discovery, discover, parse_challenge
+from .dpop import INSTALL_HINT as DPOP_INSTALL_HINT
+from .dpop import DPoPKey, dpop_available, server_supports_dpop
 from .flow import AuthorizationRequest, ClientCredentials, IdJagGrant, refresh, select_scope
 from .registration import ClientInfo, resolve_client
 from .storage import FileTokenStore, TokenSet, TokenStore, store_lock
+from .workload import WorkloadIdentity
 
 __all__ = ["OAuth", "fetch_redirect"]
 
@@ -87,7 +99,10 @@ class OAuth:
             ``client_id`` where the server supports CIMD.
         client_name: shown by the authorization server (registration).
         scope: scopes to ask for when the server's challenge names none.
-        grant: ``ClientCredentials`` or ``IdJagGrant`` for unattended use.
+        grant: ``ClientCredentials``, ``IdJagGrant`` or ``WorkloadIdentity`` for unattended
+            use.
+        dpop: bind tokens to a key (RFC 9449): None when the servers offer or ask for it,
+            True always (the ``jwt`` extra is needed), False never.
         authorization_handler: ``fn(authorization_url) -> redirect_url`` (headless).
         open_browser: when there is no handler, open the browser (True) or fail (False).
         redirect_uri: a loopback ``http`` redirect URI (default: a random port for the
@@ -111,7 +126,7 @@ class OAuth:
         client_metadata_url: str | None = None,
         client_name: str = "mcp-lite",
         scope: str | None = None,
-        grant: ClientCredentials | IdJagGrant | None = None,
+        grant: ClientCredentials | IdJagGrant | WorkloadIdentity | None = None,
         authorization_handler: Callable[[str], str] | None = None,
         open_browser: bool = True,
         redirect_uri: str | None = None,
@@ -121,6 +136,7 @@ class OAuth:
         callback_timeout: float = 300.0,
         timeout: float = DEFAULT_TIMEOUT,
         session: requests.Session | None = None,
+        dpop: bool | None = None,
     ) -> None:
         if redirect_uri is not None:
             require_loopback_redirect(redirect_uri)
@@ -150,6 +166,9 @@ class OAuth:
         self._offline_access = offline_access
         self._callback_timeout = callback_timeout
         self._http = Http(session, timeout)
+        self._dpop = dpop
+        if dpop is True and not dpop_available():
+            raise ConfigError(f"dpop=True needs PyJWT and cryptography: {DPOP_INSTALL_HINT}")
         self._lock = threading.RLock()
         self._loaded = False
         self._discovery: Discovery | None = None
@@ -221,6 +240,8 @@ class OAuth:
         with self._locked(timeout):
             self._load()
             current = self._tokens.access_token if self._tokens is not None else None
+            if parsed is not None and parsed.error == "use_dpop_nonce" and current:
+                return current  # the transport sends it again with the new nonce
             if current is not None and current != sent_token and not self._tokens_expired():
                 return current  # another request already got a new token
             if status == 403:
@@ -236,6 +257,20 @@ class OAuth:
                 assert self._tokens is not None
                 return self._tokens.access_token
             return self._authorize(parsed, None)
+
+    def authorization_headers(self, token: str, method: str, url: str) -> dict[str, str]:
+        """The headers that present ``token`` on a ``method`` request to ``url``: a bearer
+        token, or a DPoP-bound one with a fresh proof."""
+        key, tokens = self._http.dpop, self._tokens
+        if key is not None and tokens is not None and tokens.token_type.lower() == "dpop":
+            return {"Authorization": f"DPoP {token}", "DPoP": key.proof(method, url, token)}
+        return {"Authorization": f"Bearer {token}"}
+
+    def observe_response(self, url: str, headers: Mapping[str, str]) -> bool:
+        """Look at the headers of a response from the MCP server at ``url``: True when it
+        sent a new ``DPoP-Nonce`` (the request may be sent again with it)."""
+        key = self._http.dpop
+        return key is not None and key.remember_nonce(url, headers.get("DPoP-Nonce"))
 
     # --- explicit use (CLI, scripts) ----------------------------------------------------------
 
@@ -319,11 +354,15 @@ class OAuth:
         if saved:
             self._tokens = TokenSet.from_json(saved.get("tokens") or {})
             self._requested_scope = saved.get("requested_scope")
+            self._load_dpop_key(saved)
 
     def _save(self, disc: Discovery, tokens: TokenSet, scope: str | None) -> None:
         self._discovery, self._tokens, self._requested_scope = disc, tokens, scope
         self._store.save(f"resource {self._require_url()}", {"discovery": disc.to_json()})
-        self._store.save(_tokens_key(disc), {"tokens": tokens.to_json(), "requested_scope": scope})
+        record: dict[str, Any] = {"tokens": tokens.to_json(), "requested_scope": scope}
+        if self._http.dpop is not None:
+            record["dpop_key"] = self._http.dpop.to_json()
+        self._store.save(_tokens_key(disc), record)
 
     def _read_tokens(self, disc: Discovery) -> TokenSet | None:
         """The token record as the store holds it now (another process may have written)."""
@@ -333,7 +372,39 @@ class OAuth:
         tokens = TokenSet.from_json(saved.get("tokens") or {})
         if tokens is not None:
             self._requested_scope = saved.get("requested_scope")
+            self._load_dpop_key(saved)
         return tokens
+
+    def _load_dpop_key(self, saved: dict[str, Any]) -> None:
+        """Take the DPoP key stored with the tokens (a refresh of a bound token needs it)."""
+        if self._dpop is False or not isinstance(saved.get("dpop_key"), dict):
+            return
+        if not dpop_available():
+            return  # the bound tokens are unusable here; a new login asks for the extra
+        key = DPoPKey.from_json(saved["dpop_key"])
+        if key is not None and (
+            self._http.dpop is None or self._http.dpop.thumbprint() != key.thumbprint()
+        ):
+            self._http.dpop = key
+
+    def _choose_dpop(self, disc: Discovery, challenge: Challenge | None) -> None:
+        """Bind the next tokens to a key when this object and the servers call for it."""
+        if self._dpop is False:
+            self._http.dpop = None
+            return
+        required = challenge is not None and challenge.scheme == "DPoP"
+        if not (self._dpop or required or server_supports_dpop(disc.metadata.raw)):
+            self._http.dpop = None
+            return
+        if not dpop_available():
+            if required:
+                raise ConfigError(
+                    f"MCP server {self._shown_url} requires DPoP-bound tokens, which need "
+                    f"PyJWT and cryptography: {DPOP_INSTALL_HINT}"
+                )
+            return  # offered, not required: plain bearer tokens
+        if self._http.dpop is None:
+            self._http.dpop = DPoPKey.generate()
 
     def _renew(self, stale: str | None) -> bool:
         """Replace the token ``stale`` (expired, or refused by the server): under the store's
@@ -441,6 +512,7 @@ class OAuth:
         """The full flow; returns the new access token."""
         url = self._require_url()
         disc = discover(self._http, url, challenge)
+        self._choose_dpop(disc, challenge)
         prm = disc.protected_resource
         if scope is None:
             scope = select_scope(

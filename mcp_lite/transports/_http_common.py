@@ -87,6 +87,8 @@ class Auth(Protocol):
     ``refresh`` that also accepts ``challenge=`` (the ``WWW-Authenticate`` value) and
     ``status=`` is called after a 403 too (step-up); an optional ``bind(url)`` is called with
     the server URL before a token is asked for, and may refuse a URL the tokens are not for.
+    Optional too: ``authorization_headers(token, method, url)`` (how the token is presented:
+    OAuth uses it for DPoP proofs) and ``observe_response(url, headers)`` (a DPoP nonce).
     """
 
     def token(self) -> str | None: ...
@@ -261,13 +263,32 @@ def status_error(response: requests.Response, what: str, body: str | None = None
 # after this many new authorizations the 403 is final ("retry no more than a few times").
 MAX_STEP_UPS = 2
 _INSUFFICIENT_SCOPE = re.compile(r"error\s*=\s*\"?insufficient_scope", re.IGNORECASE)
+_USE_DPOP_NONCE = re.compile(r"error\s*=\s*\"?use_dpop_nonce", re.IGNORECASE)
 
 
-def bearer(auth: Auth | None, url: str, deadline: float | None = None) -> dict[str, str]:
-    """The ``Authorization`` header for a request to the server at ``url`` (may be empty).
+def bearer(
+    auth: Auth | None, url: str, deadline: float | None = None, method: str = "GET"
+) -> dict[str, str]:
+    """The ``Authorization`` header (and a DPoP proof, for a DPoP-bound token) for a
+    ``method`` request to the server at ``url``; empty without a token.
     ``auth.bind(url)`` runs first, so tokens only go to the server they are for."""
     token = _token(auth, url, deadline)
-    return {"Authorization": f"Bearer {token}"} if token else {}
+    return presentation(auth, token, method, url) if token and auth is not None else {}
+
+
+def presentation(auth: Auth, token: str, method: str, url: str) -> dict[str, str]:
+    """How ``token`` is shown to the server: ``auth.authorization_headers`` when ``auth``
+    has it (OAuth: bearer or DPoP), else a bearer token."""
+    build = getattr(auth, "authorization_headers", None)
+    if build is not None:
+        return dict(build(token, method, url))
+    return {"Authorization": f"Bearer {token}"}
+
+
+def observe(auth: Auth | None, url: str, headers: Mapping[str, str]) -> bool:
+    """Hand a response's headers to ``auth`` (a DPoP nonce); True when it learned a new one."""
+    look = getattr(auth, "observe_response", None)
+    return bool(look(url, headers)) if look is not None else False
 
 
 def send_authorized(
@@ -276,23 +297,42 @@ def send_authorized(
     headers: dict[str, str],
     send: Callable[[dict[str, str]], requests.Response],
     deadline: float | None = None,
+    method: str = "POST",
+    request_url: str | None = None,
 ) -> requests.Response:
-    """``send(headers)`` with the bearer token of ``auth``; after a 401 ask ``auth`` for a
-    new token and retry once; after a 403 ``insufficient_scope`` step up, at most
-    ``MAX_STEP_UPS`` times. Returns the last response (the caller maps its status).
+    """``send(headers)`` with the token of ``auth``; after a 401 ask ``auth`` for a new
+    token and retry once (a DPoP ``use_dpop_nonce`` 401 with a new nonce is retried once
+    with the same token and a new proof); after a 403 ``insufficient_scope`` step up, at
+    most ``MAX_STEP_UPS`` times. Returns the last response (the caller maps its status).
 
     ``deadline`` (``time.monotonic()``, the caller's) bounds what ``auth`` does: an auth
-    whose ``token``/``refresh`` take ``timeout=`` gets the seconds left (OAuth does)."""
+    whose ``token``/``refresh`` take ``timeout=`` gets the seconds left (OAuth does).
+    ``url`` is the server the token is for; ``request_url`` (default ``url``) is where this
+    request goes (a legacy-SSE endpoint), which a DPoP proof names."""
+    target = request_url or url
     token = _token(auth, url, deadline)
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
+    if token and auth is not None:
+        headers.update(presentation(auth, token, method, target))
     response = send(headers)
     if auth is None:
         return response
-    refreshed, step_ups = False, 0
+    refreshed, renonced, step_ups = False, False, 0
     while True:
         status = response.status_code
         challenge = response.headers.get("WWW-Authenticate")
+        new_nonce = observe(auth, target, response.headers)
+        if (
+            status == 401
+            and token
+            and new_nonce
+            and not renonced
+            and _USE_DPOP_NONCE.search(challenge or "")
+        ):
+            renonced = True
+            response.close()
+            headers.update(presentation(auth, token, method, target))
+            response = send(headers)
+            continue
         if status == 401 and not refreshed:
             refreshed = True
         elif (
@@ -308,11 +348,11 @@ def send_authorized(
         except BaseException:
             response.close()
             raise
-        if not fresh or fresh == token:
+        if not fresh or (fresh == token and not new_nonce):
             return response
         response.close()
         token = fresh
-        headers["Authorization"] = f"Bearer {token}"
+        headers.update(presentation(auth, token, method, target))
         response = send(headers)
 
 

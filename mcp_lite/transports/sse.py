@@ -86,6 +86,7 @@ class SseTransport:
                     headers=headers,
                     timeout=(self.options.connect_timeout, self.options.idle_timeout),
                 ),
+                method="GET",
             )
         except McpError:
             self._session.close()
@@ -140,6 +141,7 @@ class SseTransport:
                     timeout=(self.options.connect_timeout, self.options.read_timeout),
                 ),
                 deadline=message.deadline,
+                request_url=endpoint,
             )
         except McpError:
             raise

@@ -50,6 +50,14 @@ class Behaviour:
     client_secret: str | None = None  # DCR hands this secret out
     drip: tuple[str, ...] = ()  # paths answered one byte at a time, for minutes (hostile)
     drip_interval: float = 0.2
+    # DPoP (RFC 9449): metadata lists ES256, token requests need a proof and get DPoP-bound
+    # tokens, the MCP endpoint wants "Authorization: DPoP" with a proof per request.
+    dpop: bool = False
+    dpop_challenge: bool = False  # the MCP server's 401 uses the DPoP scheme (requires it)
+    dpop_nonce: bool = False  # both servers answer use_dpop_nonce until the proof has theirs
+    dpop_optional: bool = False  # a token request without a proof gets a bearer token
+    # JWT-bearer grant (workload identity): these assertions are accepted, others refused.
+    assertions: tuple[str, ...] = ()
 
 
 @dataclass
@@ -78,6 +86,11 @@ class AuthServer:
         self.spent: set[str] = set()  # refresh tokens already exchanged (rotate_refresh)
         self.reuse_detected = 0
         self.refreshes = 0
+        self.bound: dict[str, str] = {}  # DPoP-bound access token -> key thumbprint
+        self.proof_jtis: list[str] = []  # every DPoP proof the MCP endpoint accepted
+        self.proof_errors: list[str] = []
+        self.token_keys: list[str] = []  # the thumbprint of each DPoP token request
+        self.nonce_challenges = 0
         handler = type("H", (_Handler,), {"srv": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
@@ -142,6 +155,9 @@ class AuthServer:
             return answer
 
 
+import dpop_check  # noqa: E402  (beside this file, like the tests' own imports)
+
+
 class _Handler(BaseHTTPRequestHandler):
     srv: AuthServer
     protocol_version = "HTTP/1.0"  # one request per connection: nothing left open at stop()
@@ -182,7 +198,12 @@ class _Handler(BaseHTTPRequestHandler):
             pass  # the client hung up: what it should do at its deadline
         return True
 
+    binding: str | None = None  # the DPoP key thumbprint a token answer is bound to
+
     def _send(self, status: int, body: Any = None, headers: dict[str, str] | None = None) -> None:
+        if self.binding and status == 200 and isinstance(body, dict) and "access_token" in body:
+            body["token_type"] = "DPoP"
+            self.srv.bound[body["access_token"]] = self.binding
         data = b"" if body is None else json.dumps(body).encode()
         self.send_response(status)
         for key, value in (headers or {}).items():
@@ -227,6 +248,10 @@ class _Handler(BaseHTTPRequestHandler):
                 meta["scopes_supported"] = b.as_scopes_supported
             if b.iss_supported:
                 meta["authorization_response_iss_parameter_supported"] = True
+            if b.dpop:
+                meta["dpop_signing_alg_values_supported"] = ["ES256"]
+            if b.assertions:
+                meta["grant_types_supported"].append("urn:ietf:params:oauth:grant-type:jwt-bearer")
             self._send(200, meta)
         elif seen.path == "/authorize":
             q = {k: v[0] for k, v in seen.query.items()}
@@ -278,11 +303,39 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, {"error": "not_found"})
 
+    def _dpop_token_proof(self, seen: Seen) -> str | None:
+        """The thumbprint of the token request's valid proof; None after answering an error."""
+        srv = self.srv
+        nonce = "as-nonce-1" if srv.b.dpop_nonce else None
+        try:
+            jkt, _ = dpop_check.verify(seen.headers.get("dpop"), "POST", f"{srv.base}/token")
+            dpop_check.verify(seen.headers.get("dpop"), "POST", f"{srv.base}/token", nonce=nonce)
+        except dpop_check.ProofError as exc:
+            if str(exc) == "use_dpop_nonce":
+                srv.nonce_challenges += 1
+                self._send(400, {"error": "use_dpop_nonce"}, {"DPoP-Nonce": "as-nonce-1"})
+            else:
+                srv.proof_errors.append(f"token: {exc}")
+                self._send(400, {"error": "invalid_dpop_proof", "error_description": str(exc)})
+            return None
+        srv.token_keys.append(jkt)
+        return jkt
+
     def _token(self, seen: Seen) -> None:
+        optional = self.srv.b.dpop_optional and "dpop" not in seen.headers
+        if self.srv.b.dpop and not optional:
+            self.binding = self._dpop_token_proof(seen)
+            if self.binding is None:
+                return
         form = {k: v[0] for k, v in seen.form.items()}
         grant = form.get("grant_type")
         srv = self.srv
-        if grant == "authorization_code":
+        if grant == "urn:ietf:params:oauth:grant-type:jwt-bearer" and srv.b.assertions:
+            if form.get("assertion") not in srv.b.assertions:
+                self._send(400, {"error": "invalid_grant", "error_description": "bad assertion"})
+                return
+            self._send(200, srv.new_token(set(form.get("scope", "").split())))
+        elif grant == "authorization_code":
             expected = srv.challenges.pop(form.get("code", ""), None)
             verifier = form.get("code_verifier", "")
             digest = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
@@ -329,9 +382,16 @@ class _Handler(BaseHTTPRequestHandler):
         prm = f"{srv.base}/.well-known/oauth-protected-resource/mcp"
         auth = seen.headers.get("authorization", "")
         token = auth[7:] if auth.startswith("Bearer ") else None
+        if b.dpop and auth.startswith("DPoP "):
+            token = self._dpop_resource(seen, auth[5:], prm)
+            if token is None:
+                return
+        elif token in srv.bound:
+            token = None  # a bound token presented as a bearer token is worthless
         scopes = srv.tokens.get(token or "")
         if scopes is None:
-            challenge = f'Bearer resource_metadata="{prm}"'
+            scheme = "DPoP" if b.dpop_challenge else "Bearer"
+            challenge = f'{scheme} resource_metadata="{prm}"'
             if b.challenge_scope:
                 challenge += f', scope="{b.challenge_scope}"'
             self._send(401, {"error": "invalid_token"}, {"WWW-Authenticate": challenge})
@@ -375,3 +435,29 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         self._send(200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    def _dpop_resource(self, seen: Seen, token: str, prm: str) -> str | None:
+        """The token of a valid DPoP presentation; None after answering 401."""
+        srv = self.srv
+        nonce = "rs-nonce-1" if srv.b.dpop_nonce else None
+        proof = seen.headers.get("dpop")
+        try:
+            jkt, claims = dpop_check.verify(proof, "POST", srv.url, access_token=token)
+            dpop_check.verify(proof, "POST", srv.url, access_token=token, nonce=nonce)
+            if srv.bound.get(token) != jkt:
+                raise dpop_check.ProofError("the proof's key is not the token's")
+            if claims["jti"] in srv.proof_jtis:
+                raise dpop_check.ProofError("a proof was used twice")
+        except dpop_check.ProofError as exc:
+            if str(exc) == "use_dpop_nonce":
+                srv.nonce_challenges += 1
+                challenge = f'DPoP error="use_dpop_nonce", resource_metadata="{prm}"'
+                headers = {"WWW-Authenticate": challenge, "DPoP-Nonce": "rs-nonce-1"}
+                self._send(401, {"error": "use_dpop_nonce"}, headers)
+                return None
+            srv.proof_errors.append(f"mcp: {exc}")
+            challenge = f'DPoP error="invalid_dpop_proof", resource_metadata="{prm}"'
+            self._send(401, {"error": "invalid_dpop_proof"}, {"WWW-Authenticate": challenge})
+            return None
+        srv.proof_jtis.append(claims["jti"])
+        return token

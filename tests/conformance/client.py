@@ -143,7 +143,13 @@ def _oauth(url: str, context: dict[str, Any], **options: Any) -> Any:
 
 
 def run_auth(url: str, scenario: str) -> None:
-    from mcp_lite.auth import ClientCredentials, IdJagGrant, MemoryTokenStore, OAuth
+    from mcp_lite.auth import (
+        ClientCredentials,
+        IdJagGrant,
+        MemoryTokenStore,
+        OAuth,
+        WorkloadIdentity,
+    )
 
     context = _context()
     auth: Any
@@ -177,6 +183,15 @@ def run_auth(url: str, scenario: str) -> None:
                 id_token=context["idp_id_token"],
                 idp_token_endpoint=context["idp_token_endpoint"],
                 idp_client_id=context.get("idp_client_id"),
+            ),
+            store=MemoryTokenStore(),
+        )
+    elif scenario == "auth/wif-jwt-bearer":
+        # The workload's identity token comes from its platform (here: the harness).
+        auth = OAuth(
+            url,
+            grant=WorkloadIdentity(
+                assertion=context["valid_jwt"], client_id=context.get("client_id")
             ),
             store=MemoryTokenStore(),
         )
