@@ -130,17 +130,21 @@ class WebSocketTransport:
         """
         self._on_close = on_close
         # The token is for this server only: bind() refuses a provider tied to another one.
-        token = common.bearer(self._auth, _http_url(self.url)).get("Authorization")
+        http_url = _http_url(self.url)
+        deadline = time.monotonic() + self._connect_timeout
+        auth = self._auth
+        token = common._token(auth, http_url, deadline)  # bind(url), then the token
+        shown = common.presentation(auth, token, "GET", http_url) if auth and token else {}
         try:
-            ws = self._handshake(token)
+            ws = self._handshake(shown)
         except websocket.WebSocketBadStatusException as exc:
-            if getattr(exc, "status_code", None) != 401 or self._auth is None:
+            if getattr(exc, "status_code", None) != 401 or auth is None:
                 raise self._handshake_error(exc) from exc
-            fresh = self._auth.refresh(token[len("Bearer ") :] if token else None)
-            if not fresh or f"Bearer {fresh}" == token:
+            fresh = auth.refresh(token)
+            if not fresh or fresh == token:
                 raise self._handshake_error(exc) from exc
             try:
-                ws = self._handshake(f"Bearer {fresh}")
+                ws = self._handshake(common.presentation(auth, fresh, "GET", http_url))
             except websocket.WebSocketBadStatusException as again:
                 raise self._handshake_error(again) from again
         ws.frame_buffer = _BoundedFrames(ws, self._max_message_size)
@@ -154,11 +158,9 @@ class WebSocketTransport:
         )
         self._reader.start()
 
-    def _handshake(self, authorization: str | None) -> websocket.WebSocket:
+    def _handshake(self, auth_headers: Mapping[str, str]) -> websocket.WebSocket:
         """The opening handshake, ended by a watchdog at ``connect_timeout`` in total."""
-        headers = dict(self._headers)
-        if authorization:
-            headers["Authorization"] = authorization
+        headers = {**self._headers, **auth_headers}
         ws = websocket.WebSocket(enable_multithread=True)
         ws.settimeout(self._connect_timeout)
         expired = threading.Event()
