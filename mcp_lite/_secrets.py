@@ -10,6 +10,7 @@ configured (they would split the HTTP request), naming the header, never the val
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
@@ -21,6 +22,7 @@ __all__ = [
     "header_problem",
     "is_loopback_host",
     "plain_text_off_loopback",
+    "redact_text",
     "redact_url",
 ]
 
@@ -46,6 +48,17 @@ def redact_url(url: str) -> str:
         return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
     except Exception:
         return "<unparsable URL>"
+
+
+_QUERY_VALUE = re.compile(r"([?&][^=&?#\s'\"<>]+=)[^&#\s'\"<>)]+")
+_PASSWORD = re.compile(r"(://[^:/@\s'\"]+:)[^@/\s'\"]+@")
+
+
+def redact_text(text: str) -> str:
+    """``text`` (an error from a library, quoting a URL) with every URL query value and
+    userinfo password replaced by ``[redacted]``."""
+    text = _PASSWORD.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
+    return _QUERY_VALUE.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
 
 
 def is_loopback_host(host: str | None) -> bool:

@@ -336,6 +336,10 @@ def discover(http: Http, server_url: str, challenge: Challenge | None = None) ->
         )
     # A 2025-03-26 server: the authorization base URL is the server URL without its path.
     base = origin_of(server_url)
-    log.debug("no protected resource metadata for %s; using %s (2025-03-26)", server_url, base)
+    log.debug(
+        "no protected resource metadata for %s; using %s (2025-03-26)",
+        redact_url(server_url),
+        redact_url(base),
+    )
     metadata = fetch_as_metadata(http, base) or AuthServerMetadata.defaults(base)
     return Discovery(resource=canonical_url(server_url), metadata=metadata)

@@ -511,6 +511,8 @@ class OAuth:
     def _authorize(self, challenge: Challenge | None, scope: str | None) -> str:
         """The full flow; returns the new access token."""
         url = self._require_url()
+        if self._grant is None:
+            self._check_user_reachable()  # before any discovery: nothing to do it for
         disc = discover(self._http, url, challenge)
         self._choose_dpop(disc, challenge)
         prm = disc.protected_resource
@@ -531,7 +533,7 @@ class OAuth:
         self._save(disc, tokens, scope)
         return tokens.access_token
 
-    def _authorization_code(self, disc: Discovery, scope: str | None) -> TokenSet:
+    def _check_user_reachable(self) -> None:
         if self._handler is None and not self._open_browser:
             raise AuthRequired(
                 f"MCP server {self._shown_url} needs a login: run "
@@ -539,6 +541,9 @@ class OAuth:
                 f"authorization_handler)",
                 self._shown_url,
             )
+
+    def _authorization_code(self, disc: Discovery, scope: str | None) -> TokenSet:
+        self._check_user_reachable()
         stored = ClientInfo.from_json(self._store.load(f"client {disc.issuer}") or {})
         if self._handler is not None:
             redirect_uri = self._redirect_uri or DEFAULT_HEADLESS_REDIRECT

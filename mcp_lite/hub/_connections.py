@@ -124,7 +124,7 @@ class Spec:
     name: str
     scope: str
     type: str
-    target: Any
+    target: Any = field(repr=False)  # headers, tokens, URL queries: never in a repr
     source: str = "<code>"
     disabled_reason: str | None = None
     error: str | None = None

@@ -29,6 +29,7 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from .._accel import decode_message
+from .._secrets import redact_text, redact_url
 from .._version import __version__
 from ..errors import (
     AuthRequired,
@@ -223,14 +224,16 @@ def request(
         target = urljoin(url, response.headers["location"])
         response.close()
         if origin(target) != origin(url):
-            raise ConnectError(f"refused a redirect from {url} to another origin: {target}")
+            raise ConnectError(
+                f"refused a redirect from {redact_url(url)} to another origin: {redact_url(target)}"
+            )
         if response.status_code in (301, 302, 303) and method != "GET":
             raise ConnectError(
-                f"{method} {url} was redirected ({response.status_code}) to "
-                f"{target}; only 307/308 keep the request body"
+                f"{method} {redact_url(url)} was redirected ({response.status_code}) to "
+                f"{redact_url(target)}; only 307/308 keep the request body"
             )
         url = target
-    raise ConnectError(f"too many redirects from {url}")
+    raise ConnectError(f"too many redirects from {redact_url(url)}")
 
 
 def body_excerpt(response: requests.Response) -> str:
@@ -403,9 +406,17 @@ def is_terminal_network_error(exc: BaseException) -> bool:
 
 
 def map_error(exc: BaseException, what: str) -> McpError:
-    """A ``requests`` (or socket) failure as an ``mcp_lite`` error."""
+    """A ``requests`` (or socket) failure as an ``mcp_lite`` error. The library's text
+    quotes URLs: their query values and passwords are redacted."""
     if isinstance(exc, McpError):
         return exc
+    error = _map_error(exc, what)
+    error.message = redact_text(error.message)
+    error.args = (error.message, *error.args[1:])
+    return error
+
+
+def _map_error(exc: BaseException, what: str) -> McpError:
     if isinstance(exc, requests.ConnectTimeout):
         return ConnectError(f"{what}: connection timed out ({exc})")
     if isinstance(exc, requests.Timeout):

@@ -36,6 +36,7 @@ import requests
 import urllib3
 
 from .._accel import SseParser, encode_message
+from .._secrets import redact_url
 from ..errors import (
     ConnectError,
     ConnectionClosed,
@@ -261,7 +262,9 @@ class HttpTransport:
         except McpError:
             raise
         except Exception as exc:
-            raise self._network_failure(exc, f"{method} {self.options.url}", exch) from exc
+            raise self._network_failure(
+                exc, f"{method} {redact_url(self.options.url)}", exch
+            ) from exc
         if exch is not None:
             exch.response = response
             if exch.cancelled:
@@ -373,7 +376,7 @@ class HttpTransport:
             exch,
             common.status_error(
                 response,
-                f"MCP server {self.name!r} refused {exch.method} (POST {self.options.url})",
+                f"MCP server {self.name!r} refused {exch.method} (POST {redact_url(self.options.url)})",
                 body.decode("utf-8", "replace"),
             ),
         )
@@ -466,7 +469,7 @@ class HttpTransport:
         except McpError:
             raise
         except Exception as exc:
-            raise common.map_error(exc, f"GET {self.options.url}") from exc
+            raise common.map_error(exc, f"GET {redact_url(self.options.url)}") from exc
         if exch is not None:
             exch.response = response
         else:

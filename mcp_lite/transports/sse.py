@@ -18,6 +18,7 @@ from urllib.parse import urljoin
 import requests
 
 from .._accel import SseParser
+from .._secrets import redact_url
 from ..errors import AuthRequired, ConnectError, ConnectionClosed, McpError, MessageTooLarge
 from . import _http_common as common
 from .base import OnClose, OnMessage, Outgoing
@@ -93,13 +94,16 @@ class SseTransport:
             raise
         except Exception as exc:
             self._session.close()
-            raise _as_connect_error(common.map_error(exc, f"GET {self.options.url}")) from exc
+            raise _as_connect_error(
+                common.map_error(exc, f"GET {redact_url(self.options.url)}")
+            ) from exc
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if response.status_code != 200 or ctype != "text/event-stream":
             with response:
                 error = common.status_error(
                     response,
-                    f"MCP server {self.name!r} did not open an SSE stream at {self.options.url}",
+                    f"MCP server {self.name!r} did not open an SSE stream at "
+                    f"{redact_url(self.options.url)}",
                 )
                 if response.status_code == 200:
                     error = ConnectError(f"{error} (content type {ctype or 'none'})")
@@ -113,7 +117,7 @@ class SseTransport:
         if not self._endpoint_ready.wait(self._endpoint_timeout):
             self._endpoint_error = ConnectError(
                 f"MCP server {self.name!r} sent no 'endpoint' event within "
-                f"{self._endpoint_timeout:g} s at {self.options.url}"
+                f"{self._endpoint_timeout:g} s at {redact_url(self.options.url)}"
             )
         if self._endpoint_error is not None:
             self.close()
@@ -146,12 +150,12 @@ class SseTransport:
         except McpError:
             raise
         except Exception as exc:
-            raise common.map_error(exc, f"POST {what} to {endpoint}") from exc
+            raise common.map_error(exc, f"POST {what} to {redact_url(endpoint)}") from exc
         with response:
             if response.status_code >= 300:
                 raise common.status_error(
                     response,
-                    f"MCP server {self.name!r} refused {what} (POST {endpoint})",
+                    f"MCP server {self.name!r} refused {what} (POST {redact_url(endpoint)})",
                     response.text,
                 )
 
@@ -216,7 +220,8 @@ class SseTransport:
         if not value or common.origin(target) != common.origin(self.options.url):
             self._endpoint_error = ConnectError(
                 f"MCP server {self.name!r} announced an endpoint on another origin "
-                f"({target!r}); refused: messages go only to {self.options.url}'s origin"
+                f"({redact_url(target)!r}); refused: messages go only to "
+                f"{redact_url(self.options.url)}'s origin"
             )
         else:
             self._endpoint = target

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 import websocket
 from websocket._abnf import frame_buffer
 
+from .._secrets import redact_text, redact_url
 from ..errors import AuthRequired, ConnectError, ConnectionClosed, McpError, RequestTimeout
 from . import _http_common as common
 from ._http_common import Auth
@@ -187,25 +188,29 @@ class WebSocketTransport:
         except _NETWORK_ERRORS as exc:
             if expired.is_set():
                 raise ConnectError(
-                    f"the WebSocket handshake with MCP server {self.name!r} at {self.url} did "
+                    f"the WebSocket handshake with MCP server {self.name!r} at {redact_url(self.url)} did "
                     f"not complete within {self._connect_timeout:g} s"
                 ) from exc
             raise ConnectError(
-                f"cannot connect to MCP server {self.name!r} at {self.url}: {exc}"
+                f"cannot connect to MCP server {self.name!r} at {redact_url(self.url)}: "
+                f"{redact_text(str(exc))}"
             ) from exc
         finally:
             watchdog.cancel()
         if expired.is_set():  # the watchdog fired just as the handshake completed
             _quiet(ws.shutdown)
             raise ConnectError(
-                f"the WebSocket handshake with MCP server {self.name!r} at {self.url} did not "
+                f"the WebSocket handshake with MCP server {self.name!r} at {redact_url(self.url)} did not "
                 f"complete within {self._connect_timeout:g} s"
             )
         return ws
 
     def _handshake_error(self, exc: Exception) -> McpError:
         status = getattr(exc, "status_code", None)
-        message = f"WebSocket handshake with MCP server {self.name!r} ({self.url}) failed: {exc}"
+        message = (
+            f"WebSocket handshake with MCP server {self.name!r} ({redact_url(self.url)}) failed: "
+            f"{redact_text(str(exc))}"
+        )
         if status == 401:
             return AuthRequired(message)
         return ConnectError(message)

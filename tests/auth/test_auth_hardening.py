@@ -76,7 +76,9 @@ def test_a_dripping_token_endpoint_cannot_stall_token_past_its_timeout(auth_serv
 
 def test_a_dripping_discovery_endpoint_is_cut_by_the_exchange_total(auth_server: Start) -> None:
     server = auth_server(drip=("/.well-known/oauth-protected-resource/mcp",))
-    auth = OAuth(server.url, store=MemoryTokenStore(), open_browser=False, timeout=2.0)
+    auth = OAuth(
+        server.url, store=MemoryTokenStore(), authorization_handler=fetch_redirect, timeout=2.0
+    )
     started = time.monotonic()
     with pytest.raises(RequestTimeout):
         auth.refresh(None, challenge=None)
