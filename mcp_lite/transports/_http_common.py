@@ -302,6 +302,7 @@ def send_authorized(
     deadline: float | None = None,
     method: str = "POST",
     request_url: str | None = None,
+    given_up: Callable[[], bool] | None = None,
 ) -> requests.Response:
     """``send(headers)`` with the token of ``auth``; after a 401 ask ``auth`` for a new
     token and retry once (a DPoP ``use_dpop_nonce`` 401 with a new nonce is retried once
@@ -311,9 +312,12 @@ def send_authorized(
     ``deadline`` (``time.monotonic()``, the caller's) bounds what ``auth`` does: an auth
     whose ``token``/``refresh`` take ``timeout=`` gets the seconds left (OAuth does).
     ``url`` is the server the token is for; ``request_url`` (default ``url``) is where this
-    request goes (a legacy-SSE endpoint), which a DPoP proof names."""
+    request goes (a legacy-SSE endpoint), which a DPoP proof names. When ``given_up()`` is
+    true (the transport closed, the caller left) a 401 or 403 is returned as is: no
+    refresh, no login, for nobody."""
     target = request_url or url
-    token = _token(auth, url, deadline)
+    # After the caller left (or the transport closed) no refresh starts for this request.
+    token = None if given_up is not None and given_up() else _token(auth, url, deadline)
     if token and auth is not None:
         headers.update(presentation(auth, token, method, target))
     response = send(headers)
@@ -345,6 +349,8 @@ def send_authorized(
         ):
             step_ups += 1
         else:
+            return response
+        if given_up is not None and given_up():
             return response
         try:
             fresh = _refresh(auth, token, challenge, status, deadline)

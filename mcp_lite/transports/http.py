@@ -244,6 +244,7 @@ class HttpTransport:
             headers,
             lambda sent: self._http("POST", sent, message.data, exch),
             deadline=message.deadline,
+            given_up=lambda: self._closing or message.abandoned(),
         )
 
     def _http(

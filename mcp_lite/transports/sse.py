@@ -146,6 +146,7 @@ class SseTransport:
                 ),
                 deadline=message.deadline,
                 request_url=endpoint,
+                given_up=lambda: self._closing or message.abandoned(),
             )
         except McpError:
             raise

@@ -292,3 +292,47 @@ def test_the_server_really_revokes_on_reuse(auth_server: Start) -> None:
     assert OAuth(server.url, store=mine, open_browser=False).token() is not None
     assert OAuth(server.url, store=copy, open_browser=False).token() is None
     assert server.reuse_detected == 1
+
+
+# --- nothing starts for a request nobody waits for ----------------------------------------
+
+
+class _Spy:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def token(self, timeout: float | None = None) -> str | None:
+        self.calls.append("token")
+        return "t"
+
+    def refresh(
+        self,
+        sent: str | None,
+        *,
+        challenge: Any = None,
+        status: int = 401,
+        timeout: float | None = None,
+    ) -> str | None:
+        self.calls.append("refresh")
+        return "new"
+
+
+def test_a_401_for_a_request_given_up_starts_no_refresh_and_no_login(
+    auth_server: Start,
+) -> None:
+    from mcp_lite.transports import _http_common as common
+
+    server = auth_server()
+    spy = _Spy()
+
+    def send(headers: dict[str, str]) -> requests.Response:
+        return requests.post(
+            server.url, json={"jsonrpc": "2.0", "method": "x"}, headers=headers, timeout=10
+        )
+
+    gone = common.send_authorized(spy, server.url, {}, send, given_up=lambda: True)  # type: ignore[arg-type]
+    assert gone.status_code == 401 and spy.calls == []
+    gone.close()
+    live = common.send_authorized(spy, server.url, {}, send, given_up=lambda: False)  # type: ignore[arg-type]
+    assert spy.calls == ["token", "refresh"]
+    live.close()
