@@ -261,8 +261,10 @@ class StdioTransport:
 
     def _join_threads(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        for thread in self._threads:
-            if thread is not threading.current_thread():
+        for thread in list(self._threads):
+            # (a server dying at once can make the reader report before start() has
+            # started the other threads: those are not joined)
+            if thread is not threading.current_thread() and thread.is_alive():
                 thread.join(max(0.0, deadline - time.monotonic()))
 
     def _write_all(self, fd: int, data: bytes, deadline: float, message: Outgoing) -> None:
