@@ -617,7 +617,8 @@ cdef class SseParser:
     """Parse a ``text/event-stream`` body as the WHATWG HTML standard says, chunk by chunk.
 
     See ``_speedups_py.SseParser`` for the full contract (BOM, CR/LF/CRLF, comments, fields,
-    ``last_event_id`` updated at each blank line, ``retry``, oversized events).
+    ``last_event_id`` updated at each blank line, ``retry``, oversized events: dropped as
+    they arrive, scanned for their response id, reported at their blank line).
 
     Attributes:
         last_event_id: the ID to send as ``Last-Event-ID`` on reconnection (``""`` at first).
@@ -632,6 +633,9 @@ cdef class SseParser:
     cdef bint _skip_lf
     cdef bint _skip_line
     cdef bint _dropping
+    cdef ResponseIdScanner _scanner  # the dropped event's data, scanned for its id
+    cdef bytes _drop_head
+    cdef bint _skip_data  # the line being skipped is a data line: scan it
     cdef char* _data
     cdef Py_ssize_t _dlen
     cdef Py_ssize_t _dcap
@@ -658,6 +662,9 @@ cdef class SseParser:
         self._event = ""
         self._id_buffer = ""
         self._dropping = False
+        self._scanner = None
+        self._drop_head = b""
+        self._skip_data = False
 
     @property
     def max_size(self):
@@ -690,7 +697,11 @@ cdef class SseParser:
     cdef int _dispatch(self, list out) except -1:
         cdef SseEvent ev
         self.last_event_id = self._id_buffer
-        if self._dlen and not self._dropping:
+        if self._dropping:
+            out.append(_too_large_scanned(self._max_size, self._drop_head, self._scanner))
+            self._scanner = None
+            self._drop_head = b""
+        elif self._dlen:
             ev = SseEvent.__new__(SseEvent)
             ev.event = self._event or "message"
             ev.data = _decode(self._data, self._dlen - 1)
@@ -705,10 +716,13 @@ cdef class SseParser:
         self._dropping = False
         return 0
 
-    cdef int _drop(self, list out, bytes head) except -1:
+    cdef int _drop(self, bytes head) except -1:
+        """The event is too large: from now on its data is only scanned for its id."""
         self._dropping = True
+        self._scanner = ResponseIdScanner()
+        self._scanner._scan(self._data, self._dlen)
+        self._drop_head = head[:_HEAD]
         self._dlen = 0
-        out.append(_too_large(self._max_size, head, len(head)))
         return 0
 
     cdef bytes _data_head(self, const char* v, Py_ssize_t vlen):
@@ -739,10 +753,13 @@ cdef class SseParser:
                 v += 1
                 vlen -= 1
         if flen == 4 and memcmp(s, b"data", 4) == 0:
+            if not self._dropping and self._dlen + vlen > self._max_size:
+                self._drop(self._data_head(v, vlen))
             if self._dropping:
+                if self._scanner is not None:
+                    self._scanner._scan(v, vlen)
+                    self._scanner._scan(b"\n", 1)
                 return 0
-            if self._dlen + vlen > self._max_size:
-                return self._drop(out, self._data_head(v, vlen))
             self._reserve(vlen + 1)
             memcpy(self._data + self._dlen, v, vlen)
             self._dlen += vlen
@@ -754,7 +771,7 @@ cdef class SseParser:
                 (flen == 5 and memcmp(s, b"event", 5) == 0)
                 or (flen == 2 and memcmp(s, b"id", 2) == 0)
             ):
-                return self._drop(out, PyBytes_FromStringAndSize(s, n if n < _HEAD else _HEAD))
+                return self._drop(PyBytes_FromStringAndSize(s, n if n < _HEAD else _HEAD))
         elif flen == 5 and memcmp(s, b"event", 5) == 0:
             if vlen == 7 and memcmp(v, b"message", 7) == 0:
                 self._event = "message"
@@ -774,22 +791,27 @@ cdef class SseParser:
 
     cdef int _add_partial(self, bytes chunk, list out) except -1:
         if self._skip_line:
+            if self._skip_data and self._scanner is not None:
+                self._scanner.feed(chunk)
             return 0
         cdef bytearray line = self._line
         if len(line) + len(chunk) <= self._max_size + _LINE_SLACK:
             line += chunk
             return 0
-        # certain to be too long: report it now (as _process would) and skip the rest of it
-        cdef bytes start = bytes(line[:_HEAD + _LINE_SLACK]) + chunk[:_HEAD + _LINE_SLACK]
+        # certain to be too long: drop it (as _process would), scanning the rest of a data line
+        cdef bytes whole = bytes(line) + chunk
+        cdef bytes value
         del line[:]
         self._skip_line = True
-        if self._dropping:
-            return 0
-        if start.startswith(b"data:"):
-            value = start[6:] if start[5:6] == b" " else start[5:]
-            return self._drop(out, self._data_head(value, len(value)))
-        if start.startswith((b"event:", b"id:")):
-            return self._drop(out, start)
+        if whole.startswith(b"data:"):
+            value = whole[6:] if whole[5:6] == b" " else whole[5:]
+            if not self._dropping:
+                self._drop(self._data_head(value, len(value)))
+            if self._scanner is not None:
+                self._scanner.feed(value)
+                self._skip_data = True
+        elif whole.startswith((b"event:", b"id:")) and not self._dropping:
+            self._drop(whole[:_HEAD + _LINE_SLACK])
         return 0
 
     def feed(self, data):
@@ -833,6 +855,10 @@ cdef class SseParser:
                 first = False
                 if self._skip_line:
                     self._skip_line = False  # the end of a dropped oversized line
+                    if self._skip_data and self._scanner is not None:
+                        self._scanner._scan(p + pos, i - pos)
+                        self._scanner._scan(b"\n", 1)
+                    self._skip_data = False
                 elif len(self._line):
                     self._line += buf[pos:i]
                     line = bytes(self._line)

@@ -518,13 +518,14 @@ class SseParser:
     (so a reconnection resumes before it). ``retry`` is set as soon as its line is complete.
 
     Size limit: when an event's data (the lines joined) grows past ``max_size`` bytes, or an
-    ``event`` or ``id`` line is longer than ``max_size + 6`` bytes, one ``MessageTooLarge``
-    item takes the event's place (``head``: the first 256 bytes of its data, or of that
-    line), the rest of the event is dropped (later ``id`` and ``retry`` fields still count)
-    and parsing carries on after the next blank line. Other over-long lines (comments,
-    unknown fields, ``retry``) are ignored. A line is never buffered past ``max_size + 6``
-    bytes: as soon as the partial line is that long it is handled as above and the rest of it
-    is skipped.
+    ``event`` or ``id`` line is longer than ``max_size + 6`` bytes, the rest of the event is
+    dropped as it arrives (later ``id`` and ``retry`` fields still count) and, at its blank
+    line, one ``MessageTooLarge`` item takes the event's place (``head``: the first 256 bytes
+    of its data, or of that line; ``response_id``: the data's top-level response id, scanned
+    as the data was dropped, see ``ResponseIdScanner``). An event cut off by the end of the
+    stream is not reported. Other over-long lines (comments, unknown fields, ``retry``) are
+    ignored. A line is never buffered past ``max_size + 6`` bytes: as soon as the partial
+    line is that long it is handled as above and the rest of it is skipped (only scanned).
 
     Not thread-safe: one reader thread owns a parser.
 
@@ -536,11 +537,14 @@ class SseParser:
     __slots__ = (
         "_bom_pending",
         "_data",
+        "_drop_head",
         "_dropping",
         "_event",
         "_id_buffer",
         "_line",
         "_max_size",
+        "_scanner",
+        "_skip_data",
         "_skip_line",
         "_skip_lf",
         "last_event_id",
@@ -559,6 +563,9 @@ class SseParser:
         self._event = b""
         self._id_buffer = ""
         self._dropping = False  # the current event is too large
+        self._scanner: ResponseIdScanner | None = None  # its data, scanned as it is dropped
+        self._drop_head = b""
+        self._skip_data = False  # the line being skipped is a data line: scan it
 
     @property
     def max_size(self) -> int:
@@ -602,6 +609,10 @@ class SseParser:
         if self._skip_line:
             # the first line is the end of an oversized line that is being dropped
             self._skip_line = False
+            if self._skip_data and self._scanner is not None:
+                self._scanner.feed(lines[0].rstrip(b"\r\n"))
+                self._scanner.feed(b"\n")
+            self._skip_data = False
             del lines[0]
         elif self._line:
             self._line += lines[0]
@@ -615,27 +626,35 @@ class SseParser:
 
     def _add_partial(self, chunk: bytes, out: list[SseEvent | MessageTooLarge]) -> None:
         if self._skip_line:
+            if self._skip_data and self._scanner is not None:
+                self._scanner.feed(chunk)
             return
         line = self._line
         if len(line) + len(chunk) <= self._max_size + _LINE_SLACK:
             line += chunk
             return
-        # Certain to be too long: report it now (see _process) and drop the rest of it.
-        start = bytes(line[: HEAD_SIZE + _LINE_SLACK]) + chunk[: HEAD_SIZE + _LINE_SLACK]
+        # Certain to be too long: drop it (see _process), scanning the rest of a data line.
+        whole = bytes(line) + chunk
         line.clear()
         self._skip_line = True
-        if self._dropping:
-            return
-        if start.startswith(b"data:"):
-            value = start[6:] if start[5:6] == b" " else start[5:]
-            self._drop(out, bytes(self._data[:HEAD_SIZE]) + value)
-        elif start.startswith((b"event:", b"id:")):
-            self._drop(out, start)
+        if whole.startswith(b"data:"):
+            value = whole[6:] if whole[5:6] == b" " else whole[5:]
+            if not self._dropping:
+                self._drop(bytes(self._data[:HEAD_SIZE]) + value[:HEAD_SIZE])
+            if self._scanner is not None:
+                self._scanner.feed(value)
+                self._skip_data = True
+        elif whole.startswith((b"event:", b"id:")) and not self._dropping:
+            self._drop(whole[: HEAD_SIZE + _LINE_SLACK])
 
-    def _drop(self, out: list[SseEvent | MessageTooLarge], head: bytes) -> None:
+    def _drop(self, head: bytes) -> None:
+        """The event is too large: from now on its data is only scanned for its id."""
         self._dropping = True
+        scanner = ResponseIdScanner()
+        scanner.feed(self._data)
+        self._scanner = scanner
+        self._drop_head = head[:HEAD_SIZE]
         self._data.clear()
-        out.append(_too_large(self._max_size, head))
 
     def _process(self, line: bytes, out: list[SseEvent | MessageTooLarge]) -> None:
         if not line:
@@ -650,19 +669,21 @@ class SseParser:
             field = line[:colon]
             value = line[colon + 2 :] if line[colon + 1 : colon + 2] == b" " else line[colon + 1 :]
         if field == b"data":
-            if self._dropping:
-                return
             data = self._data
-            if len(data) + len(value) > self._max_size:
-                self._drop(out, bytes(data[:HEAD_SIZE]) + value[:HEAD_SIZE])
-            else:
-                data += value
-                data += b"\n"
+            if not self._dropping and len(data) + len(value) > self._max_size:
+                self._drop(bytes(data[:HEAD_SIZE]) + value[:HEAD_SIZE])
+            if self._dropping:
+                if self._scanner is not None:
+                    self._scanner.feed(value)
+                    self._scanner.feed(b"\n")
+                return
+            data += value
+            data += b"\n"
         elif len(line) > self._max_size + _LINE_SLACK:
             # an over-long line of another field: an event or id makes the event too large,
             # anything else (retry, unknown fields) is ignored
             if colon > 0 and field in (b"event", b"id") and not self._dropping:
-                self._drop(out, line)
+                self._drop(line)
         elif field == b"event":
             self._event = value
         elif field == b"id":
@@ -674,7 +695,10 @@ class SseParser:
     def _dispatch(self, out: list[SseEvent | MessageTooLarge]) -> None:
         self.last_event_id = self._id_buffer
         data = self._data
-        if data and not self._dropping:
+        if self._dropping:
+            out.append(_too_large(self._max_size, self._drop_head, self._scanner))
+            self._scanner, self._drop_head = None, b""
+        elif data:
             out.append(
                 SseEvent(
                     self._event.decode("utf-8", "replace") or "message",

@@ -310,7 +310,9 @@ def sse_limit_oracle(stream: bytes, max_size: int) -> list[Any]:
     *lines, unfinished = re.split(rb"\r\n|\r|\n", stream)
     for line in lines:
         if line == b"":
-            if data and not dropping:
+            if dropping:
+                out.append("too large")
+            elif data:
                 out.append(
                     (
                         event.decode(errors="replace") or "message",
@@ -327,21 +329,17 @@ def sse_limit_oracle(stream: bytes, max_size: int) -> list[Any]:
         if field == b"data":
             if not dropping and len(data) + len(value) > max_size:
                 dropping, data = True, b""
-                out.append("too large")
             elif not dropping:
                 data += value + b"\n"
         elif len(line) > max_size + 6:
             if colon and field in (b"event", b"id") and not dropping:
                 dropping, data = True, b""
-                out.append("too large")
         elif field == b"event":
             event = value
         elif field == b"id" and b"\x00" not in value:
             id_buffer = value.decode(errors="replace")
-    # an unfinished line is reported as soon as it is certain to be too long
-    long_line = len(unfinished) > max_size + 6
-    if long_line and not dropping and unfinished.startswith((b"data:", b"event:", b"id:")):
-        out.append("too large")
+    # an event is reported at its blank line: one cut off by the end of the stream is not
+    del unfinished
     return out
 
 

@@ -138,7 +138,7 @@ def test_oversized_event_is_reported_dropped_and_parsing_goes_on(speedups: Modul
     p = speedups.SseParser(10)
     out = p.feed(b"data: 12345\ndata: 67890\nid: 3\ndata: more\n\ndata: ok\n\n")
     assert [ev(e) for e in out] == [
-        MessageTooLarge("message larger than 10 bytes", 10, b"12345\n67890"),
+        MessageTooLarge("message larger than 10 bytes", 10, b"12345\n67890", None, True),
         ("message", "ok", "3"),
     ]
 
@@ -152,14 +152,14 @@ def test_data_of_exactly_max_size_is_accepted(speedups: ModuleType) -> None:
 def test_oversized_partial_line_is_bounded(speedups: ModuleType) -> None:
     p = speedups.SseParser(100)
     assert p.feed(b"data: " + b"x" * 100) == []
-    out = p.feed(b"y" * 50)
-    assert [ev(e) for e in out] == [
-        MessageTooLarge("message larger than 100 bytes", 100, b"x" * 100 + b"y" * 50)
-    ]
+    assert p.feed(b"y" * 50) == []  # dropped as it arrives, reported at the event's end
     for _ in range(50):
         assert p.feed(b"z" * 10_000) == []
     assert p.buffered == 0
-    assert [ev(e) for e in p.feed(b"z\n\ndata: next\n\n")] == [("message", "next", "")]
+    assert [ev(e) for e in p.feed(b"z\n\ndata: next\n\n")] == [
+        MessageTooLarge("message larger than 100 bytes", 100, b"x" * 100 + b"y" * 50, None, True),
+        ("message", "next", ""),
+    ]
 
 
 def test_big_event_in_chunks(speedups: ModuleType) -> None:
@@ -198,8 +198,8 @@ def test_over_long_event_or_id_line_drops_the_event(speedups: ModuleType) -> Non
         b"event: " + b"e" * 20 + b"\ndata: x\n\nid: " + b"i" * 20 + b"\ndata: y\n\ndata: z\n\n"
     )
     assert [ev(e) for e in out] == [
-        MessageTooLarge("message larger than 10 bytes", 10, b"event: " + b"e" * 20),
-        MessageTooLarge("message larger than 10 bytes", 10, b"id: " + b"i" * 20),
+        MessageTooLarge("message larger than 10 bytes", 10, b"event: " + b"e" * 20, None, True),
+        MessageTooLarge("message larger than 10 bytes", 10, b"id: " + b"i" * 20, None, True),
         ("message", "z", ""),
     ]
 
@@ -211,3 +211,41 @@ def test_over_long_comments_and_unknown_fields_are_ignored(speedups: ModuleType)
     out = p.feed(b"c\nfoo: " + b"f" * 50 + b"\nretry: " + b"1" * 30 + b"\ndata: ok\n\n")
     assert [ev(e) for e in out] == [("message", "ok", "")]
     assert p.retry is None
+
+
+PAD = b"x" * 3000
+
+
+@pytest.mark.parametrize(
+    ("event", "expected"),
+    [
+        # id last, after an "id" inside the result; split over data lines and chunk edges
+        (
+            b'data: {"jsonrpc":"2.0","result":{"meta":{"id":99},\ndata: "t":"%s"},\ndata: "id":7}\n\n'
+            % PAD,
+            7,
+        ),
+        (
+            b'data: {"jsonrpc":"2.0","method":"notifications/message","params":{"id":7,"d":"%s"}}\n\n'
+            % PAD,
+            None,
+        ),
+        (
+            b'data: {"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{"d":"%s"}}\n\n'
+            % PAD,
+            None,
+        ),
+        (b'id: 5\ndata: {"jsonrpc":"2.0","id":"r-1","error":{"message":"%s"}}\n\n' % PAD, "r-1"),
+    ],
+)
+def test_oversized_event_names_only_its_own_top_level_response_id(
+    speedups: ModuleType, event: bytes, expected: object
+) -> None:
+    for step in (len(event), 5, 997):
+        p = speedups.SseParser(1000)
+        got: list[object] = []
+        for i in range(0, len(event), step):
+            got += p.feed(event[i : i + step])
+            assert p.buffered <= 2 * 1000 + 8
+        assert len(got) == 1 and isinstance(got[0], MessageTooLarge), got
+        assert got[0].response_id == expected and got[0].scanned
