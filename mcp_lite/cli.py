@@ -21,18 +21,24 @@ configuration error, 3 connection failure, 4 authorization needed, 5 protocol er
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import contextlib
 import difflib
 import json
 import logging
 import re
 import shlex
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from . import errors
 from ._secrets import redact_url
+from ._text import human_size, plural
 
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, EXIT_CONNECT, EXIT_AUTH, EXIT_PROTOCOL = 0, 1, 2, 3, 4, 5
 EXIT_TIMEOUT = 124
@@ -372,18 +378,25 @@ def _run(args: argparse.Namespace) -> int:
             )
         elif args.command == "call":
             # The raw result dict: a one-shot call never needs the pydantic models.
-            result = client.request(
-                "tools/call",
-                {"name": args.name, "arguments": arguments},
-                on_progress=_print_progress if show_progress else None,
-            )
-            if show_progress:
-                sys.stderr.write("\r\033[K")
-            _emit(args, result, _result_text(result))
+            try:
+                result = client.request(
+                    "tools/call",
+                    {"name": args.name, "arguments": arguments},
+                    on_progress=_print_progress if show_progress else None,
+                )
+            except errors.RpcError as exc:
+                _unknown_tool(client, args.name, exc)
+                raise
+            finally:
+                if show_progress:
+                    sys.stderr.write("\r\033[K")
+            if result.get("isError"):
+                _unknown_tool(client, args.name, None)
+            _emit(args, result, _result_text(args, result))
             return EXIT_TOOL_ERROR if result.get("isError") else EXIT_OK
         elif args.command == "resources":
-            resources = client.list_resources()
-            templates = client.list_resource_templates()
+            resources = _none_if_unsupported(client.list_resources)
+            templates = _none_if_unsupported(client.list_resource_templates)
             _emit(
                 args,
                 {
@@ -397,7 +410,8 @@ def _run(args: argparse.Namespace) -> int:
             )
         elif args.command == "read":
             read = client.read_resource(args.uri)
-            _emit(args, read.to_wire(), read.text)
+            wire = read.to_wire()
+            _emit(args, wire, _read_text(args, wire))
         elif args.command == "prompts":
             prompts = client.list_prompts()
             _emit(
@@ -416,6 +430,8 @@ def _run_configured(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
     from .hub import Backoff, Hub
 
     options = {"timeout": args.timeout, "protocol_version": args.protocol_version}
+    # --output: binary results land in a scratch directory first, then move to FILE
+    scratch = tempfile.mkdtemp(prefix="mcp-lite-") if args.output else None
     # One attempt per server: a script wants a quick, clear answer, not a backoff schedule.
     hub = Hub.from_config(
         args.project,
@@ -423,89 +439,161 @@ def _run_configured(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
         config_files=args.config,
         client_options=options,
         backoff=Backoff(max_attempts=1),
+        **_hub_output(scratch),
     )
-    with hub:
-        for issue in hub.issues:
-            print(f"mcp-lite: warning: {issue}", file=sys.stderr)
-        if not hub.status():
-            raise UsageError(
-                f"no MCP servers are configured for {args.project!r} (add a "
-                ".mcp.json, or use --config FILE, --stdio CMD or --url URL)"
-            )
-        command = args.command
-        if command == "servers":
-            states = hub.connect_all()
-            _emit(
-                args,
-                [
-                    {
-                        "name": s.name,
-                        "scope": s.scope,
-                        "type": s.type,
-                        "state": s.state,
-                        "error": s.error,
-                        "tools": s.tools_count,
-                    }
-                    for s in states.values()
-                ],
-                "\n".join(
-                    f"{s.name}\t{s.scope}\t{s.type}\t{s.state}"
-                    + (f"\t{s.error}" if s.error else "")
-                    for s in states.values()
-                ),
-            )
-            return EXIT_OK
-        if command == "tools" and args.server:
-            hub.client(args.server)  # raises why it cannot connect
-            tools = [t for t in hub.tools() if t.server == args.server]
-        elif command in ("tools", "resources", "prompts"):
-            tools = hub.tools() if command == "tools" else []
-            _check_any_up(hub)
-        if command == "tools":
-            _emit(
-                args,
-                [t.definition("anthropic") | {"server": t.server} for t in tools],
-                "\n".join(
-                    f"{t.name}\t{t.description.splitlines()[0] if t.description else ''}"
-                    for t in tools
-                ),
-            )
-        elif command == "call":
-            show_progress = sys.stderr.isatty()
-            result = hub.call_tool(
-                args.name, arguments, on_event=_print_event if show_progress else None
-            )
-            if show_progress:
-                sys.stderr.write("\r\033[K")
-            _emit(args, result.to_wire(), result.text)
-            return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
-        elif command == "resources":
-            resources = hub.resources()
-            _emit(
-                args,
-                [
-                    {"server": r.server, **(r.resource.to_wire() if r.resource else {})}
-                    for r in resources
-                ],
-                "\n".join(f"{r.server}\t{r.uri}\t{r.name}" for r in resources),
-            )
-        elif command == "read":
-            read = hub.read_resource(args.uri, server=args.server)
-            _emit(args, read.to_wire(), read.text)
-        elif command == "prompts":
-            prompts = hub.prompts()
-            _emit(
-                args,
-                [
-                    {"name": p.name, "server": p.server, "description": p.description}
-                    for p in prompts
-                ],
-                "\n".join(f"{p.name}\t{p.description}" for p in prompts),
-            )
-        elif command == "prompt":
-            got = hub.get_prompt(args.name, arguments)
-            _emit(args, got.to_wire(), _prompt_text(got))
+    try:
+        with hub:
+            for issue in hub.issues:
+                print(f"mcp-lite: warning: {issue}", file=sys.stderr)
+            if not hub.status():
+                raise UsageError(
+                    f"no MCP servers are configured for {args.project!r} (add a "
+                    ".mcp.json, or use --config FILE, --stdio CMD or --url URL)"
+                )
+            try:
+                return _configured_command(hub, args, arguments, scratch)
+            except errors.ConfigError as exc:
+                raise errors.ConfigError(f"{exc}{_did_you_mean(hub, args)}") from None
+    finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _hub_output(scratch: str | None) -> dict[str, Any]:
+    return {"output_dir": scratch} if scratch else {}
+
+
+def _configured_command(
+    hub: Any, args: argparse.Namespace, arguments: dict[str, Any], scratch: str | None
+) -> int:
+    """One command on the Hub's servers."""
+    command = args.command
+    if command == "servers":
+        states = hub.connect_all()
+        counts: dict[str, int] = {}
+        if any(s.state == "connected" for s in states.values()):
+            for tool in hub.tools():
+                counts[tool.server] = counts.get(tool.server, 0) + 1
+        rows = [
+            {
+                "name": s.name,
+                "scope": s.scope,
+                "type": s.type,
+                "state": s.state,
+                "error": s.error,
+                "tools": counts.get(s.name, 0) if s.state == "connected" else s.tools_count,
+            }
+            for s in states.values()
+        ]
+        _emit(
+            args,
+            rows,
+            "\n".join(_server_row(r) for r in rows),
+        )
+        return EXIT_OK
+    if command == "tools" and args.server:
+        hub.client(args.server)  # raises why it cannot connect
+        tools = [t for t in hub.tools() if t.server == args.server]
+    elif command in ("tools", "resources", "prompts"):
+        tools = hub.tools() if command == "tools" else []
+        _check_any_up(hub)
+    if command == "tools":
+        _emit(
+            args,
+            [t.definition("anthropic") | {"server": t.server} for t in tools],
+            "\n".join(
+                f"{t.name}\t{t.description.splitlines()[0] if t.description else ''}" for t in tools
+            ),
+        )
+    elif command == "call":
+        show_progress = sys.stderr.isatty()
+        result = hub.call_tool(
+            args.name, arguments, on_event=_print_event if show_progress else None
+        )
+        if show_progress:
+            sys.stderr.write("\r\033[K")
+        text = _move_outputs(args, scratch, result.text)
+        _emit(args, result.to_wire(), text)
+        return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
+    elif command == "resources":
+        resources = hub.resources()
+        _emit(
+            args,
+            [
+                {"server": r.server, **(r.resource.to_wire() if r.resource else {})}
+                for r in resources
+            ],
+            "\n".join(f"{r.server}\t{r.uri}\t{r.name}" for r in resources),
+        )
+    elif command == "read":
+        read = hub.read_resource(args.uri, server=args.server)
+        wire = read.to_wire()
+        _emit(args, wire, _read_text(args, wire))
+    elif command == "prompts":
+        prompts = hub.prompts()
+        _emit(
+            args,
+            [{"name": p.name, "server": p.server, "description": p.description} for p in prompts],
+            "\n".join(f"{p.name}\t{p.description}" for p in prompts),
+        )
+    elif command == "prompt":
+        got = hub.get_prompt(args.name, arguments)
+        _emit(args, got.to_wire(), _prompt_text(got))
     return EXIT_OK
+
+
+def _move_outputs(args: argparse.Namespace, scratch: str | None, text: str) -> str:
+    """The Hub saved the binary blocks of a result in ``scratch``: move them to ``--output``
+    (FILE, FILE-2.ext...) and say so in the text."""
+    if not scratch:
+        return text
+    saved = sorted(Path(scratch).iterdir(), key=lambda path: path.stat().st_mtime_ns)
+    for n, path in enumerate(saved, 1):
+        target = Path(args.output)
+        if n > 1:
+            target = target.with_name(f"{target.stem}-{n}{target.suffix}")
+        try:
+            shutil.move(str(path), target)
+        except OSError as exc:
+            raise UsageError(f"cannot write --output {str(target)!r}: {exc}") from None
+        text = text.replace(str(path), str(target))
+    return text
+
+
+def _did_you_mean(hub: Any, args: argparse.Namespace) -> str:
+    """``; did you mean 'mcp__demo__add'?`` for a misspelt tool, server or prompt name."""
+    try:
+        if args.command in ("tools", "read") and getattr(args, "server", None):
+            wrong, known = args.server, list(hub.status())
+        elif args.command == "call":
+            wrong, known = args.name, [t.name for t in hub.tools()]
+        elif args.command == "prompt":
+            wrong, known = args.name, [p.name for p in hub.prompts()]
+        else:
+            return ""
+    except errors.McpError:
+        return ""
+    return _suggestion(wrong, known)
+
+
+def _unknown_tool(client: Any, name: str, error: Exception | None) -> None:
+    """When a call failed because the server has no such tool, say so (usage error, exit 2)
+    with the closest name; otherwise return and let the failure speak for itself."""
+    try:
+        known = [tool.name for tool in client.list_tools()]
+    except errors.McpError:
+        return
+    if name in known:
+        return
+    hint = _suggestion(name, known) or f" (tools: {', '.join(known[:20]) or 'none'})"
+    raise UsageError(f"the server has no tool {name!r}{hint}") from error
+
+
+def _suggestion(wrong: str, known: Sequence[str]) -> str:
+    if wrong in known:
+        return ""
+    close = difflib.get_close_matches(wrong, known, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def _run_auth(args: argparse.Namespace) -> int:
@@ -548,6 +636,26 @@ def _run_auth(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _server_row(row: dict[str, Any]) -> str:
+    """``name scope type state`` then ``4 tools`` (connected) or the error's first line (the
+    whole error, stderr tail included, is in ``--json``), tab-separated."""
+    cells = [row["name"], str(row["scope"]), str(row["type"]), row["state"]]
+    if row["state"] == "connected":
+        cells.append(plural(row["tools"], "tool"))
+    if row["error"]:
+        cells.append(row["error"].strip().splitlines()[0])
+    return "\t".join(cells)
+
+
+def _none_if_unsupported(list_them: Any) -> list[Any]:
+    """A list method's answer, or ``[]`` when the server does not have that method
+    (-32601): a server without resource templates simply has none."""
+    try:
+        return list(list_them())
+    except errors.MethodNotFound:
+        return []
+
+
 def _check_any_up(hub: Any) -> None:
     """Warn about servers that are down; when none is up, fail with the right exit code."""
     states = hub.connect_all()
@@ -573,24 +681,72 @@ def _prompt_text(got: Any) -> str:
     )
 
 
-def _result_text(result: dict[str, Any]) -> str:
-    """The text blocks of a ``CallToolResult`` dict, else its structured content as JSON."""
-    blocks = result.get("content")
-    texts = [
-        b["text"] for b in blocks or [] if isinstance(b, dict) and isinstance(b.get("text"), str)
-    ]
-    if texts:
-        return "\n".join(texts)
-    if result.get("structuredContent") is not None:
+def _blocks_text(args: argparse.Namespace, blocks: list[Any], written: list[str]) -> list[str]:
+    """Content blocks (tool results or resource contents, as wire dicts) for a terminal: text
+    as is; images, audio and blobs written to ``--output`` or summarised as
+    ``[image/png, 12 KB]``, never dropped."""
+    lines: list[str] = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        inner = block.get("resource") if kind == "resource" else block
+        if not isinstance(inner, dict):
+            continue
+        if isinstance(inner.get("text"), str):
+            lines.append(inner["text"])
+        elif kind in ("image", "audio") and isinstance(block.get("data"), str):
+            lines.append(_binary(args, block["data"], block.get("mimeType"), kind, written))
+        elif isinstance(inner.get("blob"), str):
+            lines.append(_binary(args, inner["blob"], inner.get("mimeType"), "blob", written))
+        elif kind == "resource_link":
+            lines.append(f"[link: {block.get('uri', '')}]")
+    return lines
+
+
+def _binary(args: argparse.Namespace, data: str, mime: Any, kind: str, written: list[str]) -> str:
+    """``[image/png, 12 KB]``, or ``[image/png, 12 KB] written to FILE`` with ``--output``
+    (a second binary block goes to FILE-2.ext, and so on)."""
+    default = {"image": "image/png", "audio": "audio/wav"}.get(kind, "application/octet-stream")
+    mime = str(mime or default)
+    try:
+        raw = base64.b64decode(data, validate=False)
+    except (binascii.Error, ValueError):
+        return f"[{mime}: invalid base64 data]"
+    label = f"[{mime}, {human_size(len(raw))}]"
+    if not args.output:
+        return label
+    path = Path(args.output)
+    if written:
+        path = path.with_name(f"{path.stem}-{len(written) + 1}{path.suffix}")
+    try:
+        path.write_bytes(raw)
+    except OSError as exc:
+        raise UsageError(f"cannot write --output {str(path)!r}: {exc.strerror or exc}") from None
+    written.append(str(path))
+    return f"{label} written to {path}"
+
+
+def _result_text(args: argparse.Namespace, result: dict[str, Any]) -> str:
+    """A ``CallToolResult`` dict for a terminal: its blocks (see ``_blocks_text``), else its
+    structured content as JSON."""
+    written: list[str] = []
+    lines = _blocks_text(args, list(result.get("content") or []), written)
+    if not lines and result.get("structuredContent") is not None:
         return json.dumps(result["structuredContent"], ensure_ascii=False)
-    return ""
+    return "\n".join(lines)
+
+
+def _read_text(args: argparse.Namespace, read: dict[str, Any]) -> str:
+    """A ``ReadResourceResult`` dict for a terminal."""
+    return "\n".join(_blocks_text(args, list(read.get("contents") or []), []))
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
     if args.json:
         json.dump(data, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
-    else:
+    elif text:  # nothing to show prints nothing, never a blank line
         print(text)
 
 

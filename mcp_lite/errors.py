@@ -5,6 +5,7 @@ The tree::
     McpError                                  root; catch this to catch everything
     ├── TransportError                        the connection itself failed
     │   ├── ConnectError                      could not start / reach the server
+    │   │   └── CommandNotFound               a stdio command that does not exist: no retry
     │   ├── ConnectionClosed                  the server went away (exit code, stderr tail)
     │   │   └── SessionExpired                HTTP session gone (404): re-initialize, retry once
     │   └── RequestTimeout (+ TimeoutError)   no answer before the deadline
@@ -40,6 +41,7 @@ from typing import Any
 
 __all__ = [
     "AuthRequired",
+    "CommandNotFound",
     "ConfigError",
     "ConnectError",
     "ConnectionClosed",
@@ -90,6 +92,13 @@ class TransportError(McpError):
 
 class ConnectError(TransportError):
     """The server could not be started or reached (bad command, refused connection...)."""
+
+
+class CommandNotFound(ConnectError):
+    """A stdio server's command does not exist or cannot be executed. Permanent: retrying
+    cannot help, so the Hub marks the server failed at once instead of backing off."""
+
+    permanent = True
 
 
 class ConnectionClosed(TransportError):

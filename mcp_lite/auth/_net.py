@@ -34,7 +34,8 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from .._secrets import is_loopback_host, redact_url
 from .._version import __version__
-from ..errors import AuthRequired, ConfigError, RequestTimeout
+from ..errors import AuthRequired, ConfigError, ConnectError, RequestTimeout
+from ..transports._causes import network_cause
 
 log = logging.getLogger("mcp_lite.auth")
 
@@ -297,8 +298,9 @@ class Http:
                     budget,
                 ) from None
             if isinstance(exc, (requests.RequestException, OSError)) or _is_urllib3(exc):
-                raise AuthRequired(
-                    scrub(f"the {what} request to {shown} failed: {type(exc).__name__}", secrets)
+                # unreachable is a connection failure (CLI exit 3), not a need for credentials
+                raise ConnectError(
+                    scrub(f"the {what} request to {shown} failed: {network_cause(exc)}", secrets)
                 ) from None
             raise
         finally:

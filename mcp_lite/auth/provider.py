@@ -61,6 +61,7 @@ import requests
 
 from .._secrets import redact_url
 from ..errors import AuthRequired, ConfigError, RequestTimeout
+from ..transports._causes import network_cause
 from ._loopback import LoopbackReceiver
 from ._net import (
     DEFAULT_TIMEOUT,
@@ -70,7 +71,7 @@ from ._net import (
     require_loopback_redirect,
     require_secure,
 )
-from .discovery import Challenge, Discovery, discover, parse_challenge
+from .discovery import Challenge, Discovery, discover, fetch_protected_resource, parse_challenge
 from .dpop import INSTALL_HINT as DPOP_INSTALL_HINT
 from .dpop import DPoPKey, dpop_available, server_supports_dpop
 from .flow import AuthorizationRequest, ClientCredentials, IdJagGrant, refresh, select_scope
@@ -281,7 +282,11 @@ class OAuth:
             url = self._require_url()
             challenge, protected = self._probe(url)
             if not protected:
+                # no 401: only protected-resource metadata (RFC 9728) says it still wants a
+                # login; the 2025-03-26 fallback would invent endpoints for any server
                 try:
+                    if fetch_protected_resource(self._http, url, None) is None:
+                        return False
                     discover(self._http, url, None)
                 except AuthRequired:
                     return False
@@ -632,7 +637,7 @@ def fetch_redirect(url: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
     try:
         response = requests.get(url, allow_redirects=False, timeout=timeout)
     except requests.RequestException as exc:
-        raise AuthRequired(f"the authorization request failed: {type(exc).__name__}") from None
+        raise AuthRequired(f"the authorization request failed: {network_cause(exc)}") from None
     with response:
         location = response.headers.get("Location")
         if response.status_code not in (301, 302, 303, 307, 308) or not location:

@@ -550,6 +550,8 @@ class Connections:
                 raise
             except McpError as exc:
                 last = exc
+                if getattr(exc, "permanent", False):  # a missing command: no retry helps
+                    break
                 log.info(
                     "MCP server %r: connection attempt %d/%d failed: %s",
                     spec.name,
@@ -575,7 +577,7 @@ class Connections:
             return client
         assert last is not None
         slot.last_error, slot.failed_at = last, time.monotonic()
-        slot.set("failed", str(last), self.backoff.max_attempts)
+        slot.set("failed", str(last), attempt)
         raise last
 
     def _listen(self, slot: _Slot, client: Client) -> None:

@@ -39,6 +39,7 @@ from ..errors import (
     McpError,
     RequestTimeout,
 )
+from ._causes import network_cause
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -424,16 +425,22 @@ def map_error(exc: BaseException, what: str) -> McpError:
 
 def _map_error(exc: BaseException, what: str) -> McpError:
     if isinstance(exc, requests.ConnectTimeout):
-        return ConnectError(f"{what}: connection timed out ({exc})")
+        return ConnectError(f"{what}: connection timed out")
     if isinstance(exc, requests.Timeout):
-        return RequestTimeout(f"{what}: the server stopped sending ({exc})")
+        return RequestTimeout(f"{what}: the server stopped sending (timed out)")
     if isinstance(exc, requests.exceptions.SSLError):
-        return ConnectError(f"{what}: TLS failure: {exc}")
+        return ConnectError(f"{what}: {network_cause(exc)}")
     if isinstance(exc, requests.ConnectionError):
+        cause = network_cause(exc)
         text = str(exc)
-        if "refused" in text.lower() or "Max retries" in text or "NameResolution" in text:
-            return ConnectError(f"{what}: cannot reach the server: {exc}")
-        return ConnectionClosed(f"{what}: connection lost: {exc}")
+        if (
+            "refused" in cause
+            or "no such host" in cause
+            or "Max retries" in text
+            or "NameResolution" in text
+        ):
+            return ConnectError(f"{what}: cannot reach the server: {cause}")
+        return ConnectionClosed(f"{what}: connection lost: {cause}")
     if isinstance(
         exc,
         (
@@ -444,7 +451,7 @@ def _map_error(exc: BaseException, what: str) -> McpError:
     ):
         return ConfigError(f"{what}: invalid URL: {exc}")
     if isinstance(exc, (requests.RequestException, OSError)):
-        return ConnectionClosed(f"{what}: {exc}")
+        return ConnectionClosed(f"{what}: {network_cause(exc)}")
     return McpError(f"{what}: unexpected {type(exc).__name__}: {exc}")
 
 

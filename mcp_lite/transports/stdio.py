@@ -29,7 +29,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from .._accel import NdjsonSplitter
-from ..errors import ConnectError, ConnectionClosed, McpError, RequestTimeout
+from ..errors import CommandNotFound, ConnectError, ConnectionClosed, McpError, RequestTimeout
 from .base import OnClose, OnMessage, Outgoing
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "SAFE_ENV_KEYS", "StdioTransport", "safe_environment"]
@@ -171,11 +171,9 @@ class StdioTransport:
                 close_fds=True,
                 bufsize=0,
             )
-        except FileNotFoundError as exc:
-            raise ConnectError(
-                f"cannot start MCP server {self.name!r}: command not found: {self.argv[0]!r}"
-            ) from exc
-        except (PermissionError, NotADirectoryError, OSError) as exc:
+        except (FileNotFoundError, PermissionError) as exc:
+            raise self._not_startable(exc) from exc
+        except (NotADirectoryError, OSError) as exc:
             raise ConnectError(f"cannot start MCP server {self.name!r}: {exc}") from exc
         assert self._proc.stdin and self._proc.stdout and self._proc.stderr
         if sys.platform != "win32":
@@ -184,6 +182,22 @@ class StdioTransport:
         self._spawn(self._read_stderr, f"mcp-lite-stdio-stderr[{self.name}]")
         if sys.platform != "win32":
             self._spawn(self._watch_process, f"mcp-lite-stdio-watch[{self.name}]")
+
+    def _not_startable(self, exc: OSError) -> ConnectError:
+        """Why the command could not be run, in words: which command, which PATH was
+        searched (the server's own environment), or the missing working directory."""
+        prefix = f"cannot start MCP server {self.name!r}"
+        if self._cwd is not None and not os.path.isdir(self._cwd):
+            return ConnectError(f"{prefix}: working directory {str(self._cwd)!r} does not exist")
+        command = self.argv[0]
+        if isinstance(exc, PermissionError):
+            return CommandNotFound(f"{prefix}: {command!r} is not executable (permission denied)")
+        if os.sep in command:
+            return CommandNotFound(f"{prefix}: command not found: {command!r} (no such file)")
+        path = os.get_exec_path(self._env)
+        return CommandNotFound(
+            f"{prefix}: command not found: {command!r} (searched PATH={os.pathsep.join(path)})"
+        )
 
     def send(self, message: Outgoing) -> None:
         """Write one message, bounded by ``message.deadline`` (and ``write_timeout``).

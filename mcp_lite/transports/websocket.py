@@ -32,6 +32,7 @@ from websocket._abnf import frame_buffer
 from .._secrets import redact_text, redact_url
 from ..errors import AuthRequired, ConnectError, ConnectionClosed, McpError, RequestTimeout
 from . import _http_common as common
+from ._causes import network_cause
 from ._http_common import Auth
 from .base import OnClose, OnMessage, Outgoing
 
@@ -193,7 +194,7 @@ class WebSocketTransport:
                 ) from exc
             raise ConnectError(
                 f"cannot connect to MCP server {self.name!r} at {redact_url(self.url)}: "
-                f"{redact_text(str(exc))}"
+                f"{redact_text(network_cause(exc))}"
             ) from exc
         finally:
             watchdog.cancel()
@@ -238,7 +239,9 @@ class WebSocketTransport:
         except McpError:  # ours (RequestTimeout is an OSError too): as is
             raise
         except _NETWORK_ERRORS as exc:
-            error = ConnectionClosed(f"the WebSocket to MCP server {self.name!r} broke: {exc}")
+            error = ConnectionClosed(
+                f"the WebSocket to MCP server {self.name!r} broke: {network_cause(exc)}"
+            )
             self._report(error)
             raise error from exc
         finally:

@@ -146,15 +146,21 @@ def test_block_runs_as_written(block: Block, tmp_path: Path) -> None:
     elif block.lang == "cron":
         logs = tmp_path / "log"
         logs.mkdir()
-        cron_env = {"PATH": "/usr/bin:/bin", "HOME": env["HOME"], "SHELL": "/bin/sh",
-                    "LANG": "C.UTF-8"}
+        cron_env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": env["HOME"],
+            "SHELL": "/bin/sh",
+            "LANG": "C.UTF-8",
+        }
         for line in block.code.splitlines():
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             command = cron_command(line)
             assert "%" not in command.replace("\\%", ""), "cron turns % into a newline"
             program = shlex.split(command)[0]
-            assert program.startswith("/"), f"cron's PATH is /usr/bin:/bin: use a full path, not {program!r}"
+            assert program.startswith("/"), (
+                f"cron's PATH is /usr/bin:/bin: use a full path, not {program!r}"
+            )
             command = command.replace(CRON_CHECKOUT, str(ROOT)).replace("/var/log", str(logs))
             run(["/bin/sh", "-c", command], cron_env, block)
 
