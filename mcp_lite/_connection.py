@@ -40,6 +40,7 @@ from .errors import (
 from .protocol import jsonrpc
 from .protocol import session as proto
 from .protocol.session import SessionInfo
+from .tasks import RELATED_TASK, TASKS_EXTENSION, TaskReceiver
 from .transports.base import Outgoing, SendFailed, Transport
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ __all__ = ["LOAD_STATS_KEYS", "Connection", "Handlers"]
 log = logging.getLogger("mcp_lite.client")
 
 _MAX_INPUT_ROUNDS = 16
+_TASKABLE = frozenset({"sampling/createMessage", "elicitation/create"})
 # Past these, a flooding server is shed: notifications are dropped (counted), requests are
 # refused with a JSON-RPC error. See README, "Guarantees, precisely".
 MAX_QUEUED_NOTIFICATIONS = 1024
@@ -83,6 +85,8 @@ class Handlers:
     log_level: str | None = None  # 2026-07-28: sent in _meta on every request
     # The Client's own look at every notification (cache invalidation), before delivery.
     observer: Callable[[str, dict[str, Any]], None] | None = None
+    # 2025-11-25: runs the server's task-augmented sampling/elicitation (connect(task_receiver=))
+    task_receiver: TaskReceiver | None = None
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -90,6 +94,8 @@ class Handlers:
             sampling=self.sampling is not None,
             elicitation=self.elicitation is not None,
             roots=self.roots is not None or self.roots_handler is not None,
+            task_requests=TaskReceiver.CAPABILITY if self.task_receiver is not None else None,
+            extensions=(TASKS_EXTENSION,),  # call_tool follows a task result by itself
         )
 
 
@@ -590,7 +596,16 @@ class Connection:
     def _answer(self, incoming: _Incoming) -> None:
         request = incoming.request
         try:
-            message = jsonrpc.make_result(request.id, self.fulfil(request.method, request.params))
+            result = self.fulfil(request.method, request.params)
+            meta = request.params.get("_meta")
+            if isinstance(meta, dict) and RELATED_TASK in meta:  # an answer for a task says so
+                extra = result.get("_meta")
+                merged = {
+                    **(extra if isinstance(extra, dict) else {}),
+                    RELATED_TASK: meta[RELATED_TASK],
+                }
+                result = {**result, "_meta": merged}
+            message = jsonrpc.make_result(request.id, result)
         except RpcError as exc:
             message = jsonrpc.make_error(request.id, exc)
         except Exception as exc:
@@ -610,6 +625,11 @@ class Connection:
         h = self.handlers
         if method == "ping":
             return {}
+        if h.task_receiver is not None:
+            if method.startswith("tasks/"):
+                return h.task_receiver.handle(method, params)
+            if isinstance(params.get("task"), dict) and method in _TASKABLE:
+                return h.task_receiver.create(method, params, self.fulfil)
         if method == "roots/list":
             if h.roots_handler is not None:
                 roots = h.roots_handler()

@@ -41,6 +41,7 @@ from .protocol import session as proto
 from .protocol import versions as v
 from .protocol.jsonrpc import ErrorResponse, Response
 from .protocol.session import SessionInfo
+from .tasks import TASKS_EXTENSION, Task, TaskReceiver, TaskStatus
 from .transports.base import Transport
 
 if TYPE_CHECKING:
@@ -69,6 +70,13 @@ DEFAULT_DISCOVER_TIMEOUT = 5.0
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 _live_clients: weakref.WeakSet[Client] = weakref.WeakSet()
+
+
+def _not_a_task(method: str, result: dict[str, Any]) -> dict[str, Any]:
+    """A task result (``resultType: "task"``) is valid only for ``tools/call``."""
+    if result.get("resultType") == "task" and method != "tools/call":
+        raise RemoteProtocolError(f"the server answered {method} with a task, which it cannot be")
+    return result
 
 
 def connect(target: Any, *, timeout: float = DEFAULT_TIMEOUT, **options: Any) -> Client:
@@ -113,6 +121,8 @@ class Client:
         name: used in logs and error messages.
         event_hooks: ``{"request"|"response"|"notification"|"reconnect"|"error": [fn]}``,
             each ``fn(event)`` called with a ``mcp_lite.events.Event`` (see that module).
+        task_receiver: declare the 2025-11-25 ``tasks`` capability and run the server's
+            task-augmented sampling / elicitation requests as tasks (with the handlers above).
     """
 
     def __init__(
@@ -142,6 +152,7 @@ class Client:
         headers: Mapping[str, str] | None = None,
         auth: Any = None,
         event_hooks: Mapping[str, Any] | None = None,
+        task_receiver: bool = False,
     ) -> None:
         if timeout is None or timeout <= 0:
             raise ConfigError("timeout must be a positive number of seconds")
@@ -171,6 +182,7 @@ class Client:
             roots_handler=roots_handler,
             log_handler=log_handler,
             notification_handler=notification_handler,
+            task_receiver=TaskReceiver() if task_receiver else None,
         )
         self.reset_timeout_on_progress = reset_timeout_on_progress
         self.max_total_timeout = max_total_timeout
@@ -186,6 +198,7 @@ class Client:
         self._listen_future: Future[dict[str, Any]] | None = None
         self._output_schemas: dict[str, dict[str, Any]] = {}
         self._skill_entries: dict[str, Skill] = {}  # uri -> entry last listed (bounded)
+        self._task_support: dict[str, str] | None = None  # tool -> execution.taskSupport
         self.cache_results = cache_results
         self._results = _cache.ResultCache()
         self._results_lock = threading.Lock()
@@ -332,7 +345,7 @@ class Client:
     ) -> dict[str, Any]:
         future = self.submit(method, params, timeout=timeout, on_progress=on_progress)
         try:
-            return _wait(future, self._backstop(timeout))
+            return _not_a_task(method, _wait(future, self._backstop(timeout)))
         except SessionExpired:
             log.info("session with %r expired; re-initializing and retrying %s", self.name, method)
         except ConnectionClosed:
@@ -341,7 +354,7 @@ class Client:
                 raise
             log.info("the answer stream of %s to %r broke; re-issuing it", method, self.name)
         future = self.submit(method, params, timeout=timeout, on_progress=on_progress)
-        return _wait(future, self._backstop(timeout))
+        return _not_a_task(method, _wait(future, self._backstop(timeout)))
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification (no answer expected)."""
@@ -358,6 +371,13 @@ class Client:
 
         tools = validate_tools(items)
         self._output_schemas = {t.name: t.output_schema for t in tools if t.output_schema}
+        self._task_support = {
+            item["name"]: item["execution"]["taskSupport"]
+            for item in items
+            if isinstance(item, dict)
+            and isinstance(item.get("execution"), dict)
+            and isinstance(item["execution"].get("taskSupport"), str)
+        }
         return tools
 
     def _valid_header_annotations(self, tool: Any) -> bool:
@@ -383,16 +403,93 @@ class Client:
         ``jsonschema`` package is installed, ``structured_content`` is validated against it
         (``RemoteProtocolError`` when it does not match).
         """
-        params = {"name": name, "arguments": dict(arguments or {})}
         from .protocol.types import CallToolResult
 
-        result = CallToolResult.model_validate(
-            self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
-        )
+        if self._must_use_task(name):  # 2025-11-25 taskSupport "required": a task, transparently
+            task = self.call_tool_as_task(name, arguments, timeout=timeout)
+            result = task.result(timeout=timeout)
+        else:
+            params = {"name": name, "arguments": dict(arguments or {})}
+            raw = self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
+            if raw.get("resultType") == "task":  # 2026-07-28: the server made it a task
+                result = Task(self, raw, modern=True, tool=name).result(timeout=timeout)
+            else:
+                result = CallToolResult.model_validate(raw)
         schema = self._output_schemas.get(name)
         if schema is not None and not result.is_error:
             _validate_structured(name, schema, result.structured_content)
         return result
+
+    # --- tasks -------------------------------------------------------------------------------------
+
+    def call_tool_as_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        ttl: int | None = None,
+        timeout: float | None = None,
+    ) -> Task:
+        """Start a tool call as a task and return its handle at once: ``task.status()``,
+        ``task.result(timeout=)``, ``task.cancel()``.
+
+        2025-11-25 servers that declare ``tasks.requests.tools.call``: ``params.task``
+        (``ttl`` in ms). 2026-07-28 servers with the tasks extension decide themselves; an
+        answer that is not a task gives a handle that is already complete.
+
+        Raises:
+            LocalProtocolError: the server supports no tasks.
+        """
+        params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
+        info = self.session
+        if info.era == "stateless":
+            extensions = info.capabilities.get("extensions")
+            if not (isinstance(extensions, dict) and TASKS_EXTENSION in extensions):
+                raise LocalProtocolError(
+                    f"MCP server {self.name!r} does not declare the {TASKS_EXTENSION!r} extension"
+                )
+            raw = self.request("tools/call", params, timeout=timeout)
+            return Task(self, raw, modern=True, tool=name)
+        tasks = info.capabilities.get("tasks")
+        requests = tasks.get("requests") if isinstance(tasks, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        if not (isinstance(tools, dict) and "call" in tools):
+            raise LocalProtocolError(
+                f"MCP server {self.name!r} did not declare tasks.requests.tools.call"
+            )
+        params["task"] = {"ttl": ttl} if ttl is not None else {}
+        raw = self.request("tools/call", params, timeout=timeout)
+        created = raw.get("task")
+        if not isinstance(created, dict):
+            raise RemoteProtocolError(f"tools/call {name!r} as a task: no 'task' in the answer")
+        return Task(self, created, modern=False, tool=name)
+
+    def list_tasks(self, *, timeout: float | None = None) -> list[TaskStatus]:
+        """The server's tasks for this session (2025-11-25 ``tasks/list``, every page).
+
+        Raises:
+            LocalProtocolError: the server does not list tasks (2026-07-28 has no tasks/list).
+        """
+        info = self.session
+        tasks = info.capabilities.get("tasks")
+        if info.era == "stateless" or not (isinstance(tasks, dict) and "list" in tasks):
+            raise LocalProtocolError(f"MCP server {self.name!r} does not offer tasks/list")
+        pager = proto.Pager("tasks/list", max_pages=self.max_pages)
+        found: list[TaskStatus] = []
+        while not pager.done:
+            result = self.request("tasks/list", pager.params(), timeout=timeout)
+            found.extend(TaskStatus.from_wire(t) for t in result.get("tasks") or [])
+            pager.advance(result)
+        return found
+
+    def _must_use_task(self, name: str) -> bool:
+        """2025-11-25: is ``name`` a ``taskSupport: "required"`` tool? (tools listed once)"""
+        info = self.session
+        if info.era == "stateless" or not isinstance(info.capabilities.get("tasks"), dict):
+            return False
+        if self._task_support is None:
+            self.list_tools()
+        return (self._task_support or {}).get(name) == "required"
 
     # --- resources ---------------------------------------------------------------------------------
 

@@ -65,8 +65,19 @@ class SessionInfo:
         return isinstance(value, dict) and bool(value.get(sub))
 
 
-def client_capabilities(*, sampling: bool, elicitation: bool, roots: bool) -> dict[str, Any]:
-    """The capabilities we declare: only what a handler is there to honour."""
+def client_capabilities(
+    *,
+    sampling: bool,
+    elicitation: bool,
+    roots: bool,
+    task_requests: dict[str, Any] | None = None,
+    extensions: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """The capabilities we declare: only what a handler is there to honour.
+
+    ``task_requests``: the 2025-11-25 ``tasks`` capability (we run the server's sampling /
+    elicitation requests as tasks); ``extensions``: 2026-07-28 extensions we support.
+    """
     caps: dict[str, Any] = {}
     if roots:
         caps["roots"] = {"listChanged": True}
@@ -74,6 +85,15 @@ def client_capabilities(*, sampling: bool, elicitation: bool, roots: bool) -> di
         caps["sampling"] = {}
     if elicitation:
         caps["elicitation"] = {"form": {}, "url": {}}
+    if task_requests is not None and (sampling or elicitation):
+        requests = {
+            k: v
+            for k, v in task_requests.get("requests", {}).items()
+            if (k == "sampling" and sampling) or (k == "elicitation" and elicitation)
+        }
+        caps["tasks"] = {**task_requests, "requests": requests}
+    if extensions:
+        caps["extensions"] = {name: {} for name in extensions}
     return caps
 
 
@@ -235,7 +255,7 @@ def is_input_required(result: dict[str, Any]) -> bool:
         RemoteProtocolError: ``resultType`` is present but neither value the spec defines.
     """
     kind = result.get("resultType")
-    if kind is None or kind == "complete":
+    if kind is None or kind == "complete" or kind == "task":  # "task": the tasks extension
         return False
     if kind == "input_required":
         return True

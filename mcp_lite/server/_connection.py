@@ -23,6 +23,7 @@ from ..errors import (
     InvalidRequest,
     McpError,
     MethodNotFound,
+    MissingClientCapability,
     RequestTimeout,
     ResourceNotFound,
     RpcError,
@@ -35,6 +36,7 @@ __all__ = ["ServerConnection"]
 
 from ._context import (
     LOG_LEVELS,
+    RELATED_TASK,
     Context,
     RoutedSend,
     Send,
@@ -44,6 +46,7 @@ from ._context import (
     _Workers,
     log,
 )
+from ._tasks import TASKS_EXTENSION
 from ._tools import Registry
 
 
@@ -101,6 +104,8 @@ _LEGACY_ONLY = frozenset(
     {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
 )
 _MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})
+_LEGACY_TASKS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+_MODERN_TASKS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 _STATE_TTL_S = 3600.0
 
 
@@ -323,7 +328,7 @@ class ServerConnection:
                 raise InvalidParams(f"_meta[{pv.META_PROTOCOL_VERSION!r}] is required")
             if m != "initialize":
                 raise MethodNotFound(f"Method not found: {m}")
-        if m not in _COMMON and m not in _LEGACY_ONLY:
+        if m not in _COMMON and m not in _LEGACY_ONLY and m not in _LEGACY_TASKS:
             raise MethodNotFound(f"Method not found: {m}")
         if m == "initialize":
             return self._initialize(req)
@@ -348,6 +353,8 @@ class ServerConnection:
                     uri
                 )
             return {}
+        if m in _LEGACY_TASKS:
+            return self._legacy_task(req)
         return self._common(req)
 
     def _initialize(self, req: _Request) -> dict[str, Any]:
@@ -408,9 +415,11 @@ class ServerConnection:
                     "inputRequests": {need.key: need.request},
                     "requestState": self._encode_state(req),
                 }
+        elif m in _MODERN_TASKS:
+            result = self._modern_task(req)
         else:
             raise MethodNotFound(f"Method not found: {m}")
-        result["resultType"] = "complete"
+        result.setdefault("resultType", "complete")  # "task" for a CreateTaskResult
         if m in _CACHEABLE:
             result.setdefault("ttlMs", 0)
             result.setdefault("cacheScope", "private")
@@ -434,7 +443,7 @@ class ServerConnection:
         if m == "tools/list":
             return reg.list_tools(p)
         if m == "tools/call":
-            return reg.call_tool(p, ctx)
+            return self._call_tool(req, ctx)
         if m == "resources/list":
             return reg.list_resources(p)
         if m == "resources/templates/list":
@@ -458,6 +467,90 @@ class ServerConnection:
         if m == "prompts/get":
             return reg.get_prompt(p, ctx)
         return reg.complete(p)
+
+    # --- tasks (see _tasks) ------------------------------------------------------------
+
+    def _call_tool(self, req: _Request, ctx: Context) -> dict[str, Any]:
+        reg, p = self.server._registry, req.params
+        support = reg.task_support(p.get("name"))
+        if req.modern:
+            extensions = req.client_caps.get("extensions")
+            declared = isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+            if support == "required":  # the server decides: "optional" tools run inline
+                if not declared:
+                    raise MissingClientCapability(
+                        f"tool {p.get('name')!r} runs as a task: declare {TASKS_EXTENSION!r}",
+                        data={"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+                    )
+                return self._start_task(req)
+        elif isinstance(p.get("task"), dict) and support is not None:
+            return self._start_task(req)
+        elif support == "required":
+            raise MethodNotFound(f"tool {p.get('name')!r} must be called as a task")
+        return reg.call_tool({k: v for k, v in p.items() if k != "task"}, ctx)
+
+    def _start_task(self, req: _Request) -> dict[str, Any]:
+        reg = self.server._registry
+        meta = req.params.get("task")
+        ttl = meta.get("ttl") if isinstance(meta, dict) else None
+        record = reg.tasks.create(None if req.modern else self, req.modern, ttl)
+        params = {k: v for k, v in req.params.items() if k not in ("task", "_meta")}
+        run = _Request(req.id, req.method, params)
+        run.modern, run.version, run.client_caps = req.modern, req.version, req.client_caps
+        run.log_level, run.task, run.cancelled = req.log_level, record, record.cancelled
+        ctx = Context(self, run)
+
+        def work() -> None:
+            try:
+                record.finish(reg.call_tool(params, ctx), None)
+            except RpcError as exc:
+                record.finish(None, exc)
+            except BaseException as exc:
+                log.exception("task %s failed", record.id)
+                record.finish(None, InternalError(f"Internal error: {exc}"))
+
+        reg.tasks.run(work)
+        if req.modern:
+            return {**record.wire(False), "resultType": "task"}
+        return {"task": record.wire(False)}
+
+    def _legacy_task(self, req: _Request) -> dict[str, Any]:
+        tasks, p, m = self.server._registry.tasks, req.params, req.method
+        if m == "tasks/list":
+            return {"tasks": [t.wire(False) for t in tasks.owned_by(self)]}
+        record = tasks.get(p, self, modern=False)
+        if m == "tasks/get":
+            return record.wire(False)
+        if m == "tasks/cancel":
+            record.cancel()
+            return record.wire(False)
+        # tasks/result: block until the end, then what the call itself would have answered
+        while not record.wait(0.5):
+            if req.cancelled.is_set() or self._closing:
+                raise InternalError("tasks/result abandoned")
+        related = {RELATED_TASK: {"taskId": record.id}}
+        if record.status == "completed" and record.result is not None:
+            meta = record.result.get("_meta")
+            return {
+                **record.result,
+                "_meta": {**(meta if isinstance(meta, dict) else {}), **related},
+            }
+        if record.status == "failed" and record.error is not None:
+            raise rpc_error_from_wire({**record.error, "data": record.error.get("data")})
+        raise InternalError(f"task {record.id} was cancelled", data=related)
+
+    def _modern_task(self, req: _Request) -> dict[str, Any]:
+        record = self.server._registry.tasks.get(req.params, None, modern=True)
+        if req.method == "tasks/get":
+            return record.wire(True)
+        if req.method == "tasks/update":
+            record.update(req.params.get("inputResponses"))
+            return {}
+        try:
+            record.cancel()
+        except InvalidParams:
+            pass  # cancelling a finished task is acknowledged all the same (2026 extension)
+        return {}
 
     # --- MRTR request state ----------------------------------------------------------
     # ``requestState`` = base64url(HMAC-SHA256[:16] || JSON{m: method, p: digest of the
@@ -663,6 +756,7 @@ class ServerConnection:
         with self._write_lock:
             self._closed = True
         self._workers.shutdown()
+        self.server._registry.tasks.forget_owner(self)
         self.server._forget(self)
 
     @property

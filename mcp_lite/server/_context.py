@@ -8,6 +8,7 @@ import json
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
@@ -27,6 +28,7 @@ Send = Callable[[Any], None]
 # The same, also told the key of the request a message belongs to (None: unrelated).
 RoutedSend = Callable[[Any, "str | None"], None]
 
+RELATED_TASK = "io.modelcontextprotocol/related-task"
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -62,6 +64,7 @@ class _Request:
         self.inputs: dict[str, Any] = {}  # stateless era: answers so far (MRTR)
         self.input_count = 0
         self.finished = False
+        self.task: Any = None  # the TaskRecord when this request runs as a task
 
 
 class _Workers:
@@ -236,6 +239,9 @@ class Context:
         has = isinstance(caps.get(cap), dict) and all(
             k in caps[cap] or (cap == "elicitation" and not caps[cap] and k == "form") for k in sub
         )
+        task = self._req.task
+        if task is not None:
+            return self._ask_in_task(task, method, params, need, has)
         if not self._req.modern:
             if not has:
                 raise LocalProtocolError(f"the client did not declare the {cap!r} capability")
@@ -253,3 +259,30 @@ class Context:
                 data={"requiredCapabilities": need},
             )
         raise _InputRequired(key, {"method": method, "params": params})
+
+    def _ask_in_task(
+        self, task: Any, method: str, params: dict[str, Any], need: dict[str, Any], has: bool
+    ) -> dict[str, Any]:
+        """Input while running as a task: 2026-07-28 publishes it as the task's
+        ``inputRequests`` (answered by ``tasks/update``); 2025-11-25 sends a real request
+        tagged with the task (the task shows ``input_required`` meanwhile)."""
+        ((cap, _),) = need.items()
+        if not has:
+            raise MissingClientCapability(
+                f"this request needs the client capability {cap!r}",
+                data={"requiredCapabilities": need},
+            )
+        left = max(task.expires - time.monotonic(), 1.0)
+        if self._req.modern:
+            key = f"input_{self._req.input_count}"
+            self._req.input_count += 1
+            answer = task.ask(key, {"method": method, "params": params}, left)
+            if not isinstance(answer, dict):
+                raise InvalidParams(f"inputResponses[{key!r}] must be an object")
+            return answer
+        tagged = {**params, "_meta": {RELATED_TASK: {"taskId": task.id}}}
+        task.mark_input(True)
+        try:
+            return self._conn._request_client(method, tagged, self._req)
+        finally:
+            task.mark_input(False)

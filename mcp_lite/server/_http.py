@@ -50,7 +50,14 @@ _KEEPALIVE_S = 15.0
 _POLL_S = 0.25
 # Refusals of a 2026-07-28 request itself (not of the work it asked for) are HTTP 400.
 _BAD_REQUEST_CODES = frozenset({-32020, -32021, -32022})
-_NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAMED = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 _HEADER_SAFE = re.compile(r"^[\x20-\x7e\t]*$")
 _SENTINEL = re.compile(r"^=\?base64\?(.*)\?=$")
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})

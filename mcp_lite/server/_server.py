@@ -94,12 +94,18 @@ class Server:
         annotations: dict[str, Any] | None = None,
         *,
         input_schema: dict[str, Any] | None = None,
+        task_support: str | None = None,
     ) -> Callable[[F], F]:
         """Register a tool; ``inputSchema`` from the signature, description from the docstring.
 
         ``input_schema`` publishes a hand-written schema verbatim instead (any JSON Schema
         2020-12, e.g. with ``x-mcp-header`` annotations); arguments are still validated
         against the function's signature.
+
+        ``task_support`` (``"optional"`` or ``"required"``) publishes
+        ``execution.taskSupport``: the call may (must) run as a task — 2025-11-25
+        ``params.task``, or the 2026-07-28 extension ``io.modelcontextprotocol/tasks`` (the
+        server makes a task of a ``"required"`` tool for a client declaring the extension).
 
         A parameter annotated ``Context`` is injected and left out of the schema. See
         ``server._tools.ToolSpec`` for how the return annotation maps to ``outputSchema``.
@@ -113,7 +119,7 @@ class Server:
 
         def decorator(fn: F) -> F:
             spec = st.ToolSpec.build(
-                fn, Context, name, description, title, annotations, input_schema
+                fn, Context, name, description, title, annotations, input_schema, task_support
             )
             with self._registry.lock:
                 self._registry.tools[spec.name] = spec

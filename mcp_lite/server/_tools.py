@@ -31,6 +31,7 @@ from pydantic_core import to_jsonable_python
 from ..errors import InternalError, InvalidParams, RpcError
 from ..protocol.skills import SKILLS_EXTENSION
 from ._skills import SkillSet
+from ._tasks import TASKS_EXTENSION, TaskStore
 
 __all__ = [
     "PromptSpec",
@@ -203,6 +204,8 @@ class ToolSpec:
     # published verbatim when given (any JSON Schema); arguments are still validated
     # against the function's signature
     input_schema: dict[str, Any] | None = None
+    # execution.taskSupport: None (not published: forbidden), "optional" or "required"
+    task_support: str | None = None
 
     @classmethod
     def build(
@@ -214,7 +217,10 @@ class ToolSpec:
         title: str | None = None,
         annotations: dict[str, Any] | None = None,
         input_schema: dict[str, Any] | None = None,
+        task_support: str | None = None,
     ) -> ToolSpec:
+        if task_support not in (None, "forbidden", "optional", "required"):
+            raise ValueError(f"task_support must be 'optional' or 'required', not {task_support!r}")
         tool_name = name or fn.__name__
         sig = _analyze(fn, f"{tool_name}Arguments", context_type)
         return cls(
@@ -226,6 +232,7 @@ class ToolSpec:
             sig,
             _output_for(sig.return_annotation),
             copy.deepcopy(input_schema) if input_schema is not None else None,
+            task_support if task_support != "forbidden" else None,
         )
 
     def definition(self) -> dict[str, Any]:
@@ -244,6 +251,8 @@ class ToolSpec:
             out["outputSchema"] = self.output.schema
         if self.annotations:
             out["annotations"] = dict(self.annotations)
+        if self.task_support is not None:
+            out["execution"] = {"taskSupport": self.task_support}
         return out
 
     def result(self, value: Any) -> dict[str, Any]:
@@ -512,6 +521,7 @@ class Registry:
         self.prompts: dict[str, PromptSpec] = {}
         self.completion: Callable[..., Any] | None = None
         self.skills = SkillSet()
+        self.tasks = TaskStore()
         self.lock = threading.Lock()
 
     def capabilities(self) -> dict[str, Any]:
@@ -525,10 +535,21 @@ class Registry:
             caps["prompts"] = {"listChanged": True}
         caps["logging"] = {}
         caps["completions"] = {}
+        extensions: dict[str, Any] = {}
         if self.skills:
-            caps["extensions"] = {SKILLS_EXTENSION: {}}
+            extensions[SKILLS_EXTENSION] = {}
             caps.setdefault("resources", {"subscribe": True, "listChanged": True})
+        if any(t.task_support for t in self.tools.values()):
+            caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+            extensions[TASKS_EXTENSION] = {}
+        if extensions:
+            caps["extensions"] = extensions
         return caps
+
+    def task_support(self, name: Any) -> str | None:
+        with self.lock:
+            spec = self.tools.get(name) if isinstance(name, str) else None
+        return spec.task_support if spec is not None else None
 
     def _page(
         self, kind: str, items: list[dict[str, Any]], params: dict[str, Any]

@@ -58,7 +58,14 @@ _MAX_TERMINAL_FAILURES = 3
 _MAX_STREAM_FAILURES = 5  # GET reconnects in a row that brought no event
 _MAX_ERROR_BODY = 64 * 1024
 _DELETE_TIMEOUT = (1.0, 2.0)
-_NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAMED_METHODS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",  # the tasks extension routes by task id
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 _MODERN_ERRORS = (-32022, -32021, -32020)
 _SESSION_NOT_FOUND = -32001
 

@@ -1,0 +1,222 @@
+"""Tasks in the small server: a tool call that runs in the background behind a task id.
+
+Two wire shapes over one store:
+
+- 2025-11-25 (experimental, core): the client asks with ``tools/call`` + ``params.task``
+  (for a tool whose ``execution.taskSupport`` allows it) and gets ``{task: Task}``; then
+  ``tasks/get``, ``tasks/result`` (blocks until the end), ``tasks/list``, ``tasks/cancel``.
+  A handler's elicitation/sampling during the task is a real server → client request carrying
+  ``_meta["io.modelcontextprotocol/related-task"]``; the task shows ``input_required`` meanwhile.
+- 2026-07-28 extension ``io.modelcontextprotocol/tasks``: the server decides; a client that
+  declares the extension gets ``resultType: "task"`` for a task-capable tool; ``tasks/get``
+  returns the detailed task (``inputRequests`` / ``result`` / ``error``), ``tasks/update``
+  brings ``inputResponses``, ``tasks/cancel`` acknowledges.
+
+The store is per ``Server`` (2026-07-28 requests over HTTP each have their own connection),
+bounded, and forgets tasks past their TTL.
+"""
+
+from __future__ import annotations
+
+import datetime
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import InternalError, InvalidParams, McpError, RpcError
+from ._context import RELATED_TASK, _Workers
+
+__all__ = ["RELATED_TASK", "TASKS_EXTENSION", "TaskRecord", "TaskStore"]
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
+DEFAULT_TTL_MS = 300_000
+MAX_TTL_MS = 3_600_000
+POLL_MS = 200
+MAX_TASKS = 1000
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+class TaskRecord:
+    """One task: its state machine, its result, and (2026) its outstanding input requests."""
+
+    def __init__(self, owner: Any, modern: bool, ttl_ms: int) -> None:
+        self.id = secrets.token_urlsafe(16)
+        self.owner = owner  # the connection that created it (handshake era: tasks/list scope)
+        self.modern = modern
+        self.ttl_ms = ttl_ms
+        self.created = _now()
+        self.updated = self.created
+        self.expires = time.monotonic() + ttl_ms / 1000
+        self.status = "working"
+        self.message: str | None = None
+        self.result: dict[str, Any] | None = None
+        self.error: dict[str, Any] | None = None
+        self.cancelled = threading.Event()
+        self._cond = threading.Condition()
+        self._pending: dict[str, dict[str, Any]] = {}  # 2026: key -> input request
+        self._answers: dict[str, Any] = {}
+        self._issued: set[str] = set()
+
+    # --- state --------------------------------------------------------------------------
+
+    def _set(self, status: str, message: str | None = None) -> None:
+        # called with the condition held
+        if self.status in TERMINAL:
+            return
+        self.status = status
+        self.message = message
+        self.updated = _now()
+        self._cond.notify_all()
+
+    def finish(self, result: dict[str, Any] | None, error: RpcError | None) -> None:
+        with self._cond:
+            if self.status in TERMINAL:
+                return
+            if error is not None:
+                self.error = error.to_wire()
+                self._set("failed", error.message)
+            else:
+                self.result = result
+                self._set("completed")
+
+    def cancel(self) -> None:
+        """Move to ``cancelled`` (before answering the cancel); the handler sees
+        ``ctx.cancelled``. A terminal task is an error (-32602), per 2025-11-25."""
+        with self._cond:
+            if self.status in TERMINAL:
+                raise InvalidParams(f"task {self.id} is already {self.status}")
+            self.cancelled.set()
+            self._set("cancelled", "cancelled by the client")
+
+    def wait(self, timeout: float) -> bool:
+        """Block until terminal (bounded); True when terminal."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self.status not in TERMINAL:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+            return True
+
+    # --- input (2026-07-28: inputRequests / tasks/update) --------------------------------
+
+    def ask(self, key: str, request: dict[str, Any], timeout: float) -> Any:
+        """Publish one input request and block until ``tasks/update`` answers it."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            self._pending[key] = request
+            self._issued.add(key)
+            self._set("input_required", "waiting for client input")
+            while key not in self._answers:
+                left = deadline - time.monotonic()
+                if self.cancelled.is_set() or left <= 0:
+                    self._pending.pop(key, None)
+                    raise McpError(f"task {self.id}: no answer to {request.get('method')}")
+                self._cond.wait(min(left, 0.5))
+            answer = self._answers.pop(key)
+            if not self._pending:
+                self._set("working")
+            return answer
+
+    def update(self, responses: Any) -> None:
+        if not isinstance(responses, dict):
+            raise InvalidParams("tasks/update: inputResponses must be an object")
+        with self._cond:
+            for key, value in responses.items():
+                if key in self._pending:  # unknown or already answered keys are ignored
+                    del self._pending[key]
+                    self._answers[key] = value
+            self._cond.notify_all()
+
+    def mark_input(self, waiting: bool) -> None:
+        """Handshake era: the handler is waiting on a server → client request."""
+        with self._cond:
+            self._set("input_required" if waiting else "working")
+
+    # --- wire ---------------------------------------------------------------------------
+
+    def wire(self, detailed: bool) -> dict[str, Any]:
+        with self._cond:
+            out: dict[str, Any] = {
+                "taskId": self.id,
+                "status": self.status,
+                "createdAt": self.created,
+                "lastUpdatedAt": self.updated,
+            }
+            if self.message is not None:
+                out["statusMessage"] = self.message
+            if self.modern:
+                out["ttlMs"], out["pollIntervalMs"] = self.ttl_ms, POLL_MS
+            else:
+                out["ttl"], out["pollInterval"] = self.ttl_ms, POLL_MS
+            if detailed and self.modern:
+                if self.status == "input_required" and self._pending:
+                    out["inputRequests"] = dict(self._pending)
+                elif self.status == "completed" and self.result is not None:
+                    out["result"] = self.result
+                elif self.status == "failed" and self.error is not None:
+                    out["error"] = self.error
+            return out
+
+
+class TaskStore:
+    """The tasks of one ``Server``: bounded, expired ones dropped."""
+
+    def __init__(self, limit: int = MAX_TASKS) -> None:
+        self._tasks: dict[str, TaskRecord] = {}
+        self._lock = threading.Lock()
+        self._limit = limit
+        self._workers: _Workers | None = None
+
+    def run(self, fn: Callable[[], None]) -> None:
+        """Run a task's work on the store's own bounded pool (it outlives connections)."""
+        with self._lock:
+            if self._workers is None:
+                self._workers = _Workers("mcp-server-task", 16)
+            workers = self._workers
+        workers.submit(fn)
+
+    def create(self, owner: Any, modern: bool, ttl: Any) -> TaskRecord:
+        ttl_ms = DEFAULT_TTL_MS
+        if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl > 0:
+            ttl_ms = min(ttl, MAX_TTL_MS)
+        record = TaskRecord(owner, modern, ttl_ms)
+        now = time.monotonic()
+        with self._lock:
+            for key in [k for k, t in self._tasks.items() if t.expires < now]:
+                del self._tasks[key]
+            if len(self._tasks) >= self._limit:
+                raise InternalError(f"too many tasks ({self._limit}); try again later")
+            self._tasks[record.id] = record
+        return record
+
+    def get(self, params: dict[str, Any], owner: Any, modern: bool) -> TaskRecord:
+        task_id = params.get("taskId")
+        with self._lock:
+            record = self._tasks.get(task_id) if isinstance(task_id, str) else None
+        # handshake-era tasks belong to their session; 2026 ones to whoever holds the id
+        if record is None or record.modern != modern or (not modern and record.owner is not owner):
+            raise InvalidParams(f"Unknown task: {task_id!r}")
+        if record.expires < time.monotonic():
+            raise InvalidParams(f"Task {task_id!r} has expired")
+        return record
+
+    def owned_by(self, owner: Any) -> list[TaskRecord]:
+        with self._lock:
+            return [t for t in self._tasks.values() if t.owner is owner and not t.modern]
+
+    def forget_owner(self, owner: Any) -> None:
+        """A handshake-era session ended: its tasks are cancelled and dropped."""
+        with self._lock:
+            mine = [t for t in self._tasks.values() if t.owner is owner and not t.modern]
+            for t in mine:
+                del self._tasks[t.id]
+        for t in mine:
+            t.cancelled.set()

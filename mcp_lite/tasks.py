@@ -1,0 +1,345 @@
+"""Tasks for ``Client``: a tool call that runs on the server behind a task id.
+
+Both shapes the protocol has had:
+
+- 2025-11-25 (experimental, in core): a task-capable server (``capabilities.tasks``) runs
+  a ``tools/call`` carrying ``params.task`` as a task (``{task: Task}``); the client polls
+  ``tasks/get`` at ``pollInterval``, then ``tasks/result`` (which blocks until the end and
+  delivers the server's elicitation/sampling requests for the task, answered by the usual
+  handlers), ``tasks/cancel``, ``tasks/list``. ``TaskReceiver`` is the other direction: the
+  server asks *us* for sampling or elicitation as a task.
+- 2026-07-28 extension ``io.modelcontextprotocol/tasks``: mcp_lite declares the extension on
+  every request; the server may answer a ``tools/call`` with ``resultType: "task"``; the
+  client polls ``tasks/get`` (``pollIntervalMs``), answers its ``inputRequests`` with the same
+  handlers through ``tasks/update``, and takes ``result`` / ``error`` from the final poll.
+
+``Client.call_tool`` does all this by itself (for a ``taskSupport: "required"`` tool, or a
+task result); ``Client.call_tool_as_task`` returns the ``Task`` handle.
+"""
+
+from __future__ import annotations
+
+import datetime
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import (
+    InternalError,
+    InvalidParams,
+    McpError,
+    RemoteProtocolError,
+    RequestTimeout,
+    RpcError,
+    rpc_error_from_wire,
+)
+
+if TYPE_CHECKING:
+    from .client import Client
+    from .protocol.types import CallToolResult
+
+__all__ = ["RELATED_TASK", "TASKS_EXTENSION", "Task", "TaskReceiver", "TaskStatus"]
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
+_MIN_POLL_S = 0.05
+_MAX_POLL_S = 5.0
+_DEFAULT_POLL_S = 0.5
+
+
+@dataclass(frozen=True)
+class TaskStatus:
+    """One look at a task (``tasks/get``, ``tasks/list``, or the creation answer)."""
+
+    task_id: str
+    status: str
+    status_message: str | None = None
+    created_at: str | None = None
+    last_updated_at: str | None = None
+    ttl_ms: int | None = None
+    poll_interval_ms: int | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    @classmethod
+    def from_wire(cls, data: Any) -> TaskStatus:
+        if not isinstance(data, dict) or not isinstance(data.get("taskId"), str):
+            raise RemoteProtocolError("a task without a taskId")
+        status = data.get("status")
+        if not isinstance(status, str):
+            raise RemoteProtocolError(f"task {data['taskId']!r} has no status")
+        ttl = data.get("ttlMs", data.get("ttl"))
+        poll = data.get("pollIntervalMs", data.get("pollInterval"))
+        return cls(
+            data["taskId"],
+            status,
+            data.get("statusMessage"),
+            data.get("createdAt"),
+            data.get("lastUpdatedAt"),
+            ttl if isinstance(ttl, int) else None,
+            poll if isinstance(poll, int) else None,
+            data,
+        )
+
+    def poll_seconds(self) -> float:
+        if self.poll_interval_ms is None:
+            return _DEFAULT_POLL_S
+        return min(max(self.poll_interval_ms / 1000, _MIN_POLL_S), _MAX_POLL_S)
+
+
+class Task:
+    """A tool call running as a task on the server.
+
+    ``status()`` asks for its state, ``result(timeout=)`` waits for the ``CallToolResult``
+    (answering the task's input requests with the client's handlers), ``cancel()`` asks the
+    server to stop it (``tasks/cancel``, never ``notifications/cancelled``).
+    """
+
+    def __init__(self, client: Client, first: dict[str, Any], *, modern: bool, tool: str) -> None:
+        self._client = client
+        self._modern = modern
+        self.tool = tool
+        self._final: dict[str, Any] | None = None
+        if first.get("resultType") not in (None, "task") or "taskId" not in first:
+            # the server answered at once (2026: it decided against a task)
+            self._final = first
+            self.id = ""
+            self._last = TaskStatus("", "completed", raw=first)
+        else:
+            self._last = TaskStatus.from_wire(first)
+            self.id = self._last.task_id
+        self._answered: set[str] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def last_status(self) -> TaskStatus:
+        """The most recent status seen (no round trip)."""
+        return self._last
+
+    def status(self, *, timeout: float | None = None) -> TaskStatus:
+        """``tasks/get``: the task's state now."""
+        if self._final is not None:
+            return self._last
+        raw = self._client.request("tasks/get", {"taskId": self.id}, timeout=timeout)
+        self._last = TaskStatus.from_wire(raw)
+        return self._last
+
+    def cancel(self, *, timeout: float | None = None) -> None:
+        """Ask the server to cancel the task (``tasks/cancel``). Cooperative: the task may
+        still finish; an already finished task is left as it is."""
+        if self._final is not None or self._last.terminal:
+            return
+        try:
+            raw = self._client.request("tasks/cancel", {"taskId": self.id}, timeout=timeout)
+        except InvalidParams:
+            return  # 2025-11-25: cancelling a terminal task is -32602; nothing to do
+        if "taskId" in raw:
+            self._last = TaskStatus.from_wire(raw)
+
+    def result(self, *, timeout: float | None = None) -> CallToolResult:
+        """Wait for the task's ``CallToolResult``; ``timeout`` bounds the whole wait
+        (default: the client's timeout).
+
+        Raises:
+            RpcError: the task failed with a JSON-RPC error.
+            McpError: the task was cancelled.
+            RequestTimeout: not finished in time (the task keeps running; ``cancel()`` it).
+        """
+        from .protocol.types import CallToolResult
+
+        limit = self._client._timeout(timeout)
+        deadline = time.monotonic() + limit
+        with self._lock:
+            if self._final is None:
+                if self._modern:
+                    self._final = self._run_modern(deadline, limit)
+                else:
+                    self._final = self._run_core(deadline, limit)
+            final = self._final
+        return CallToolResult.model_validate(final)
+
+    # --- the two loops -------------------------------------------------------------------
+
+    def _left(self, deadline: float, limit: float) -> float:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise RequestTimeout(
+                f"task {self.id} ({self.tool}) did not finish within {limit:g} s "
+                f"(last status: {self._last.status}); it may still be running",
+                limit,
+            )
+        return left
+
+    def _sleep(self, deadline: float, limit: float) -> None:
+        time.sleep(min(self._last.poll_seconds(), self._left(deadline, limit)))
+
+    def _run_core(self, deadline: float, limit: float) -> dict[str, Any]:
+        # Poll until the task ends or wants input, then tasks/result: it blocks until the
+        # end and carries the server's requests for the task (our handlers answer them).
+        while not self._last.terminal and self._last.status != "input_required":
+            self._sleep(deadline, limit)
+            self.status(timeout=self._left(deadline, limit))
+        if self._last.status == "cancelled":
+            raise McpError(f"task {self.id} ({self.tool}) was cancelled")
+        return self._client.request(
+            "tasks/result", {"taskId": self.id}, timeout=self._left(deadline, limit)
+        )
+
+    def _run_modern(self, deadline: float, limit: float) -> dict[str, Any]:
+        conn = self._client._connection()
+        raw = self._last.raw
+        while True:
+            status = raw.get("status")
+            if status == "completed":
+                result = raw.get("result")
+                if not isinstance(result, dict):
+                    raise RemoteProtocolError(f"task {self.id} completed without a result")
+                return result
+            if status == "failed":
+                error = raw.get("error")
+                raise rpc_error_from_wire(error if isinstance(error, dict) else {})
+            if status == "cancelled":
+                raise McpError(f"task {self.id} ({self.tool}) was cancelled")
+            pending = raw.get("inputRequests") if status == "input_required" else None
+            fresh = {
+                k: v
+                for k, v in (pending.items() if isinstance(pending, dict) else ())
+                if k not in self._answered and isinstance(v, dict)
+            }
+            if fresh:
+                responses = {
+                    key: conn.fulfil(str(req.get("method")), req.get("params") or {})
+                    for key, req in fresh.items()
+                }
+                self._answered.update(fresh)
+                self._client.request(
+                    "tasks/update",
+                    {"taskId": self.id, "inputResponses": responses},
+                    timeout=self._left(deadline, limit),
+                )
+            else:
+                self._sleep(deadline, limit)
+            raw = self._client.request(
+                "tasks/get", {"taskId": self.id}, timeout=self._left(deadline, limit)
+            )
+            self._last = TaskStatus.from_wire(raw)
+
+    def __repr__(self) -> str:
+        return f"<Task {self.id or '(answered at once)'} {self.tool} {self._last.status}>"
+
+
+# --- the client as task receiver (2025-11-25) -------------------------------------------------
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+class _Received:
+    def __init__(self, ttl_ms: int) -> None:
+        self.id = secrets.token_urlsafe(16)
+        self.created = self.updated = _now()
+        self.ttl_ms = ttl_ms
+        self.expires = time.monotonic() + ttl_ms / 1000
+        self.status = "working"
+        self.message: str | None = None
+        self.result: dict[str, Any] | None = None
+        self.error: RpcError | None = None
+        self.done = threading.Event()
+
+    def wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "taskId": self.id,
+            "status": self.status,
+            "createdAt": self.created,
+            "lastUpdatedAt": self.updated,
+            "ttl": self.ttl_ms,
+            "pollInterval": 200,
+        }
+        if self.message:
+            out["statusMessage"] = self.message
+        return out
+
+
+class TaskReceiver:
+    """Runs the server's task-augmented ``sampling/createMessage`` and ``elicitation/create``
+    in the background and answers ``tasks/get|result|list|cancel`` about them (2025-11-25).
+    Bounded: at most ``limit`` tasks are kept; expired ones are dropped."""
+
+    CAPABILITY: dict[str, Any] = {
+        "list": {},
+        "cancel": {},
+        "requests": {"sampling": {"createMessage": {}}, "elicitation": {"create": {}}},
+    }
+
+    def __init__(self, limit: int = 64) -> None:
+        self._tasks: dict[str, _Received] = {}
+        self._lock = threading.Lock()
+        self._limit = limit
+
+    def create(self, method: str, params: dict[str, Any], fulfil: Any) -> dict[str, Any]:
+        meta = params.get("task")
+        ttl = meta.get("ttl") if isinstance(meta, dict) else None
+        task = _Received(ttl if isinstance(ttl, int) and 0 < ttl <= 86_400_000 else 300_000)
+        now = time.monotonic()
+        with self._lock:
+            for key in [k for k, t in self._tasks.items() if t.expires < now]:
+                del self._tasks[key]
+            if len(self._tasks) >= self._limit:
+                raise InternalError(f"too many client tasks ({self._limit})")
+            self._tasks[task.id] = task
+        inner = {k: v for k, v in params.items() if k != "task"}
+
+        def work() -> None:
+            try:
+                result = fulfil(method, inner)
+                with self._lock:
+                    if task.status == "working":
+                        task.result, task.status = result, "completed"
+            except RpcError as exc:
+                with self._lock:
+                    task.error, task.status, task.message = exc, "failed", exc.message
+            except Exception as exc:  # a handler bug: the task fails, the server hears why
+                with self._lock:
+                    task.error = InternalError(f"client handler failed: {exc}")
+                    task.status, task.message = "failed", str(exc)
+            finally:
+                task.updated = _now()
+                task.done.set()
+
+        threading.Thread(target=work, name=f"mcp-lite-task[{task.id[:8]}]", daemon=True).start()
+        return {"task": task.wire()}
+
+    def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "tasks/list":
+            with self._lock:
+                return {"tasks": [t.wire() for t in self._tasks.values()]}
+        task_id = params.get("taskId")
+        with self._lock:
+            task = self._tasks.get(task_id) if isinstance(task_id, str) else None
+        if task is None:
+            raise InvalidParams(f"Unknown task: {task_id!r}")
+        if method == "tasks/get":
+            return task.wire()
+        if method == "tasks/cancel":
+            with self._lock:
+                if task.status in TERMINAL:
+                    raise InvalidParams(f"task {task.id} is already {task.status}")
+                task.status, task.message, task.updated = "cancelled", "cancelled", _now()
+            task.done.set()
+            return task.wire()
+        if method == "tasks/result":
+            task.done.wait(max(task.expires - time.monotonic(), 0.0))
+            related = {RELATED_TASK: {"taskId": task.id}}
+            if task.status == "completed" and task.result is not None:
+                return {**task.result, "_meta": {**task.result.get("_meta", {}), **related}}
+            if task.error is not None:
+                raise task.error
+            raise InternalError(f"task {task.id} is {task.status}")
+        raise InvalidParams(f"unknown task method {method}")
