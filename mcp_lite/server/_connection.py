@@ -159,6 +159,7 @@ class ServerConnection:
         self._outgoing: dict[int, _Waiter] = {}
         self._next_id = 0
         self._listens: dict[str, tuple[Any, dict[str, Any]]] = {}
+        self._task_results: dict[str, str] = {}  # task id -> key of its waiting tasks/result
         self._subscribed: set[str] = set()
         self._closing = False
         self._closed = False
@@ -524,10 +525,19 @@ class ServerConnection:
         if m == "tasks/cancel":
             record.cancel()
             return record.wire(False)
-        # tasks/result: block until the end, then what the call itself would have answered
-        while not record.wait(0.5):
-            if req.cancelled.is_set() or self._closing:
-                raise InternalError("tasks/result abandoned")
+        # tasks/result: block until the end, then what the call itself would have answered;
+        # meanwhile the task's requests to the client travel on this request's stream
+        with self._lock:
+            self._task_results[record.id] = req.key
+            self._idle.notify_all()
+        try:
+            while not record.wait(0.5):
+                if req.cancelled.is_set() or self._closing:
+                    raise InternalError("tasks/result abandoned")
+        finally:
+            with self._lock:
+                if self._task_results.get(record.id) == req.key:
+                    del self._task_results[record.id]
         related = {RELATED_TASK: {"taskId": record.id}}
         if record.status == "completed" and record.result is not None:
             meta = record.result.get("_meta")
@@ -538,6 +548,18 @@ class ServerConnection:
         if record.status == "failed" and record.error is not None:
             raise rpc_error_from_wire({**record.error, "data": record.error.get("data")})
         raise InternalError(f"task {record.id} was cancelled", data=related)
+
+    def _route_for_task(self, task_id: str, timeout: float) -> str | None:
+        """The key of the ``tasks/result`` request now waiting on ``task_id`` (the stream the
+        task's requests go on), waiting up to ``timeout`` for the client to send one."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while task_id not in self._task_results and not self._closing:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self._idle.wait(left)
+            return self._task_results.get(task_id)
 
     def _modern_task(self, req: _Request) -> dict[str, Any]:
         record = self.server._registry.tasks.get(req.params, None, modern=True)
@@ -663,7 +685,9 @@ class ServerConnection:
 
     # --- server → client requests (handshake era) --------------------------------------
 
-    def _request_client(self, method: str, params: dict[str, Any], req: _Request) -> dict[str, Any]:
+    def _request_client(
+        self, method: str, params: dict[str, Any], req: _Request, related: str | None = None
+    ) -> dict[str, Any]:
         waiter = _Waiter()
         with self._lock:
             if self._closing:
@@ -671,7 +695,8 @@ class ServerConnection:
             self._next_id += 1
             rid = self._next_id
             self._outgoing[rid] = waiter
-        self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, req.key)
+        request = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+        self._send(request, related or req.key)
         timeout = self.server.client_request_timeout
         deadline = time.monotonic() + timeout
         while not waiter.event.wait(min(0.05, max(deadline - time.monotonic(), 0.0))):

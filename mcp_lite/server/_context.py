@@ -29,6 +29,7 @@ Send = Callable[[Any], None]
 RoutedSend = Callable[[Any, "str | None"], None]
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
+_TASK_ROUTE_WAIT_S = 10.0
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -119,8 +120,10 @@ class _Peer(Protocol):
     def _notify(self, method: str, params: dict[str, Any], related: str | None = None) -> None: ...
 
     def _request_client(
-        self, method: str, params: dict[str, Any], req: _Request
+        self, method: str, params: dict[str, Any], req: _Request, related: str | None = None
     ) -> dict[str, Any]: ...
+
+    def _route_for_task(self, task_id: str, timeout: float) -> str | None: ...
 
 
 class Context:
@@ -283,6 +286,9 @@ class Context:
         tagged = {**params, "_meta": {RELATED_TASK: {"taskId": task.id}}}
         task.mark_input(True)
         try:
-            return self._conn._request_client(method, tagged, self._req)
+            # the client answers input_required with tasks/result: the request goes on that
+            # stream (over HTTP); without one in time it goes where unrelated messages go
+            route = self._conn._route_for_task(task.id, _TASK_ROUTE_WAIT_S)
+            return self._conn._request_client(method, tagged, self._req, route)
         finally:
             task.mark_input(False)
