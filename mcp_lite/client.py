@@ -620,6 +620,26 @@ class Client:
             self.request("completion/complete", params, timeout=timeout)
         )
 
+    def set_roots(self, roots: Iterable[str | Mapping[str, Any]]) -> None:
+        """Replace the roots offered to the server (paths or ``file://`` URIs, or
+        ``{"uri", "name"}``) and send ``notifications/roots/list_changed`` so it asks again.
+
+        The list replaces any ``roots_handler``. A client made without roots declares the
+        roots capability from its next connection on (the protocol allows the notification
+        only after the capability was declared); on 2026-07-28 there is no session to
+        notify: the server gets the new list the next time it asks.
+        """
+        new = [_root(r) for r in roots]
+        handlers = self._handlers
+        declared = handlers.roots is not None or handlers.roots_handler is not None
+        handlers.roots, handlers.roots_handler = new, None
+        with self._lock:
+            conn = self._conn
+        if conn is None or not declared or conn.info is None:
+            return
+        if conn.info.era == "handshake":
+            conn.notify("notifications/roots/list_changed")
+
     def set_log_level(self, level: str, *, timeout: float | None = None) -> None:
         """Ask the server for log messages at ``level`` and above (to ``log_handler``)."""
         if level not in LOG_LEVELS:

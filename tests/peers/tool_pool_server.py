@@ -13,19 +13,26 @@ Tools (each answers ``<its name>:<text>``):
 - ``report.daily`` and ``report_daily``: two names that normalize to the same LLM name.
 
 With ``--resources``: ``pool://notes`` (text) and ``pool://blob`` (binary).
+
+Always: on ``notifications/roots/list_changed`` the server asks the client for its roots
+(``roots/list``); the tool ``roots_seen`` answers ``{"changes": N, "roots": [uri, ...]}``,
+the count of notifications and the roots it got last.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 warnings.filterwarnings("ignore")
 logging.disable(logging.CRITICAL)  # the SDK warns about every long name: thousands of lines
 
 from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp_types import NotificationParams  # noqa: E402
 
 LONG_PREFIX = "a_very_long_generated_operation_name_from_an_openapi_document_" * 2
 
@@ -56,6 +63,22 @@ def build(count: int, long: bool, resources: bool) -> MCPServer:
     )
     for name in ("report.daily", "report_daily"):
         server.add_tool(_echo(name), name=name, description=f"The daily report ({name})")
+    seen: dict[str, object] = {"changes": 0, "roots": []}
+
+    async def on_roots_changed(ctx: Any, params: Any) -> None:
+        result = await ctx.session.list_roots()
+        seen["roots"] = [str(root.uri) for root in result.roots]
+        seen["changes"] = int(str(seen["changes"])) + 1
+
+    server._lowlevel_server.add_notification_handler(
+        "notifications/roots/list_changed", NotificationParams, on_roots_changed
+    )
+
+    @server.tool()
+    def roots_seen() -> str:
+        """What the roots notifications brought."""
+        return json.dumps(seen)
+
     if resources:
 
         @server.resource("pool://notes", name="notes", mime_type="text/plain")
