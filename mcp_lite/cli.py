@@ -152,9 +152,14 @@ def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     )
     config.add_argument(
         "--trust-project",
-        action="store_true",
-        default=default(False),
-        help="start the project's (.mcp.json) servers without approval",
+        metavar="NAME",
+        nargs="?",
+        const="*",
+        action="append",
+        dest=prefix + "trust_project",
+        default=default([]),
+        help="start the project's (.mcp.json) servers without approval: all of them, or "
+        "only server NAME (repeatable)",
     )
     output = parser.add_argument_group("output")
     output.add_argument(
@@ -246,10 +251,49 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+_COMMANDS = ("servers", "tools", "call", "resources", "read", "prompts", "prompt", "auth")
+CLI_TRUST_HINT = "start it with --trust-project {name} (or --trust-project for all of them)"
+
+
+def _trust_args(argv: Sequence[str]) -> list[str]:
+    """``--trust-project NAME`` takes NAME only when it can be a server name (no ``__``, no
+    JSON, no URL, not the command itself), so ``call --trust-project mcp__db__q`` keeps
+    its tool name; a bare ``--trust-project`` trusts every project server."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            out.extend(argv[i:])
+            break
+        if token != "--trust-project":
+            out.append(token)
+            i += 1
+            continue
+        following = argv[i + 1] if i + 1 < len(argv) else ""
+        command_seen = any(t in _COMMANDS for t in out)
+        if _server_name_ok(following) and (command_seen or following not in _COMMANDS):
+            out.append(f"--trust-project={following}")
+            i += 2
+        else:
+            out.append("--trust-project=*")
+            i += 1
+    return out
+
+
+def _server_name_ok(name: str) -> bool:
+    from .hub._config_sources import name_problem
+
+    return bool(name) and not name.startswith("-") and name_problem(name) is None
+
+
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    args = _parser().parse_args(argv)
-    for name in ("env", "config"):  # repeatable options given before and after the command
+    args = _parser().parse_args(_trust_args(sys.argv[1:] if argv is None else list(argv)))
+    # repeatable options given before and after the command
+    for name in ("env", "config", "trust_project"):
         setattr(args, name, getattr(args, name) + getattr(args, "sub_" + name, []))
+    names = [n for n in args.trust_project if n != "*"]
+    args.trust_project = True if "*" in args.trust_project else (names or False)
     return args
 
 
@@ -440,6 +484,7 @@ def _run_configured(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
         client_options=options,
         backoff=Backoff(max_attempts=1),
         **_hub_output(scratch),
+        trust_hint=CLI_TRUST_HINT,
     )
     try:
         with hub:
@@ -606,7 +651,10 @@ def _run_auth(args: argparse.Namespace) -> int:
         from .hub.config import HttpServerConfig, SseServerConfig, load_config
 
         loaded = load_config(
-            args.project, trust_project=args.trust_project, config_files=args.config
+            args.project,
+            trust_project=args.trust_project,
+            config_files=args.config,
+            trust_hint=CLI_TRUST_HINT,
         )
         entry = loaded.servers.get(url)
         config = entry.config if entry is not None else None
@@ -659,10 +707,14 @@ def _none_if_unsupported(list_them: Any) -> list[Any]:
 def _check_any_up(hub: Any) -> None:
     """Warn about servers that are down; when none is up, fail with the right exit code."""
     states = hub.connect_all()
-    down = [s for s in states.values() if s.state in ("failed", "needs-auth")]
+    down = [s for s in states.values() if s.state in ("failed", "needs-auth", "disabled")]
     for s in down:
+        if s.state == "disabled" and (s.error or "").startswith("disabled in its config"):
+            continue  # switched off on purpose: nothing to warn about
         print(f"mcp-lite: warning: server {s.name!r} is {s.state}: {s.error}", file=sys.stderr)
     if down and not any(s.state == "connected" for s in states.values()):
+        if all(s.state == "disabled" for s in down):
+            raise errors.ConfigError("no configured server may start (see the warnings)")
         if any(s.state == "needs-auth" for s in down):
             raise errors.AuthRequired("no configured server is usable: authorization needed")
         raise errors.ConnectError("no configured server could be connected")

@@ -5,7 +5,8 @@ The tree::
     McpError                                  root; catch this to catch everything
     ├── TransportError                        the connection itself failed
     │   ├── ConnectError                      could not start / reach the server
-    │   │   └── CommandNotFound               a stdio command that does not exist: no retry
+    │   │   ├── CommandNotFound               a stdio command that does not exist: no retry
+    │   │   └── ServerDisabled (+ ConfigError) its configuration or a policy disables it
     │   ├── ConnectionClosed                  the server went away (exit code, stderr tail)
     │   │   └── SessionExpired                HTTP session gone (404): re-initialize, retry once
     │   └── RequestTimeout (+ TimeoutError)   no answer before the deadline
@@ -60,6 +61,7 @@ __all__ = [
     "RemoteProtocolError",
     "RequestTimeout",
     "ResourceNotFound",
+    "ServerDisabled",
     "SessionExpired",
     "RpcError",
     "SkillVerificationError",
@@ -329,6 +331,12 @@ class AuthRequired(McpError):
 
 class ConfigError(McpError, ValueError):
     """Bad configuration or usage: a wrong target, an invalid option, a bad config file."""
+
+
+class ServerDisabled(ConnectError, ConfigError):
+    """A Hub server that its configuration keeps from starting: not trusted, disabled in its
+    entry, or blocked by a server policy. Both a ``ConnectError`` (it cannot be reached) and
+    a ``ConfigError`` (the fix is in the configuration)."""
 
 
 class PermissionDenied(McpError):

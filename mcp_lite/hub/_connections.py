@@ -40,7 +40,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import AuthRequired, ConfigError, ConnectError, ConnectionClosed, McpError
+from ..errors import (
+    AuthRequired,
+    ConfigError,
+    ConnectError,
+    ConnectionClosed,
+    McpError,
+    ServerDisabled,
+)
 from ..events import emit_reconnect
 
 if TYPE_CHECKING:
@@ -498,11 +505,12 @@ class Connections:
             if spec.error:
                 slot.set("failed", spec.error)
                 raise ConfigError(f"MCP server {spec.name!r}: {spec.error}")
-            if spec.disabled_reason or slot.user_disabled:
-                raise ConnectError(
-                    f"MCP server {spec.name!r} is disabled: "
-                    f"{spec.disabled_reason or 'disabled by the host'}"
+            if spec.disabled_reason:
+                raise ServerDisabled(
+                    f"MCP server {spec.name!r} is disabled: {spec.disabled_reason}"
                 )
+            if slot.user_disabled:
+                raise ConnectError(f"MCP server {spec.name!r} is disabled: disabled by the host")
             if not force and self.auth_cache.contains(spec.auth_key):
                 slot.set(
                     "needs-auth",

@@ -620,12 +620,19 @@ def _overridden(by: ServerEntry) -> str:
     return f"overridden by the {by.scope} entry of the same name from {by.source}"
 
 
+PYTHON_TRUST_HINT = "add it to the allow list (trust_project=[{quoted}]) or pass trust_project=True"
+"""How an untrusted project server's reason says what to do; ``load_config(trust_hint=)``
+replaces it (the CLI speaks of ``--trust-project NAME``)."""
+
+
 def _apply_trust(
     servers: Mapping[str, ServerEntry],
     approvals: tuple[bool, set[str], set[str]],
     inside: frozenset[str] = frozenset(),
+    hint: str = PYTHON_TRUST_HINT,
 ) -> None:
-    """Disable project servers that are not trusted. ``inside``: other sources that live in
+    """Disable project servers that are not trusted (the reason ends with ``hint``, its
+    ``{name}`` filled in). ``inside``: other sources that live in
     the project folder (``.claude/settings.local.json``): the project could ship them, so
     their servers need the same trust as ``.mcp.json`` ones, though their scope is local."""
     everything, enabled, rejected = approvals
@@ -638,10 +645,8 @@ def _apply_trust(
                 "project server rejected in your Claude Code settings (disabledMcpjsonServers)"
             )
         elif not everything and entry.name not in enabled:
-            entry.disabled_reason = (
-                "project server not trusted: add it to the allow list "
-                f"(trust_project=[{entry.name!r}]) or pass "
-                "trust_project=True"
+            entry.disabled_reason = "project server not trusted: " + hint.format(
+                name=entry.name, quoted=repr(entry.name)
             )
 
 
@@ -657,6 +662,7 @@ def load_config(
     environ: Mapping[str, str] | None = None,
     managed_settings_path: str | os.PathLike[str] | None = None,
     plugins_dir: str | os.PathLike[str] | None = None,
+    trust_hint: str = PYTHON_TRUST_HINT,
 ) -> HubConfig:
     """Read every configuration source and merge them (see the module docstring and
     ``_discovery`` for where files are found).
@@ -680,6 +686,8 @@ def load_config(
             permission rules (default: ``managed-settings.json`` beside the default
             ``managed-mcp.json``).
         plugins_dir: a folder of plugins; each ``<plugin>/.mcp.json`` is read as ``dynamic``.
+        trust_hint: what an untrusted project server's reason tells the user to do, with
+            ``{name}`` / ``{quoted}`` for its name (default: the ``trust_project=`` argument).
     """
     loader = _Loader(os.environ if environ is None else environ)
     result = loader.result
@@ -740,7 +748,7 @@ def load_config(
 
     approvals = src.project_approvals(user_files, trust_project)
     inside = frozenset(str(p) for p in places.local_settings)
-    _merge(result, loader.candidates, dynamic_entries, approvals, inside)
+    _merge(result, loader.candidates, dynamic_entries, approvals, inside, trust_hint)
     managed_settings = (
         Path(managed_settings_path)
         if managed_settings_path is not None
@@ -756,6 +764,7 @@ def _merge(
     dynamic_entries: list[ServerEntry],
     approvals: tuple[bool, set[str], set[str]],
     inside: frozenset[str] = frozenset(),
+    hint: str = PYTHON_TRUST_HINT,
 ) -> None:
     reserved = {e.name: e for e in dynamic_entries if isinstance(e.config, SdkServerConfig)}
     kept: list[ServerEntry] = []
@@ -772,7 +781,7 @@ def _merge(
         _drop(result, entry, message)
 
     manual = _resolve(result, [e for e in kept if e.scope in _MANUAL])
-    _apply_trust(manual, approvals, inside)
+    _apply_trust(manual, approvals, inside, hint)
     seen = {sig: e for e in manual.values() if e.usable and (sig := e.signature())}
     survivors = list(manual.values())
     for group in (dynamic_entries, [e for e in kept if e.scope == "remote"]):
