@@ -168,7 +168,7 @@ class ResultProcessor:
                         "type": "text",
                         "text": (
                             f"[structured content too large for the model "
-                            f"({len(encoded):,} characters) {where}]"
+                            f"({len(encoded):,} characters): {where}]"
                         ),
                     }
                 )
@@ -183,7 +183,7 @@ class ResultProcessor:
                 f"{self.max_file_bytes:,} bytes written"
             )
         path = self._write_file(server, tool, raw, ext)
-        return f"saved in full ({size:,} bytes) to {path}"
+        return f"saved ({size:,} bytes) to {path}"
 
     # --- binary content ----------------------------------------------------------------------
 
@@ -267,7 +267,7 @@ class ResultProcessor:
                 "text": (
                     f"\n[OUTPUT TRUNCATED: the tool returned about {total // CHARS_PER_TOKEN:,} "
                     f"tokens of text, over the {self.max_output_tokens:,}-token limit "
-                    f"(MAX_MCP_OUTPUT_TOKENS); only the beginning is shown. The full output is "
+                    f"(MAX_MCP_OUTPUT_TOKENS); only the beginning is shown. The full output was "
                     f"{where}. Read that file in parts, or ask the tool for less (a filter or "
                     "pagination) if it supports them.]"
                 ),

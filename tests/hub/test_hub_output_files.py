@@ -32,7 +32,7 @@ def _server() -> mcp_lite.Server:
 
 
 def _saved(text: str) -> tuple[int, Path]:
-    match = re.search(r"saved in full \(([\d,]+) bytes\) to (\S+?)(?:\.? |\]|$)", text)
+    match = re.search(r"saved \(([\d,]+) bytes\) to (\S+?)(?:\.? |\]|$)", text)
     assert match, text
     return int(match.group(1).replace(",", "")), Path(match.group(2).rstrip(".]"))
 
