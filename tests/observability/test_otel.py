@@ -131,6 +131,34 @@ def test_one_client_span_per_request_and_traceparent_reaches_the_server(otel: Te
     assert int(flags, 16) & 1  # sampled
 
 
+def test_tracestate_and_baggage_of_the_callers_context_reach_the_server(otel: Telemetry) -> None:
+    from opentelemetry import baggage
+    from opentelemetry import context as otel_context
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, TraceState
+
+    remote = SpanContext(
+        trace_id=0x4BF92F3577B34DA6A3CE929D0E0E4736,
+        span_id=0x00F067AA0BA902B7,
+        is_remote=True,
+        trace_flags=TraceFlags(TraceFlags.SAMPLED),
+        trace_state=TraceState([("rojo", "00f067aa0ba902b7")]),
+    )
+    # What a server framework does with an incoming request: its context becomes current.
+    incoming = baggage.set_baggage("tenant", "acme", trace.set_span_in_context(NonRecordingSpan(remote)))
+    token = otel_context.attach(incoming)
+    try:
+        with (
+            mcp_lite.connect(TRACE_SERVER, timeout=30) as client,
+            trace.get_tracer("test").start_as_current_span("job"),
+        ):
+            received = client.call_tool("meta", {}).structured_content or {}
+    finally:
+        otel_context.detach(token)
+    assert received["traceparent"].split("-")[1] == "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert received["tracestate"] == "rojo=00f067aa0ba902b7"
+    assert received["baggage"] == "tenant=acme"
+
+
 def test_connect_span_is_the_parent_of_the_handshake(otel: Telemetry) -> None:
     with mcp_lite.connect(TRACE_SERVER, timeout=30, protocol_version="2025-11-25") as client:
         client.list_tools()
