@@ -199,6 +199,9 @@ class Stats:
     counts: Counter[str] = field(default_factory=Counter)
     lock: threading.Lock = field(default_factory=threading.Lock)
     problems: list[str] = field(default_factory=list)
+    # thread ident -> (started, timeout, what): the call each worker is in, for the watchdog
+    inflight: dict[int, tuple[float, float, str]] = field(default_factory=dict)
+    stacks_shown: int = 0
 
     def add(self, outcome: str, problem: str | None = None) -> None:
         with self.lock:
@@ -209,6 +212,8 @@ class Stats:
 
 def run_call(client: Any, op: Op, transport: str, stats: Stats) -> None:
     started = time.monotonic()
+    me = threading.get_ident()
+    stats.inflight[me] = (started, op.timeout, f"{transport} {op.tool}")
     try:
         result = client.call_tool(op.tool, op.arguments, timeout=op.timeout)
     except McpError:
@@ -221,6 +226,8 @@ def run_call(client: Any, op: Op, transport: str, stats: Stats) -> None:
         else:
             outcome = "mismatched"
             problem = f"{transport} {op.tool}{op.arguments!r:.80}: got {result.text!r:.120}"
+    finally:
+        stats.inflight.pop(me, None)
     elapsed = time.monotonic() - started
     if elapsed > op.timeout + OVERDUE_SLACK:
         stats.add("overdue", f"{transport} {op.tool}: {elapsed:.1f} s for a {op.timeout:.1f} s timeout")
@@ -318,16 +325,35 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=float(os.environ.get("SOAK_SECONDS", 600)))
     parser.add_argument("--threads", type=int, default=16)
+    parser.add_argument(
+        "--transports", default="stdio,ws,http,sse,fault", help="a subset, to find what grows"
+    )
+    parser.add_argument(
+        "--tracemalloc", action="store_true", help="print where memory grew after the warm-up"
+    )
     args = parser.parse_args()
+    if args.tracemalloc:
+        import tracemalloc
+
+        tracemalloc.start(10)
     faulthandler.dump_traceback_later(args.seconds + 180, exit=True)  # never hang the caller
 
     import logging
 
-    logging.basicConfig(level=logging.CRITICAL)  # the faults are expected; keep the output ours
+    log_file = os.environ.get("SOAK_LOG")  # the library's own log, to dig into a failure
+    if log_file:
+        logging.basicConfig(
+            filename=log_file,
+            level=logging.DEBUG,
+            format="%(relativeCreated)8.0f %(threadName)s %(name)s %(message)s",
+        )
+    else:
+        logging.basicConfig(level=logging.CRITICAL)  # faults are expected: keep the output ours
     print(f"soak: {args.threads} threads for {args.seconds:.0f} s, mcp_lite {mcp_lite.__version__}, "
           f"compiled kernels: {mcp_lite.USE_EXTENSIONS}", flush=True)
     peers = start_peers()
-    target_of = targets(peers)
+    wanted = set(args.transports.split(","))
+    target_of = {name: t for name, t in targets(peers).items() if name in wanted}
     baseline = sample(peers)
     clients = {
         name: mcp_lite.connect(target, timeout=10.0, max_message_size=MAX_MESSAGE, name=name)
@@ -349,6 +375,18 @@ def main() -> int:
                 peer.restart()
                 stats.add(f"restart {peer.name}")
 
+    def watchdog() -> None:
+        """Dump every thread's stack (faulthandler: no interpreter locks taken) the first
+        time a call is overdue, to show where it is stuck."""
+        while not stop.wait(1.0):
+            now = time.monotonic()
+            for began, timeout, what in list(stats.inflight.values()):
+                if now - began > timeout + OVERDUE_SLACK and stats.stacks_shown == 0:
+                    stats.stacks_shown += 1
+                    print(f"overdue: {what} after {now - began:.1f} s; all threads:", flush=True)
+                    faulthandler.dump_traceback(file=sys.stdout, all_threads=True)
+
+    threading.Thread(target=watchdog, name="soak-watchdog", daemon=True).start()
     chaos_thread = threading.Thread(target=chaos, name="soak-chaos", daemon=True)
     started = time.monotonic()
     for t in threads:
@@ -369,12 +407,20 @@ def main() -> int:
         if time.monotonic() >= warmup_end:
             if rss_after_warmup is None:
                 rss_after_warmup = s["rss"]
+                if args.tracemalloc:
+                    warm_snapshot = tracemalloc.take_snapshot()
             rss_peak = max(rss_peak, s["rss"])
         c = stats.counts
         print(f"{time.monotonic() - started:5.0f} {c['answered']:9d} {c['failed']:7d} {c['mismatched']:8d} "
               f"{c['unexpected']:6d} {c['overdue']:7d} {s['rss']:7.1f} {s['threads']:7.0f} "
               f"{s['fds']:5.0f} {s['children']:8.0f}", flush=True)
 
+    if args.tracemalloc and rss_after_warmup is not None:
+        print("where Python memory grew after the warm-up:")
+        for stat in tracemalloc.take_snapshot().compare_to(warm_snapshot, "traceback")[:8]:
+            print(f"  {stat.size_diff / 1024:+.0f} KiB in {stat.count_diff:+d} blocks:")
+            for line in stat.traceback.format()[-6:]:
+                print("    " + line)
     stop.set()
     for t in threads:
         t.join(timeout=60)
