@@ -8,7 +8,7 @@ PY     := $(BIN)/python
 PIP    := $(PY) -m pip --disable-pip-version-check --quiet
 NPM_PEERS := tests/peers
 
-.PHONY: demo test test-pure lint bench clean build-ext annotate peers conformance conformance-next redis-server wheels
+.PHONY: demo test test-pure lint bench clean build-ext annotate peers conformance conformance-next redis-server wheels test-pythons
 
 # The runtime install: mcp_lite itself, editable, with the Cython speedups compiled.
 $(VENV)/.installed: pyproject.toml setup.py mcp_lite/_speedups.pyx
@@ -112,6 +112,13 @@ wheels: $(VENV)/.installed
 	$(BIN)/check-wheel-contents dist/*.whl
 	@! unzip -l dist/*.whl | grep -E '\.(c|pyx|html)$$' || (echo "generated or source files in the wheel" && false)
 	@ls -l dist
+
+# The installed sdist on every supported Python this machine has (3.10-3.13, from PATH or
+# pyenv): kernels, core, client, CLI and server suites against the installed package. Not part
+# of make test (it builds four environments).
+test-pythons: $(VENV)/.installed
+	$(PIP) install build
+	bash tests/run_other_pythons.sh
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info mcp_lite/_speedups.c mcp_lite/_speedups.html \

@@ -11,8 +11,10 @@ user forgot to close, so a script never leaves a server process behind.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import re
 import threading
 import time
 import weakref
@@ -20,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from . import events as _events
 from ._connection import LOAD_STATS_KEYS, Connection, Handlers
@@ -166,6 +169,7 @@ class Client:
         self.target = target
         self.timeout = float(timeout)
         self.name = name or _target_name(target)
+        self._last_session: SessionInfo | None = None
         self._protocol_version = protocol_version
         self._transport_options = {
             "env": env,
@@ -223,6 +227,8 @@ class Client:
             conn, self._conn = self._conn, None
             self._conn_holder[0] = None
         if conn is not None:
+            if conn.info is not None:
+                self._last_session = conn.info
             conn.close()
         self._finalizer.detach()
 
@@ -257,7 +263,13 @@ class Client:
 
     @property
     def session(self) -> SessionInfo:
-        return self._connection().info  # type: ignore[return-value]
+        """What the handshake (or discovery) said. After ``close()`` the last known values
+        stay readable, so ``server_info``, ``protocol_version``... still answer."""
+        if self._closed and self._last_session is not None:
+            return self._last_session
+        info: SessionInfo = self._connection().info  # type: ignore[assignment]
+        self._last_session = info
+        return info
 
     @property
     def server_info(self) -> Implementation:
@@ -417,7 +429,9 @@ class Client:
                 result = CallToolResult.model_validate(raw)
         schema = self._output_schemas.get(name)
         if schema is not None and not result.is_error:
-            _validate_structured(name, schema, result.structured_content)
+            if result.structured_content is None and result.text:
+                result._text_json = _json_or_none(result.text)
+            _validate_structured(name, schema, result.data)
         return result
 
     # --- tasks -------------------------------------------------------------------------------------
@@ -715,6 +729,7 @@ class Client:
                 old.close()
                 log.info("reconnecting to %r", self.name)
             conn = self._open_connection()
+            self._last_session = conn.info
             if old is not None and conn.events is not None:
                 conn.events.reconnected(old.closed_error)
             with self._results_lock:
@@ -928,20 +943,93 @@ def _validated(target: Mapping[str, Any]) -> Any:
 
 
 def _target_name(target: Any) -> str:
-    """A short name for logs and errors; never a URL's query, password or a header."""
+    """A name a person recognises, for logs and errors: the npm package of ``npx pkg``, the
+    module of ``python -m mod``, the script of ``python path/server.py``, the program
+    otherwise; the host (and port) of a URL. Never a URL's query, password or a header."""
     if isinstance(target, str):
         if "://" in target:
-            return redact_url(target)
-        return target.split()[0].rsplit("/", 1)[-1] if target.strip() else "server"
+            return _url_name(target)
+        return _command_name(target.split()) if target.strip() else "server"
     if isinstance(target, Sequence) and target:
-        return os.path.basename(str(target[-1] if len(target) > 1 else target[0]))
+        return _command_name([str(part) for part in target])
     if isinstance(target, Mapping):
         if target.get("name"):
             return str(target["name"])
         if target.get("url"):
-            return redact_url(str(target["url"]))
-        return str(target.get("command") or "server")
+            return _url_name(str(target["url"]))
+        if target.get("command"):
+            args = target.get("args") or []
+            return _command_name([str(target["command"]), *(str(a) for a in args)])
+        return "server"
     return str(getattr(target, "name", "server"))
+
+
+def _url_name(url: str) -> str:
+    host = urlsplit(url).netloc.rpartition("@")[2]  # never the user or password
+    return host or redact_url(url)
+
+
+# Launchers whose first non-option argument is the package to run.
+_PACKAGE_RUNNERS = {"npx", "bunx", "pnpx", "uvx", "pipx", "dlx"}
+_SCRIPT_RUNNERS = {"node", "deno", "bun", "ruby", "php", "perl", "java"}
+# Options of the launchers above that take a value (skipped with it).
+_VALUED_OPTIONS = {"-p", "--package", "--from", "--with", "--python", "-c", "--call", "--spec"}
+
+
+def _command_name(argv: list[str]) -> str:
+    """``npx -y @scope/pkg@1 stdio`` -> ``@scope/pkg``; ``python -m mod`` -> ``mod``;
+    ``python path/server.py --db t.db`` -> ``server.py``; ``uv run srv.py`` -> ``srv.py``;
+    ``mcp-server-time --tz UTC`` -> ``mcp-server-time``."""
+    if not argv:
+        return "server"
+    program = os.path.basename(argv[0])
+    rest = argv[1:]
+    if program in ("uv", "pipx", "pnpm", "yarn", "npm", "bun", "deno") and rest[:1] in (
+        ["run"],
+        ["tool"],
+        ["dlx"],
+        ["exec"],
+        ["x"],
+    ):
+        rest = rest[1:] if rest[:1] != ["tool"] else rest[2:]  # uv tool run X
+        return _first_operand(rest, strip_version=True) or program
+    if program in _PACKAGE_RUNNERS:
+        return _first_operand(rest, strip_version=True) or program
+    if re.fullmatch(r"python[0-9.]*|pypy[0-9.]*|py", program):
+        if "-m" in rest and rest.index("-m") + 1 < len(rest):
+            return rest[rest.index("-m") + 1]
+        script = _first_operand(rest)
+        return os.path.basename(script) if script else program
+    if program in _SCRIPT_RUNNERS:
+        script = _first_operand(rest)
+        return os.path.basename(script) if script else program
+    return program
+
+
+def _first_operand(args: list[str], strip_version: bool = False) -> str | None:
+    """The first argument that is not an option (nor an option's value)."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg.startswith("-"):
+            skip = arg in _VALUED_OPTIONS
+            continue
+        if strip_version:  # "@scope/pkg@1.2" -> "@scope/pkg", "pkg==1.0" -> "pkg"
+            head, at, _ = arg[1:].partition("@")
+            arg = (arg[0] + head) if at else arg
+            arg = re.split(r"[=<>~]=|[<>]", arg)[0]
+        return arg
+    return None
+
+
+def _json_or_none(text: str) -> Any:
+    """``text`` parsed as JSON, or None when it is not JSON."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _validate_structured(tool: str, schema: dict[str, Any], value: Any) -> None:

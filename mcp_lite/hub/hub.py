@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._accel import normalize_name
+from .._text import plural
 from ..errors import (
     ConfigError,
     ConnectionClosed,
@@ -700,8 +701,20 @@ class Hub:
         self.close()
 
     def __repr__(self) -> str:
-        states = [f"{n}={s.state}" for n, s in self.status().items()]
-        return f"<mcp_lite.Hub {' '.join(states) or '(no servers)'}>"
+        """``<mcp_lite.Hub 2 servers: demo=connected (4 tools), db=failed>``; a closed Hub
+        says ``closed``. No I/O, and never a target, header or secret."""
+        status = self.status()
+        count = plural(len(status), "server")
+        if self.closed:
+            return f"<mcp_lite.Hub closed, {count}>"
+        states = [
+            f"{name}={s.state}"
+            + (f" ({plural(s.tools_count, 'tool')})" if s.tools_count is not None else "")
+            for name, s in status.items()
+        ]
+        return (
+            f"<mcp_lite.Hub {count}: {', '.join(states)}>" if states else "<mcp_lite.Hub 0 servers>"
+        )
 
 
 def _ms(start: float) -> int:

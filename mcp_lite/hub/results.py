@@ -172,7 +172,9 @@ class ResultProcessor:
                         ),
                     }
                 )
-        return CallToolResult.model_validate(wire)
+        processed = CallToolResult.model_validate(wire)
+        processed._text_json = result._text_json  # ``data`` of a text-only structured tool
+        return processed
 
     def _keep(self, server: str, tool: str, raw: bytes, ext: str, budget: _Budget) -> str:
         """Write ``raw`` when the call's budget allows; the words saying where it went."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter
 from pydantic.alias_generators import to_camel
 
 from ..errors import ToolError
@@ -148,10 +148,22 @@ class CallToolResult(WireModel):
     structured_content: Any = None
     is_error: bool = False
     meta: dict[str, Any] | None = None
+    # the text parsed as JSON, set by the client when the tool declares an outputSchema but
+    # sent only text (older servers); see ``data``
+    _text_json: Any = PrivateAttr(default=None)
 
     @property
     def text(self) -> str:
         return "\n".join(block.text for block in self.content if block.text is not None)
+
+    @property
+    def data(self) -> Any:
+        """The tool's structured result: ``structured_content``, or, when the tool declares
+        an ``outputSchema`` and sent only text, that text parsed as JSON (what users of other
+        MCP clients expect). ``None`` when there is neither."""
+        if self.structured_content is not None:
+            return self.structured_content
+        return self._text_json
 
     def raise_for_error(self) -> CallToolResult:
         """Raise ``ToolError`` when the tool reported failure; return self otherwise."""

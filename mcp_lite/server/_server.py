@@ -30,6 +30,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from .._text import plural
 from ..protocol import versions as pv
 from . import _tools as st
 from ._connection import ServerConnection
@@ -199,6 +200,16 @@ class Server:
         return decorator
 
     # --- serving ---------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        reg = self._registry
+        parts = [
+            plural(len(reg.tools), "tool"),
+            plural(len(reg.resources), "resource"),
+            plural(len(reg.templates), "resource template"),
+            plural(len(reg.prompts), "prompt"),
+        ]
+        return f"<mcp_lite.Server {self.name!r} {self.version}: {', '.join(parts)}>"
 
     def open_connection(self, send: Send | RoutedSend, *, routed: bool = False) -> ServerConnection:
         """A new connection whose outgoing messages go to ``send`` (one JSON-RPC dict each).

@@ -113,7 +113,7 @@ def test_unknown_tool_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
     assert "no tool 'ad'; did you mean 'add'?" in err
     code, _, err = run(capsys, "call", "--stdio", PLAIN, "zzz")
     assert code == 2
-    assert "(tools: logo, sound, file, empty, add)" in err
+    assert "(tools: logo, sound, file, empty, add, stats)" in err
 
 
 @pytest.fixture
@@ -132,10 +132,10 @@ def test_servers_report_tool_counts(capsys: pytest.CaptureFixture[str], project:
     argv = ["servers", "--project", str(project), "--trust-project"]
     code, out, err = run(capsys, *argv, "--json")
     assert code == 0, err
-    assert {row["name"]: row["tools"] for row in json.loads(out)} == {"plain": 5, "demo": 4}
+    assert {row["name"]: row["tools"] for row in json.loads(out)} == {"plain": 6, "demo": 4}
     code, out, _ = run(capsys, *argv)
     rows = {line.split("\t")[0]: line.split("\t") for line in out.splitlines()}
-    assert rows["plain"][3:] == ["connected", "5 tools"]
+    assert rows["plain"][3:] == ["connected", "6 tools"]
 
 
 def test_hub_did_you_mean(capsys: pytest.CaptureFixture[str], project: Path) -> None:

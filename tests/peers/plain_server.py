@@ -2,7 +2,8 @@
 with no library: what a small third-party server looks like to the CLI.
 
 - tools: ``logo`` (an image/png block of 12,345 bytes and a text line), ``sound`` (audio only),
-  ``file`` (an embedded resource with a blob), ``empty`` (no content at all), ``add``;
+  ``file`` (an embedded resource with a blob), ``empty`` (no content at all), ``add``,
+  ``stats`` (declares an outputSchema but sends its JSON as text only, like older servers);
 - resources: ``plain://logo.png`` (a blob); NO resource templates: ``resources/templates/list``
   and every other unknown method answer -32601, as servers without that feature do.
 """
@@ -19,6 +20,16 @@ B64 = base64.b64encode(PNG).decode()
 TOOLS = [
     {"name": name, "inputSchema": {"type": "object"}}
     for name in ("logo", "sound", "file", "empty", "add")
+] + [
+    {
+        "name": "stats",
+        "inputSchema": {"type": "object"},
+        "outputSchema": {
+            "type": "object",
+            "properties": {"count": {"type": "integer"}},
+            "required": ["count"],
+        },
+    }
 ]
 
 
@@ -43,6 +54,8 @@ def result(method: str, params: dict) -> dict:
                 "uri": "plain://data.bin", "mimeType": "application/octet-stream", "blob": B64}}]}
         if name == "empty":
             return {"content": []}
+        if name == "stats":
+            return {"content": [{"type": "text", "text": '{"count": 3}'}]}
         if name == "add":
             args = params.get("arguments") or {}
             return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
