@@ -61,7 +61,6 @@ import requests
 
 from .._secrets import redact_url
 from ..errors import AuthRequired, ConfigError, RequestTimeout
-from ..transports._causes import network_cause
 from ._loopback import LoopbackReceiver
 from ._net import (
     DEFAULT_TIMEOUT,
@@ -634,15 +633,11 @@ def fetch_redirect(url: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
         AuthRequired: the server did not redirect.
     """
     require_secure(url, "authorization")
-    try:
-        response = requests.get(url, allow_redirects=False, timeout=timeout)
-    except requests.RequestException as exc:
-        raise AuthRequired(f"the authorization request failed: {network_cause(exc)}") from None
-    with response:
-        location = response.headers.get("Location")
-        if response.status_code not in (301, 302, 303, 307, 308) or not location:
-            raise AuthRequired(
-                f"the authorization endpoint answered HTTP "
-                f"{response.status_code} instead of redirecting"
-            )
-        return urljoin(url, location)
+    # A total deadline, like every OAuth exchange (RequestTimeout when it passes).
+    status, headers, _ = Http(timeout=timeout).exchange("GET", url, "authorization")
+    location = headers.get("Location")
+    if status not in (301, 302, 303, 307, 308) or not location:
+        raise AuthRequired(
+            f"the authorization endpoint answered HTTP {status} instead of redirecting"
+        )
+    return urljoin(url, location)

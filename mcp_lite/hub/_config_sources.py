@@ -18,8 +18,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from .._secrets import redact_text, redact_url
+
 REMOTE_TIMEOUT = 10.0
-"""Seconds allowed for fetching a remote server list from a URL."""
+"""Seconds allowed for fetching a remote server list from a URL (a total, not per read)."""
+REMOTE_MAX_BYTES = 1024 * 1024
+"""The largest remote server list accepted."""
 
 _VAR = re.compile(r"\$\{([^}:]+)(?::-([^}]*))?\}")
 
@@ -265,28 +269,36 @@ def project_section(claude_json: Any, project_dir: Path) -> Mapping[str, Any] | 
 def describe_remote(remote: Callable[[], Mapping[str, Any]] | str) -> str:
     """How a remote source is named in ``ServerEntry.source`` and in issues."""
     if isinstance(remote, str):
-        return f"remote:{remote}"
+        return f"remote:{redact_url(remote)}"
     name = getattr(remote, "__qualname__", None) or type(remote).__name__
     return f"remote:{getattr(remote, '__module__', '?')}.{name}"
 
 
 def fetch_remote(remote: Callable[[], Mapping[str, Any]] | str) -> tuple[Any, str | None]:
-    """Call the remote callable, or GET the URL (``REMOTE_TIMEOUT`` seconds) and parse JSON.
+    """Call the remote callable, or GET the URL and parse JSON: ``REMOTE_TIMEOUT`` seconds in
+    all (a server that drips is cut off), at most ``REMOTE_MAX_BYTES``, and only over https
+    (plain http on loopback only: a list of servers says what runs, so it must not be
+    rewritten on the way).
 
     Returns ``(data, None)`` or ``(None, message)``; never raises for a failing source.
     """
     try:
         if isinstance(remote, str):
-            import requests
+            from ..auth._net import Http, require_secure
 
-            response = requests.get(
-                remote, timeout=REMOTE_TIMEOUT, headers={"Accept": "application/json"}
+            require_secure(remote, "remote server list")
+            status, _, raw = Http(timeout=REMOTE_TIMEOUT).exchange(
+                "GET", remote, "remote server list", headers={"Accept": "application/json"}
             )
-            response.raise_for_status()
-            return response.json(), None
+            if status != 200:
+                return None, f"could not load remote servers: HTTP {status}"
+            if len(raw) > REMOTE_MAX_BYTES:
+                return None, f"could not load remote servers: larger than {REMOTE_MAX_BYTES} bytes"
+            return json.loads(raw.decode("utf-8")), None
         return remote(), None
     except Exception as exc:  # a failing source is an issue, never a crash
-        return None, f"could not load remote servers: {type(exc).__name__}: {exc}"
+        text = redact_text(f"{type(exc).__name__}: {exc}")
+        return None, f"could not load remote servers: {text}"
 
 
 # --- signatures -----------------------------------------------------------------------------

@@ -6,6 +6,7 @@ environment explicitly: nothing reads the real home directory or ``/etc``.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -637,28 +638,64 @@ def test_remote_url_failure_becomes_an_issue(hub_paths: HubPaths) -> None:
     assert issue.source == "remote:not-a-url" and "could not load remote servers" in issue.message
 
 
-def test_remote_url_is_fetched_with_a_timeout(
+def _serve_once(body: bytes, drip: bool = False) -> tuple[str, Any]:
+    """A loopback HTTP server answering every GET with ``body`` (one byte per 0.2 s when
+    ``drip``); returns its URL and the server (``shutdown()`` it)."""
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_GET(self) -> None:
+            head = b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n"
+            try:
+                if not drip:
+                    self.wfile.write(head + body)
+                    return
+                for i in range(600):
+                    self.wfile.write((head + b" " * 1000)[i : i + 1])
+                    time.sleep(0.2)
+            except OSError:
+                pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{httpd.server_address[1]}/list?key=s3cr3t-remote", httpd
+
+
+def test_remote_url_is_fetched(hub_paths: HubPaths) -> None:
+    url, httpd = _serve_once(
+        json.dumps(servers(r={"type": "sse", "url": "https://sse.example/sse"})).encode()
+    )
+    try:
+        cfg = load(hub_paths, remote=url)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert cfg.servers["r"].scope == "remote" and cfg.servers["r"].usable
+    assert "s3cr3t-remote" not in cfg.servers["r"].source  # the URL's query is not shown
+
+
+def test_remote_url_is_bounded_in_time_and_refused_over_plain_http(
     hub_paths: HubPaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import requests
+    from mcp_lite.hub import _config_sources
 
-    seen: dict[str, Any] = {}
-
-    class Response:
-        def raise_for_status(self) -> None:
-            pass
-
-        def json(self) -> Any:
-            return servers(r={"type": "sse", "url": "https://sse.example/sse"})
-
-    def fake_get(url: str, **kwargs: Any) -> Response:
-        seen.update(kwargs, url=url)
-        return Response()
-
-    monkeypatch.setattr(requests, "get", fake_get)
-    cfg = load(hub_paths, remote="https://connectors.example/list")
-    assert seen["url"] == "https://connectors.example/list" and seen["timeout"] == 10.0
-    assert cfg.servers["r"].scope == "remote" and cfg.servers["r"].usable
+    monkeypatch.setattr(_config_sources, "REMOTE_TIMEOUT", 1.0)
+    url, httpd = _serve_once(b"", drip=True)
+    try:
+        cfg = load(hub_paths, remote=url)  # a drip is cut off at the total deadline
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert cfg.servers == {} and "could not load remote servers" in cfg.issues[0].message
+    assert "s3cr3t-remote" not in str(cfg.issues[0])
+    cfg = load(hub_paths, remote="http://connectors.example.test/list")
+    assert "https" in cfg.issues[0].message  # refused before any request
 
 
 def test_remote_returning_garbage_is_an_issue(hub_paths: HubPaths) -> None:
