@@ -48,6 +48,7 @@ class Behaviour:
     rotate_refresh: bool = False
     refresh_delay: float = 0.0  # seconds a refresh_token grant takes (widens refresh races)
     client_secret: str | None = None  # DCR hands this secret out
+    revoke_on_reuse: bool = True  # False: a spent refresh token is only refused
     drip: tuple[str, ...] = ()  # paths answered one byte at a time, for minutes (hostile)
     drip_interval: float = 0.2
     # DPoP (RFC 9449): metadata lists ES256, token requests need a proof and get DPoP-bound
@@ -122,6 +123,8 @@ class AuthServer:
             family = self.family.get(presented)
             if presented in self.spent and family is not None:
                 self.reuse_detected += 1
+                if not self.b.revoke_on_reuse:
+                    return None
                 for token in [t for t, f in self.family.items() if f == family]:
                     self.tokens.pop(token, None)
                     self.refresh_tokens.pop(token, None)

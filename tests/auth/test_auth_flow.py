@@ -312,6 +312,7 @@ def test_a_configured_server_uses_the_tokens_saved_by_a_login(
     login = OAuth(server.url, authorization_handler=fetch_redirect)  # the default file store
     with _connect(server, login) as client:
         client.list_tools()
-    with mcp_lite.connect({"type": "http", "url": server.url}, timeout=20,
-                          protocol_version=PINNED) as client:
+    with mcp_lite.connect(
+        {"type": "http", "url": server.url}, timeout=20, protocol_version=PINNED
+    ) as client:
         assert client.list_tools()

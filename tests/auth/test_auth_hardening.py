@@ -336,3 +336,37 @@ def test_a_401_for_a_request_given_up_starts_no_refresh_and_no_login(
     live = common.send_authorized(spy, server.url, {}, send, given_up=lambda: False)  # type: ignore[arg-type]
     assert spy.calls == ["token", "refresh"]
     live.close()
+
+
+class _LaggingStore(MemoryTokenStore):
+    """A store whose first reads of the token record return an old copy (a replica that
+    lags, a process that wrote without the lock): what ``invalid_grant`` must re-read past."""
+
+    def __init__(self, real: MemoryTokenStore, snapshot: dict[str, Any], stale_reads: int) -> None:
+        super().__init__()
+        self.real, self.snapshot, self.stale_reads = real, snapshot, stale_reads
+
+    def load(self, key: str) -> dict[str, Any] | None:
+        if key in self.snapshot and self.stale_reads > 0:
+            self.stale_reads -= 1
+            return self.snapshot[key]
+        return self.real.load(key)
+
+    def save(self, key: str, value: dict[str, Any]) -> None:
+        self.real.save(key, value)
+
+
+def test_invalid_grant_rereads_the_store_before_giving_up(auth_server: Start) -> None:
+    server = auth_server(expires_in=1, rotate_refresh=True, revoke_on_reuse=False)
+    store = MemoryTokenStore()
+    _login(server, store)
+    old = {key: store.load(key) for key in list(store._data) if key.startswith("tokens ")}
+    # Another process refreshes: the refresh token in the store is now a newer one.
+    assert OAuth(server.url, store=store, open_browser=False).token() is not None
+    lagging = _LaggingStore(store, old, stale_reads=2)  # our first load and our re-read
+    auth = OAuth(server.url, store=lagging, open_browser=False)
+    token = auth.token()
+    assert server.reuse_detected == 1  # we did present the spent one and were refused...
+    assert token is not None and auth.authorized  # ...and recovered from the store
+    with mcp_lite.connect(server.url, auth=auth, timeout=20, protocol_version=PINNED) as client:
+        client.list_tools()
