@@ -32,7 +32,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-from .._secrets import is_loopback_host, redact_url
+from .._secrets import is_loopback_host, redact_text, redact_url
 from .._version import __version__
 from ..errors import AuthRequired, ConfigError, ConnectError, RequestTimeout
 from ..transports._causes import network_cause
@@ -300,7 +300,10 @@ class Http:
             if isinstance(exc, (requests.RequestException, OSError)) or _is_urllib3(exc):
                 # unreachable is a connection failure (CLI exit 3), not a need for credentials
                 raise ConnectError(
-                    scrub(f"the {what} request to {shown} failed: {network_cause(exc)}", secrets)
+                    scrub(
+                        f"the {what} request to {shown} failed: {redact_text(network_cause(exc))}",
+                        secrets,
+                    )
                 ) from None
             raise
         finally:
