@@ -143,12 +143,20 @@ class Observer:
         """Before a request goes out (each input round too): returns the params to send."""
         state: _CallState | None = call.trace
         if state is None:
-            span = self.tracing.start(conn, call) if self.tracing is not None else None
+            span = None
+            if self.tracing is not None:
+                try:
+                    span = self.tracing.start(conn, call)
+                except Exception:  # telemetry never breaks a call
+                    log.exception("could not start the span of %s", call.method)
             state = _CallState(call.method, call.request_id, span)
             call.trace = state
             call.future.add_done_callback(lambda f: self._finished(conn, state, f))
         if state.span is not None and self.tracing is not None:
-            params = self.tracing.inject(state.span, params)
+            try:
+                params = self.tracing.inject(state.span, params)
+            except Exception:
+                log.exception("could not propagate the trace context of %s", call.method)
         if "request" in self.hooks:
             emit(
                 self.hooks,
@@ -168,7 +176,10 @@ class Observer:
 
     def ended(self, conn: Connection, error: BaseException | None) -> None:
         if self.tracing is not None:
-            self.tracing.session_ended(conn, time.monotonic() - self.opened, error)
+            try:
+                self.tracing.session_ended(conn, time.monotonic() - self.opened, error)
+            except Exception:
+                log.exception("could not record the session duration")
 
     # --- called by the Client ---------------------------------------------------------------------
 

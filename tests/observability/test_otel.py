@@ -279,3 +279,17 @@ def test_oauth_token_requests_are_spans(otel: Telemetry) -> None:
     # The 401 came while connecting: the token request is a child of the connect span,
     # although the POST ran on one of the transport's threads.
     assert token.parent is not None and token.parent.span_id == connect.context.span_id
+
+
+def test_a_telemetry_failure_never_breaks_a_call(
+    otel: Telemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_lite import _otel
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("exporter bug")
+
+    monkeypatch.setattr(_otel.Tracing, "start", broken)
+    monkeypatch.setattr(_otel.Tracing, "session_ended", broken)
+    with mcp_lite.connect(TRACE_SERVER, timeout=30) as client:
+        assert "traceparent" not in (client.call_tool("meta", {}).structured_content or {})
