@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from . import events as _events
+from . import tasks as _tasks
 from ._connection import LOAD_STATS_KEYS, Connection, Handlers
 from ._secrets import redact_url
 from ._version import __version__
@@ -44,7 +45,7 @@ from .protocol import session as proto
 from .protocol import versions as v
 from .protocol.jsonrpc import ErrorResponse, Response
 from .protocol.session import SessionInfo
-from .tasks import TASKS_EXTENSION, Task, TaskReceiver, TaskStatus
+from .tasks import Task, TaskReceiver, TaskStatus
 from .transports.base import Transport
 
 if TYPE_CHECKING:
@@ -454,29 +455,7 @@ class Client:
         Raises:
             LocalProtocolError: the server supports no tasks.
         """
-        params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
-        info = self.session
-        if info.era == "stateless":
-            extensions = info.capabilities.get("extensions")
-            if not (isinstance(extensions, dict) and TASKS_EXTENSION in extensions):
-                raise LocalProtocolError(
-                    f"MCP server {self.name!r} does not declare the {TASKS_EXTENSION!r} extension"
-                )
-            raw = self.request("tools/call", params, timeout=timeout)
-            return Task(self, raw, modern=True, tool=name)
-        tasks = info.capabilities.get("tasks")
-        requests = tasks.get("requests") if isinstance(tasks, dict) else None
-        tools = requests.get("tools") if isinstance(requests, dict) else None
-        if not (isinstance(tools, dict) and "call" in tools):
-            raise LocalProtocolError(
-                f"MCP server {self.name!r} did not declare tasks.requests.tools.call"
-            )
-        params["task"] = {"ttl": ttl} if ttl is not None else {}
-        raw = self.request("tools/call", params, timeout=timeout)
-        created = raw.get("task")
-        if not isinstance(created, dict):
-            raise RemoteProtocolError(f"tools/call {name!r} as a task: no 'task' in the answer")
-        return Task(self, created, modern=False, tool=name)
+        return _tasks.start_task(self, name, arguments, ttl, timeout)
 
     def list_tasks(self, *, timeout: float | None = None) -> list[TaskStatus]:
         """The server's tasks for this session (2025-11-25 ``tasks/list``, every page).
@@ -484,26 +463,11 @@ class Client:
         Raises:
             LocalProtocolError: the server does not list tasks (2026-07-28 has no tasks/list).
         """
-        info = self.session
-        tasks = info.capabilities.get("tasks")
-        if info.era == "stateless" or not (isinstance(tasks, dict) and "list" in tasks):
-            raise LocalProtocolError(f"MCP server {self.name!r} does not offer tasks/list")
-        pager = proto.Pager("tasks/list", max_pages=self.max_pages)
-        found: list[TaskStatus] = []
-        while not pager.done:
-            result = self.request("tasks/list", pager.params(), timeout=timeout)
-            found.extend(TaskStatus.from_wire(t) for t in result.get("tasks") or [])
-            pager.advance(result)
-        return found
+        return _tasks.list_tasks(self, timeout)
 
     def _must_use_task(self, name: str) -> bool:
         """2025-11-25: is ``name`` a ``taskSupport: "required"`` tool? (tools listed once)"""
-        info = self.session
-        if info.era == "stateless" or not isinstance(info.capabilities.get("tasks"), dict):
-            return False
-        if self._task_support is None:
-            self.list_tools()
-        return (self._task_support or {}).get(name) == "required"
+        return _tasks.must_use_task(self, name)
 
     # --- resources ---------------------------------------------------------------------------------
 

@@ -29,12 +29,14 @@ from typing import TYPE_CHECKING, Any
 from .errors import (
     InternalError,
     InvalidParams,
+    LocalProtocolError,
     McpError,
     RemoteProtocolError,
     RequestTimeout,
     RpcError,
     rpc_error_from_wire,
 )
+from .protocol.session import Pager
 
 if TYPE_CHECKING:
     from .client import Client
@@ -343,3 +345,60 @@ class TaskReceiver:
                 raise task.error
             raise InternalError(f"task {task.id} is {task.status}")
         raise InvalidParams(f"unknown task method {method}")
+
+
+# --- what Client's task methods do ------------------------------------------------------
+
+
+def start_task(
+    client: Client, name: str, arguments: Any, ttl: int | None, timeout: float | None
+) -> Task:
+    """``Client.call_tool_as_task``."""
+    params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
+    info = client.session
+    if info.era == "stateless":
+        extensions = info.capabilities.get("extensions")
+        if not (isinstance(extensions, dict) and TASKS_EXTENSION in extensions):
+            raise LocalProtocolError(
+                f"MCP server {client.name!r} does not declare the {TASKS_EXTENSION!r} extension"
+            )
+        raw = client.request("tools/call", params, timeout=timeout)
+        return Task(client, raw, modern=True, tool=name)
+    tasks = info.capabilities.get("tasks")
+    requests = tasks.get("requests") if isinstance(tasks, dict) else None
+    tools = requests.get("tools") if isinstance(requests, dict) else None
+    if not (isinstance(tools, dict) and "call" in tools):
+        raise LocalProtocolError(
+            f"MCP server {client.name!r} did not declare tasks.requests.tools.call"
+        )
+    params["task"] = {"ttl": ttl} if ttl is not None else {}
+    raw = client.request("tools/call", params, timeout=timeout)
+    created = raw.get("task")
+    if not isinstance(created, dict):
+        raise RemoteProtocolError(f"tools/call {name!r} as a task: no 'task' in the answer")
+    return Task(client, created, modern=False, tool=name)
+
+
+def list_tasks(client: Client, timeout: float | None) -> list[TaskStatus]:
+    """``Client.list_tasks``."""
+    info = client.session
+    tasks = info.capabilities.get("tasks")
+    if info.era == "stateless" or not (isinstance(tasks, dict) and "list" in tasks):
+        raise LocalProtocolError(f"MCP server {client.name!r} does not offer tasks/list")
+    pager = Pager("tasks/list", max_pages=client.max_pages)
+    found: list[TaskStatus] = []
+    while not pager.done:
+        result = client.request("tasks/list", pager.params(), timeout=timeout)
+        found.extend(TaskStatus.from_wire(t) for t in result.get("tasks") or [])
+        pager.advance(result)
+    return found
+
+
+def must_use_task(client: Client, name: str) -> bool:
+    """2025-11-25: is ``name`` a ``taskSupport: "required"`` tool? (tools listed once)"""
+    info = client.session
+    if info.era == "stateless" or not isinstance(info.capabilities.get("tasks"), dict):
+        return False
+    if client._task_support is None:
+        client.list_tools()
+    return (client._task_support or {}).get(name) == "required"

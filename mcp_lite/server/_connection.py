@@ -7,13 +7,11 @@ for ``input_required`` rounds with a signed ``requestState``."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
+import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol, cast
 
 from ..errors import (
@@ -23,7 +21,6 @@ from ..errors import (
     InvalidRequest,
     McpError,
     MethodNotFound,
-    MissingClientCapability,
     RequestTimeout,
     ResourceNotFound,
     RpcError,
@@ -34,9 +31,10 @@ from ..protocol import versions as pv
 
 __all__ = ["ServerConnection"]
 
+from . import _state
+from . import _tasks as tk
 from ._context import (
     LOG_LEVELS,
-    RELATED_TASK,
     Context,
     RoutedSend,
     Send,
@@ -46,7 +44,6 @@ from ._context import (
     _Workers,
     log,
 )
-from ._tasks import TASKS_EXTENSION
 from ._tools import Registry
 
 
@@ -106,7 +103,6 @@ _LEGACY_ONLY = frozenset(
 _MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})
 _LEGACY_TASKS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
 _MODERN_TASKS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
-_STATE_TTL_S = 3600.0
 
 
 def _error(request_id: Any, err: RpcError) -> dict[str, Any]:
@@ -355,7 +351,7 @@ class ServerConnection:
                 )
             return {}
         if m in _LEGACY_TASKS:
-            return self._legacy_task(req)
+            return tk.serve_legacy(self, self.server._registry, req)
         return self._common(req)
 
     def _initialize(self, req: _Request) -> dict[str, Any]:
@@ -407,17 +403,17 @@ class ServerConnection:
             result = self._discover()
         elif m in _COMMON:
             if m in _MRTR_METHODS:
-                self._load_inputs(req)
+                _state.load_inputs(self.server._secret, req)
             try:
                 result = self._common(req)
             except _InputRequired as need:
                 return {
                     "resultType": "input_required",
                     "inputRequests": {need.key: need.request},
-                    "requestState": self._encode_state(req),
+                    "requestState": _state.encode_state(self.server._secret, req),
                 }
         elif m in _MODERN_TASKS:
-            result = self._modern_task(req)
+            result = tk.serve_modern(self.server._registry, req)
         else:
             raise MethodNotFound(f"Method not found: {m}")
         result.setdefault("resultType", "complete")  # "task" for a CreateTaskResult
@@ -444,7 +440,7 @@ class ServerConnection:
         if m == "tools/list":
             return reg.list_tools(p)
         if m == "tools/call":
-            return self._call_tool(req, ctx)
+            return tk.call_tool(self, reg, req, ctx)
         if m == "resources/list":
             return reg.list_resources(p)
         if m == "resources/templates/list":
@@ -469,85 +465,21 @@ class ServerConnection:
             return reg.get_prompt(p, ctx)
         return reg.complete(p)
 
-    # --- tasks (see _tasks) ------------------------------------------------------------
+    # --- tasks (served by _tasks) -----------------------------------------------------
 
-    def _call_tool(self, req: _Request, ctx: Context) -> dict[str, Any]:
-        reg, p = self.server._registry, req.params
-        support = reg.task_support(p.get("name"))
-        if req.modern:
-            extensions = req.client_caps.get("extensions")
-            declared = isinstance(extensions, dict) and TASKS_EXTENSION in extensions
-            if support == "required":  # the server decides: "optional" tools run inline
-                if not declared:
-                    raise MissingClientCapability(
-                        f"tool {p.get('name')!r} runs as a task: declare {TASKS_EXTENSION!r}",
-                        data={"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
-                    )
-                return self._start_task(req)
-        elif isinstance(p.get("task"), dict) and support is not None:
-            return self._start_task(req)
-        elif support == "required":
-            raise MethodNotFound(f"tool {p.get('name')!r} must be called as a task")
-        return reg.call_tool({k: v for k, v in p.items() if k != "task"}, ctx)
-
-    def _start_task(self, req: _Request) -> dict[str, Any]:
-        reg = self.server._registry
-        meta = req.params.get("task")
-        ttl = meta.get("ttl") if isinstance(meta, dict) else None
-        record = reg.tasks.create(None if req.modern else self, req.modern, ttl)
-        params = {k: v for k, v in req.params.items() if k not in ("task", "_meta")}
-        run = _Request(req.id, req.method, params)
-        run.modern, run.version, run.client_caps = req.modern, req.version, req.client_caps
-        run.log_level, run.task, run.cancelled = req.log_level, record, record.cancelled
-        ctx = Context(self, run)
-
-        def work() -> None:
-            try:
-                record.finish(reg.call_tool(params, ctx), None)
-            except RpcError as exc:
-                record.finish(None, exc)
-            except BaseException as exc:
-                log.exception("task %s failed", record.id)
-                record.finish(None, InternalError(f"Internal error: {exc}"))
-
-        reg.tasks.run(work)
-        if req.modern:
-            return {**record.wire(False), "resultType": "task"}
-        return {"task": record.wire(False)}
-
-    def _legacy_task(self, req: _Request) -> dict[str, Any]:
-        tasks, p, m = self.server._registry.tasks, req.params, req.method
-        if m == "tasks/list":
-            return {"tasks": [t.wire(False) for t in tasks.owned_by(self)]}
-        record = tasks.get(p, self, modern=False)
-        if m == "tasks/get":
-            return record.wire(False)
-        if m == "tasks/cancel":
-            record.cancel()
-            return record.wire(False)
-        # tasks/result: block until the end, then what the call itself would have answered;
-        # meanwhile the task's requests to the client travel on this request's stream
+    @contextlib.contextmanager
+    def _waiting_result(self, task_id: str, req: _Request) -> Iterator[None]:
+        """While a ``tasks/result`` waits, the task's requests to the client go on its
+        stream (``_route_for_task``)."""
         with self._lock:
-            self._task_results[record.id] = req.key
+            self._task_results[task_id] = req.key
             self._idle.notify_all()
         try:
-            while not record.wait(0.5):
-                if req.cancelled.is_set() or self._closing:
-                    raise InternalError("tasks/result abandoned")
+            yield
         finally:
             with self._lock:
-                if self._task_results.get(record.id) == req.key:
-                    del self._task_results[record.id]
-        related = {RELATED_TASK: {"taskId": record.id}}
-        if record.status == "completed" and record.result is not None:
-            meta = record.result.get("_meta")
-            return {
-                **record.result,
-                "_meta": {**(meta if isinstance(meta, dict) else {}), **related},
-            }
-        if record.status == "failed" and record.error is not None:
-            raise rpc_error_from_wire({**record.error, "data": record.error.get("data")})
-        raise InternalError(f"task {record.id} was cancelled", data=related)
+                if self._task_results.get(task_id) == req.key:
+                    del self._task_results[task_id]
 
     def _route_for_task(self, task_id: str, timeout: float) -> str | None:
         """The key of the ``tasks/result`` request now waiting on ``task_id`` (the stream the
@@ -560,68 +492,6 @@ class ServerConnection:
                     return None
                 self._idle.wait(left)
             return self._task_results.get(task_id)
-
-    def _modern_task(self, req: _Request) -> dict[str, Any]:
-        record = self.server._registry.tasks.get(req.params, None, modern=True)
-        if req.method == "tasks/get":
-            return record.wire(True)
-        if req.method == "tasks/update":
-            record.update(req.params.get("inputResponses"))
-            return {}
-        try:
-            record.cancel()
-        except InvalidParams:
-            pass  # cancelling a finished task is acknowledged all the same (2026 extension)
-        return {}
-
-    # --- MRTR request state ----------------------------------------------------------
-    # ``requestState`` = base64url(HMAC-SHA256[:16] || JSON{m: method, p: digest of the
-    # params, t: issue time, r: answers so far}). The HMAC key is per ``Server`` object, so
-    # state is rejected when tampered with, replayed on another method or other params, or
-    # older than an hour.
-
-    def _digest(self, req: _Request) -> str:
-        salient = {
-            k: v
-            for k, v in req.params.items()
-            if k not in ("_meta", "inputResponses", "requestState")
-        }
-        raw = json.dumps([req.method, salient], sort_keys=True, default=str).encode()
-        return hashlib.sha256(raw).hexdigest()[:32]
-
-    def _encode_state(self, req: _Request) -> str:
-        payload = json.dumps(
-            {"m": req.method, "p": self._digest(req), "t": time.time(), "r": req.inputs},
-            separators=(",", ":"),
-            sort_keys=True,
-        ).encode()
-        mac = hmac.new(self.server._secret, payload, hashlib.sha256).digest()[:16]
-        return base64.urlsafe_b64encode(mac + payload).decode("ascii")
-
-    def _load_inputs(self, req: _Request) -> None:
-        inputs: dict[str, Any] = {}
-        state = req.params.get("requestState")
-        if state is not None:
-            try:
-                raw = base64.urlsafe_b64decode(str(state).encode("ascii"))
-                mac, payload = raw[:16], raw[16:]
-                good = hmac.new(self.server._secret, payload, hashlib.sha256).digest()[:16]
-                if not hmac.compare_digest(mac, good):
-                    raise ValueError("bad signature")
-                data = json.loads(payload)
-                if data["m"] != req.method or data["p"] != self._digest(req):
-                    raise ValueError("state of another request")
-                if time.time() - float(data["t"]) > _STATE_TTL_S:
-                    raise ValueError("expired")
-                inputs.update(data["r"])
-            except (ValueError, KeyError, TypeError) as exc:
-                raise InvalidParams(f"invalid requestState ({exc})") from None
-        responses = req.params.get("inputResponses")
-        if responses is not None:
-            if not isinstance(responses, dict):
-                raise InvalidParams("inputResponses must be an object")
-            inputs.update({k: v for k, v in responses.items() if k.startswith("input_")})
-        req.inputs = inputs
 
     # --- subscriptions/listen (stateless era) -----------------------------------------
 

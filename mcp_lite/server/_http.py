@@ -20,12 +20,9 @@ bodies, sessions and concurrent HTTP connections are bounded too.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import json
 import queue
-import re
 import secrets
 import select
 import socket
@@ -38,6 +35,10 @@ from urllib.parse import urlsplit
 from ..protocol import versions as pv
 from ._connection import ServerConnection
 from ._context import _id_key, log
+from ._http_headers import check_headers
+from ._http_streams import END as _END
+from ._http_streams import Router as _Router
+from ._http_streams import Stream as _Stream
 
 __all__ = ["HttpServer"]
 
@@ -45,23 +46,11 @@ MAX_BODY = 4 * 1024 * 1024
 MAX_SESSIONS = 1024
 MAX_CONNECTIONS = 256
 SESSION_IDLE_S = 3600.0
-_QUEUE_BOUND = 4096
 _KEEPALIVE_S = 15.0
 _POLL_S = 0.25
 # Refusals of a 2026-07-28 request itself (not of the work it asked for) are HTTP 400.
 _BAD_REQUEST_CODES = frozenset({-32020, -32021, -32022})
-_NAMED = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
-}
-_HEADER_SAFE = re.compile(r"^[\x20-\x7e\t]*$")
-_SENTINEL = re.compile(r"^=\?base64\?(.*)\?=$")
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
-_END = object()  # put on a stream to end it
 
 
 class _Opener(Protocol):
@@ -73,61 +62,6 @@ class _Opener(Protocol):
     def open_connection(self, send: Any, *, routed: bool = False) -> ServerConnection: ...
 
     def _tool_schema(self, name: str) -> Any: ...
-
-
-class _Stream:
-    """Where the messages of some requests go: one POST's response, or a session's GET."""
-
-    def __init__(self, keys: set[str]) -> None:
-        self.pending = set(keys)  # requests whose final response has not been queued
-        self.queue: queue.Queue[Any] = queue.Queue(_QUEUE_BOUND)
-        self.broken = False
-
-    def put(self, message: Any) -> None:
-        try:
-            self.queue.put_nowait(message)
-        except queue.Full:  # the client stopped reading: end this stream, not the others
-            self.broken = True
-            log.warning("HTTP stream overflowed (client not reading); dropping it")
-
-
-class _Router:
-    """Sends each outgoing message of one connection to the stream its request owns."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._streams: dict[str, _Stream] = {}
-        self.standalone: _Stream | None = None
-
-    def send(self, message: Any, related: str | None) -> None:
-        with self._lock:
-            stream = self._streams.get(related) if related is not None else None
-            if stream is None:
-                stream = self.standalone
-        if stream is None:
-            log.debug("no HTTP stream for a message (related to %s); dropped", related)
-            return
-        stream.put(message)
-
-    def attach(self, stream: _Stream) -> bool:
-        with self._lock:
-            if any(k in self._streams for k in stream.pending):
-                return False
-            for k in stream.pending:
-                self._streams[k] = stream
-            return True
-
-    def detach(self, keys: set[str]) -> None:
-        with self._lock:
-            for k in keys:
-                self._streams.pop(k, None)
-
-    def end_all(self) -> None:
-        with self._lock:
-            streams = {*self._streams.values(), self.standalone}
-        for s in streams:
-            if s is not None:
-                s.put(_END)
 
 
 class _Session:
@@ -144,42 +78,6 @@ class _Session:
 
 def _rpc_error(code: int, message: str, rid: Any = None) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
-
-
-def _decode_header(value: str) -> str | None:
-    """A header value with the base64 sentinel undone; None when it is malformed."""
-    m = _SENTINEL.match(value)
-    if m is None:
-        return value if _HEADER_SAFE.match(value) else None
-    try:
-        return base64.b64decode(m.group(1), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
-        return None
-
-
-def _param_paths(schema: Any) -> dict[tuple[str, ...], str]:
-    """``{property path: x-mcp-header name}`` of a tool's inputSchema (``properties`` only)."""
-    found: dict[tuple[str, ...], str] = {}
-    stack: list[tuple[tuple[str, ...], Any]] = [((), schema)]
-    while stack:
-        path, node = stack.pop()
-        if not isinstance(node, dict):
-            continue
-        name = node.get("x-mcp-header")
-        if path and isinstance(name, str):
-            found[path] = name
-        props = node.get("properties")
-        if isinstance(props, dict):
-            stack.extend(((*path, str(k)), v) for k, v in props.items())
-    return found
-
-
-def _header_text(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (str, int)):
-        return str(value)
-    return None
 
 
 class _App:
@@ -335,7 +233,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._plain(202)  # notifications/cancelled is not used over HTTP; others unknown
             return
         rid = msg.get("id")
-        problem = self._check_headers(msg)
+        problem = check_headers(self.headers, msg, self.app.server._tool_schema)
         if problem is not None:
             self._refuse(400, -32020, f"Header mismatch: {problem}", rid)
             return
@@ -361,56 +259,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._serve(conn, router, msg, sse_ok, modern=True)
         finally:
             self.app.done(conn)
-
-    def _check_headers(self, msg: dict[str, Any]) -> str | None:
-        """Why the 2026-07-28 request headers disagree with the body, or None."""
-        raw = msg.get("params")
-        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        raw = params.get("_meta")
-        meta: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        got = self.headers.get("MCP-Protocol-Version")
-        if got is None:
-            return "the MCP-Protocol-Version header is missing"
-        if got != meta.get(pv.META_PROTOCOL_VERSION):
-            return f"MCP-Protocol-Version {got!r} does not match the body"
-        method = msg.get("method")
-        got = self.headers.get("Mcp-Method")
-        if got is None:
-            return "the Mcp-Method header is missing"
-        if _decode_header(got) != method:
-            return f"Mcp-Method {got!r} does not match the body value {method!r}"
-        key = _NAMED.get(str(method))
-        if key is not None:
-            got = self.headers.get("Mcp-Name")
-            if got is None:
-                return "the Mcp-Name header is missing"
-            if _decode_header(got) != params.get(key):
-                return f"Mcp-Name {got!r} does not match the body value"
-        if method == "tools/call" and isinstance(params.get("name"), str):
-            return self._check_params(params)
-        return None
-
-    def _check_params(self, params: dict[str, Any]) -> str | None:
-        paths = _param_paths(self.app.server._tool_schema(params["name"]))
-        args = params.get("arguments")
-        for path, name in paths.items():
-            value = args
-            for k in path:
-                value = value.get(k) if isinstance(value, dict) else None
-            want = _header_text(value)
-            got = self.headers.get(f"Mcp-Param-{name}")
-            if want is None:
-                continue  # null or absent: the header is not expected
-            if got is None:
-                return f"the Mcp-Param-{name} header is missing"
-            decoded = _decode_header(got)
-            if decoded is None:
-                return f"Mcp-Param-{name} holds invalid characters"
-            if decoded != want and not (
-                isinstance(value, int) and not isinstance(value, bool) and _same_int(decoded, value)
-            ):
-                return f"Mcp-Param-{name} does not match the body value"
-        return None
 
     def _legacy_stateless(self, msg: Any, sse_ok: bool, header_version: str | None) -> None:
         if header_version is not None and header_version not in self.app.server.versions:
@@ -690,13 +538,6 @@ class _Handler(BaseHTTPRequestHandler):
 def _has_initialize(msg: Any) -> bool:
     items = msg if isinstance(msg, list) else [msg]
     return any(isinstance(m, dict) and m.get("method") == "initialize" for m in items)
-
-
-def _same_int(text: str, value: int) -> bool:
-    try:
-        return float(text) == value
-    except ValueError:
-        return False
 
 
 class _HTTPServer(ThreadingHTTPServer):

@@ -18,15 +18,24 @@ bounded, and forgets tasks past their TTL.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import secrets
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from ..errors import InternalError, InvalidParams, McpError, RpcError
-from ._context import RELATED_TASK, _Workers
+from ..errors import (
+    InternalError,
+    InvalidParams,
+    McpError,
+    MethodNotFound,
+    MissingClientCapability,
+    RpcError,
+    rpc_error_from_wire,
+)
+from ._context import RELATED_TASK, Context, _Request, _Workers, log
 
 __all__ = ["RELATED_TASK", "TASKS_EXTENSION", "TaskRecord", "TaskStore"]
 
@@ -220,3 +229,111 @@ class TaskStore:
                 del self._tasks[t.id]
         for t in mine:
             t.cancelled.set()
+
+
+# --- serving the task methods for a connection -------------------------------------------
+
+
+class _Conn(Protocol):
+    """What serving tasks needs of a ``ServerConnection`` (besides being a Context peer)."""
+
+    _closing: bool
+
+    def _waiting_result(
+        self, task_id: str, req: _Request
+    ) -> contextlib.AbstractContextManager[None]: ...
+
+
+class _Reg(Protocol):
+    tasks: TaskStore
+
+    def task_support(self, name: Any) -> str | None: ...
+
+    def call_tool(self, params: dict[str, Any], ctx: Any) -> dict[str, Any]: ...
+
+
+def call_tool(conn: Any, reg: _Reg, req: _Request, ctx: Context) -> dict[str, Any]:
+    """``tools/call``, as a task when the tool's ``taskSupport`` and the era say so."""
+    p = req.params
+    support = reg.task_support(p.get("name"))
+    if req.modern:
+        extensions = req.client_caps.get("extensions")
+        declared = isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+        if support == "required":  # the server decides: "optional" tools run inline
+            if not declared:
+                raise MissingClientCapability(
+                    f"tool {p.get('name')!r} runs as a task: declare {TASKS_EXTENSION!r}",
+                    data={"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+                )
+            return start(conn, reg, req)
+    elif isinstance(p.get("task"), dict) and support is not None:
+        return start(conn, reg, req)
+    elif support == "required":
+        raise MethodNotFound(f"tool {p.get('name')!r} must be called as a task")
+    return reg.call_tool({k: v for k, v in p.items() if k != "task"}, ctx)
+
+
+def start(conn: Any, reg: _Reg, req: _Request) -> dict[str, Any]:
+    """Create the task, run the tool in the background, answer the creation result."""
+    meta = req.params.get("task")
+    ttl = meta.get("ttl") if isinstance(meta, dict) else None
+    record = reg.tasks.create(None if req.modern else conn, req.modern, ttl)
+    params = {k: v for k, v in req.params.items() if k not in ("task", "_meta")}
+    run = _Request(req.id, req.method, params)
+    run.modern, run.version, run.client_caps = req.modern, req.version, req.client_caps
+    run.log_level, run.task, run.cancelled = req.log_level, record, record.cancelled
+    ctx = Context(conn, run)
+
+    def work() -> None:
+        try:
+            record.finish(reg.call_tool(params, ctx), None)
+        except RpcError as exc:
+            record.finish(None, exc)
+        except BaseException as exc:  # a task must always end
+            log.exception("task %s failed", record.id)
+            record.finish(None, InternalError(f"Internal error: {exc}"))
+
+    reg.tasks.run(work)
+    if req.modern:
+        return {**record.wire(False), "resultType": "task"}
+    return {"task": record.wire(False)}
+
+
+def serve_legacy(conn: _Conn, reg: _Reg, req: _Request) -> dict[str, Any]:
+    """2025-11-25 ``tasks/get|result|list|cancel`` (tasks of this session only)."""
+    p, m = req.params, req.method
+    if m == "tasks/list":
+        return {"tasks": [t.wire(False) for t in reg.tasks.owned_by(conn)]}
+    record = reg.tasks.get(p, conn, modern=False)
+    if m == "tasks/get":
+        return record.wire(False)
+    if m == "tasks/cancel":
+        record.cancel()
+        return record.wire(False)
+    # tasks/result: block until the end, then what the call itself would have answered
+    with conn._waiting_result(record.id, req):
+        while not record.wait(0.5):
+            if req.cancelled.is_set() or conn._closing:
+                raise InternalError("tasks/result abandoned")
+    related = {RELATED_TASK: {"taskId": record.id}}
+    if record.status == "completed" and record.result is not None:
+        meta = record.result.get("_meta")
+        return {**record.result, "_meta": {**(meta if isinstance(meta, dict) else {}), **related}}
+    if record.status == "failed" and record.error is not None:
+        raise rpc_error_from_wire({**record.error, "data": record.error.get("data")})
+    raise InternalError(f"task {record.id} was cancelled", data=related)
+
+
+def serve_modern(reg: _Reg, req: _Request) -> dict[str, Any]:
+    """The extension's ``tasks/get|update|cancel`` (any holder of the task id)."""
+    record = reg.tasks.get(req.params, None, modern=True)
+    if req.method == "tasks/get":
+        return record.wire(True)
+    if req.method == "tasks/update":
+        record.update(req.params.get("inputResponses"))
+        return {}
+    try:
+        record.cancel()
+    except InvalidParams:
+        pass  # cancelling a finished task is acknowledged all the same (2026 extension)
+    return {}
