@@ -187,7 +187,16 @@ class Connection:
 
     @property
     def alive(self) -> bool:
-        return self.closed_error is None
+        if self.closed_error is not None:
+            return False
+        # A death the reader has not reported yet (a stdio server already reaped): close
+        # now with the transport's reason, so the next call reconnects instead of failing.
+        dead = getattr(self.transport, "dead", None)
+        error = dead() if dead is not None else None
+        if error is not None:
+            self._on_transport_closed(error)
+            return False
+        return True
 
     def close(self, reason: str = "the client closed the connection") -> None:
         """Close the transport and fail what is still pending; idempotent, bounded."""

@@ -20,6 +20,8 @@ Optional hooks a transport may define (the session checks with ``getattr``):
   version (HTTP sends it as ``MCP-Protocol-Version`` from then on);
 - ``cancel_request(request_id) -> bool``: cancel in the transport's own way (2026-07-28 HTTP
   closes that request's response stream); True means no ``notifications/cancelled`` is needed.
+- ``dead() -> McpError | None``: a cheap check (no I/O, no system call) for a death the
+  reader has not reported yet (stdio: the process already reaped); the error says why.
 
 A transport that handles each request separately (HTTP) reports the failure of one request
 as a ``SendFailed`` frame to ``on_message``: that request fails, the connection stays.

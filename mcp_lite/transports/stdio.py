@@ -152,6 +152,16 @@ class StdioTransport:
     def returncode(self) -> int | None:
         return self._proc.poll() if self._proc is not None else None
 
+    def dead(self) -> McpError | None:
+        """Why this connection is known to be over, before the reader reports it (a server
+        already reaped, a torn frame); None when nothing says so. No system call."""
+        if self._broken is not None:
+            return self._broken
+        proc = self._proc
+        if proc is None or self._closing or proc.returncode is None:
+            return None
+        return self._closed_error("MCP server exited")
+
     def stderr_tail(self) -> str:
         return "\n".join(self._stderr_tail)[-_STDERR_TAIL_CHARS:]
 
