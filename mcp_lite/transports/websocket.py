@@ -150,6 +150,10 @@ class WebSocketTransport:
             except websocket.WebSocketBadStatusException as again:
                 raise self._handshake_error(again) from again
         ws.frame_buffer = _BoundedFrames(ws, self._max_message_size)
+        # The reader answers pings itself; it must never wait behind a blocked write (the
+        # frames it would stop reading answer other calls): a pong is skipped then.
+        pong = ws.pong
+        ws.pong = lambda payload="": _unless_writing(ws, lambda: pong(payload))  # type: ignore[method-assign]
         ws.settimeout(self._ping_interval)
         self._ws = ws
         self._reader = threading.Thread(
@@ -339,7 +343,7 @@ class WebSocketTransport:
                         )
                         break
                     waiting_pong = True
-                    ws.ping()
+                    _unless_writing(ws, ws.ping)
                     continue
                 waiting_pong = False
                 if opcode == websocket.ABNF.OPCODE_CLOSE:
@@ -383,3 +387,10 @@ def _http_url(url: str) -> str:
     """The http(s) URL of the handshake: what an OAuth token for this server is bound to."""
     scheme, sep, rest = url.partition("://")
     return {"ws": "http", "wss": "https"}.get(scheme.lower(), scheme) + sep + rest
+
+
+def _unless_writing(ws: websocket.WebSocket, action: Callable[[], object]) -> None:
+    """Run a control-frame send from the reader, unless a write holds the socket (then the
+    frame is skipped: a server that stopped reading would block the reader behind it)."""
+    if not ws.lock.locked():
+        action()
