@@ -219,7 +219,7 @@ def _client_authentication(
 class AuthorizationRequest:
     """One authorization-code attempt: what was sent, and what the answer must match."""
 
-    url: str
+    url: str = field(repr=False)  # it carries the state
     state: str = field(repr=False)
     pkce: Pkce = field(repr=False)
     redirect_uri: str

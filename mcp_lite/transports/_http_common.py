@@ -161,6 +161,9 @@ class HttpOptions:
     max_message_size: int = 64 * 1024 * 1024
     pool_size: int = 16
 
+    def __repr__(self) -> str:  # no header value, token or URL query in a repr
+        return f"HttpOptions(url={redact_url(self.url)!r}, name={self.name!r})"
+
 
 def make_session(options: HttpOptions) -> requests.Session:
     """A pooled session: keep-alive pool as large as our concurrency, our User-Agent and the

@@ -209,3 +209,41 @@ def test_the_cli_shows_no_secret(
         assert code != 0 or argv[0] == "servers", (argv, out, err)
         assert not _leaks(out + err), (argv, out, err)
     assert h  # the header canary was configured on every remote entry above
+
+
+def test_value_objects_show_no_secret() -> None:
+    from mcp_lite.auth import ClientInfo, TokenSet
+    from mcp_lite.auth.discovery import AuthServerMetadata
+    from mcp_lite.auth.flow import AuthorizationRequest
+    from mcp_lite.hub.config import parse_servers
+    from mcp_lite.transports._http_common import HttpOptions
+
+    q, h, b, p, i = (CANARIES[k] for k in ("query", "header", "bearer", "password", "ide"))
+    entries, issues = parse_servers(
+        {
+            "s": {"command": "srv", "args": ["--token", b], "env": {"API_KEY": h}},
+            "r": {"url": f"https://u:{p}@x.example/mcp?k={q}", "headers": {"X-Api-Key": h}},
+            "w": {"type": "ws-ide", "url": "ws://127.0.0.1:9/ide", "authToken": i},
+        },
+        "user",
+        "test",
+    )
+    assert issues == []
+    metadata = AuthServerMetadata.defaults("https://as.example")
+    request = AuthorizationRequest.build(
+        metadata,
+        ClientInfo("cid", client_secret=p),
+        redirect_uri="http://127.0.0.1:9/callback",
+        resource="https://x.example/mcp",
+        scope=None,
+    )
+    shown = [
+        repr(entries),
+        repr(HttpOptions(f"https://x.example/mcp?k={q}", {"X-Api-Key": h}, b)),
+        repr(TokenSet(b, refresh_token=h)),
+        repr(ClientInfo("cid", client_secret=p)),
+        repr(request),
+    ]
+    leaks = [(text, _leaks(text)) for text in shown if _leaks(text)]
+    assert not leaks, leaks[0]
+    assert request.state not in "".join(shown)
