@@ -293,3 +293,19 @@ def test_a_telemetry_failure_never_breaks_a_call(
     monkeypatch.setattr(_otel.Tracing, "session_ended", broken)
     with mcp_lite.connect(TRACE_SERVER, timeout=30) as client:
         assert "traceparent" not in (client.call_tool("meta", {}).structured_content or {})
+
+
+def test_traceparent_reaches_an_http_server(
+    otel: Telemetry, start_http_peer: Any, free_port: int
+) -> None:
+    peer = start_http_peer([*TRACE_SERVER, "http", str(free_port)], free_port)
+    with (
+        mcp_lite.connect(peer.url + "/mcp", timeout=30) as client,
+        trace.get_tracer("test").start_as_current_span("job"),
+    ):
+        received = client.call_tool("meta", {}).structured_content or {}
+    [span] = otel.spans("tools/call meta")
+    ctx = span.get_span_context()
+    assert received["traceparent"].split("-")[1:3] == [_hex(ctx.trace_id, 32), _hex(ctx.span_id, 16)]
+    attrs = dict(span.attributes)
+    assert (attrs["server.address"], attrs["server.port"]) == ("127.0.0.1", free_port)

@@ -1,5 +1,6 @@
-"""A stdio MCP server (mcp_lite.Server) whose ``meta`` tool returns the ``_meta`` it got, for
-the trace-propagation tests."""
+"""An MCP server (mcp_lite.Server) whose ``meta`` tool returns the ``_meta`` it got, for the
+trace-propagation tests: over stdio, or ``trace_server.py http PORT`` (Streamable HTTP on
+127.0.0.1)."""
 
 from __future__ import annotations
 
@@ -26,4 +27,9 @@ def greet(name: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run_stdio()
+    import sys
+
+    if sys.argv[1:2] == ["http"]:
+        server.run_http("127.0.0.1", int(sys.argv[2]))
+    else:
+        server.run_stdio()
