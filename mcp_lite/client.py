@@ -166,7 +166,15 @@ class Client:
                 f"'auto', {', '.join(v.SUPPORTED_VERSIONS)}"
             )
         if isinstance(target, Mapping):
-            target = _validated(target)
+            raw, target = target, _validated(target)
+            # A config dict's own settings apply: its name, its timeout (unless one was
+            # given here), and "disabled" (refused rather than silently ignored).
+            if raw.get("disabled") is True:
+                raise ConfigError('this server config says "disabled": true')
+            if name is None and isinstance(raw.get("name"), str) and raw["name"]:
+                name = raw["name"]
+            if timeout == DEFAULT_TIMEOUT and isinstance(raw.get("timeout"), (int, float)):
+                timeout = float(raw["timeout"])
         self.target = target
         self.timeout = float(timeout)
         self.name = name or _target_name(target)

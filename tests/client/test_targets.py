@@ -139,3 +139,18 @@ def test_cli_url_is_never_run_as_a_command(
 def test_cli_stdio_takes_a_command_string(capsys: pytest.CaptureFixture[str]) -> None:
     code = cli.main(["call", "--stdio", f"{sys.executable} {DEMO}", "add", '{"a": 2, "b": 3}'])
     assert code == 0 and capsys.readouterr().out.strip() == "5"
+
+
+def test_a_config_dicts_own_name_and_timeout_apply() -> None:
+    client = mcp_lite.Client(
+        {"command": sys.executable, "args": [DEMO], "name": "demo", "timeout": 7}
+    )
+    try:
+        assert client.name == "demo" and client.timeout == 7.0
+    finally:
+        client.close()
+    client = mcp_lite.Client({"command": "x", "timeout": 7}, timeout=3)
+    assert client.timeout == 3.0  # the argument wins
+    client.close()
+    with pytest.raises(ConfigError, match="disabled"):
+        mcp_lite.connect({"command": "x", "disabled": True}, timeout=5)
