@@ -167,7 +167,9 @@ class WebSocketTransport:
     def _handshake(self, auth_headers: Mapping[str, str]) -> websocket.WebSocket:
         """The opening handshake, ended by a watchdog at ``connect_timeout`` in total."""
         headers = {**self._headers, **auth_headers}
-        ws = websocket.WebSocket(enable_multithread=True)
+        # UTF-8 is checked where the message is decoded: an answer with invalid UTF-8 then
+        # fails its own call (by its id), not the whole connection.
+        ws = websocket.WebSocket(enable_multithread=True, skip_utf8_validation=True)
         ws.settimeout(self._connect_timeout)
         expired = threading.Event()
 

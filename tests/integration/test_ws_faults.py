@@ -16,7 +16,7 @@ import pytest
 
 import mcp_lite
 from mcp_lite.auth import MemoryTokenStore, OAuth
-from mcp_lite.errors import ConfigError, ConnectionClosed, RequestTimeout
+from mcp_lite.errors import ConfigError, ConnectionClosed, RemoteProtocolError, RequestTimeout
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leftover_processes")]
 
@@ -76,6 +76,15 @@ def test_a_write_to_a_server_that_stopped_reading_ends_at_the_deadline(
             stopped.result(15)
         assert "middle of a frame" in str(info.value)
         assert client.call_tool("echo", {"text": "fresh"}).text == "fresh"
+
+
+def test_an_answer_with_invalid_utf8_fails_only_its_call(ws_fault: Callable[..., str]) -> None:
+    with mcp_lite.connect(ws_fault(), timeout=30.0) as client:
+        with pytest.raises(RemoteProtocolError) as info:
+            client.call_tool("bad-utf8", {}, timeout=60.0)
+        assert "could not be read" in str(info.value)
+        assert client.connected  # the connection (and other calls) carry on
+        assert client.call_tool("echo", {"text": "ok"}).text == "ok"
 
 
 class RecordingAuth:

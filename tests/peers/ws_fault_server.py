@@ -14,6 +14,7 @@ It speaks just enough MCP (handshake era): ``initialize``, ``ping``, ``tools/lis
   closes: the message grows past any limit only by its fragments.
 - ``stop``: stops reading the socket for good (no answer): the client's writes fill the
   socket buffers.
+- ``bad-utf8``: answers with a text frame that is not valid UTF-8.
 
 ``--token T``: the handshake needs ``Authorization: Bearer T``, else HTTP 401.
 ``--record PATH``: appends the ``Authorization`` header of every handshake (or ``null``) as a
@@ -128,6 +129,9 @@ class Handler(socketserver.StreamRequestHandler):
                 while True:
                     piece = bytes([CONT, 127]) + struct.pack(">Q", FRAGMENT) + b" " * FRAGMENT
                     self.send(piece)
+            elif name == "bad-utf8":
+                raw = b'{"jsonrpc":"2.0","id":%d,"result":{"text":"caf\xc3\x28"}}' % rid
+                self.send(frame(TEXT, raw))
             elif name == "stop":
                 time.sleep(3600)
             else:
