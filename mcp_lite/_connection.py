@@ -30,9 +30,11 @@ from .errors import (
     ConnectionClosed,
     InternalError,
     InvalidParams,
+    InvalidRequest,
     McpError,
     MessageTooLarge,
     MethodNotFound,
+    ParseError,
     RemoteProtocolError,
     RequestTimeout,
     RpcError,
@@ -437,6 +439,10 @@ class Connection:
             self._on_request(event)
         elif event.id is not None and self._on_unreadable(event):
             return
+        elif event.request_id is not None:
+            self._refuse(
+                event.request_id, ParseError(f"the client could not read it: {event.reason}")
+            )
         else:
             log.warning(
                 "dropped invalid message from %r: %s: %s", self.name, event.reason, event.raw
@@ -472,6 +478,13 @@ class Connection:
             call = self._pending.pop(request_id)
         if call is None:
             log.warning("dropped a message over %d bytes from %r", error.max_size, self.name)
+            if error.request_id is not None:
+                self._refuse(
+                    error.request_id,
+                    InvalidRequest(
+                        f"request larger than the client's max_message_size={error.max_size}"
+                    ),
+                )
             return
         _fail(
             call.future,
@@ -577,6 +590,13 @@ class Connection:
             self._answer(incoming)
         finally:
             self.request_backlog.leave()
+
+    def _refuse(self, request_id: jsonrpc.RequestId, error: RpcError) -> None:
+        """Answer a request from the server that we cannot take with ``error`` (so it does not
+        wait for an answer that never comes); written on the control thread."""
+        log.warning("refused a request from %r: %s", self.name, error.message)
+        refusal = jsonrpc.make_error(request_id, error)
+        self._control.post(lambda: self._send_control(refusal))
 
     def _send_control(self, message: dict[str, Any]) -> None:
         try:

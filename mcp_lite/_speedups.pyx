@@ -249,6 +249,7 @@ cdef object _too_large_scanned(Py_ssize_t max_size, bytes head, ResponseIdScanne
         head[:_HEAD],
         scanner.response_id,
         True,
+        scanner.request_id,
     )
 
 
@@ -311,7 +312,19 @@ cdef class ResponseIdScanner:
             return None
         if not self._done and not (self._keys & (_KEY_RESULT | _KEY_ERROR)):
             return None
+        return self._parsed_id()
+
+    @property
+    def request_id(self):
+        """The id of a complete request from the peer, else None."""
+        if not self._done or self._invalid or self._id_raw is None:
+            return None
+        return self._parsed_id() if self._keys & _KEY_METHOD else None
+
+    def _parsed_id(self):
         raw = self._id_raw
+        if raw is None:
+            return None
         if self._id_string:
             try:
                 value = decode_message(b'"' + raw + b'"')

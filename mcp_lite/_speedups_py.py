@@ -150,6 +150,7 @@ def _too_large(
         head[:HEAD_SIZE],
         scanner.response_id,
         True,
+        scanner.request_id,
     )
 
 
@@ -173,7 +174,7 @@ class ResponseIdScanner:
     notification from the peer) has no response id. Key order does not matter.
 
     ``response_id`` is that id (an ``int``, or a ``str``) once the object is complete, else
-    ``None``. ``likely_response_id`` also answers for a prefix (only a head was kept): the
+    ``None``; ``request_id`` is the id of a complete request from the peer. ``likely_response_id`` also answers for a prefix (only a head was kept): the
     id when ``"result"`` or ``"error"`` was seen at the top level and ``"method"`` was not.
 
     Not thread-safe: one reader owns a scanner.
@@ -222,7 +223,20 @@ class ResponseIdScanner:
             return None
         if not self._done and not (self._keys & {b"result", b"error"}):
             return None
+        return self._parsed_id()
+
+    @property
+    def request_id(self) -> int | str | None:
+        """The id of a complete request from the peer (a top-level ``"method"`` and
+        ``"id"``), so that it can be answered with an error; else None."""
+        if not self._done or self._invalid or self._id_raw is None:
+            return None
+        return self._parsed_id() if b"method" in self._keys else None
+
+    def _parsed_id(self) -> int | str | None:
         raw = self._id_raw
+        if raw is None:
+            return None
         if self._id_string:
             try:
                 value = decode_message(b'"' + raw + b'"')

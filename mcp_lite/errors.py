@@ -154,7 +154,8 @@ class MessageTooLarge(RemoteProtocolError):
 
     ``response_id`` is the message's own top-level response id when the transport scanned the
     whole message for it (``scanned``): the one call it answers. Transports that kept only
-    the head leave ``scanned`` false.
+    the head leave ``scanned`` false. ``request_id``: the id of a request from the peer that
+    was too large (so that it can be refused).
     """
 
     def __init__(
@@ -164,13 +165,15 @@ class MessageTooLarge(RemoteProtocolError):
         head: bytes = b"",
         response_id: int | str | None = None,
         scanned: bool = False,
+        request_id: int | str | None = None,
     ) -> None:
         super().__init__(message)
-        self.args = (message, max_size, head, response_id, scanned)
+        self.args = (message, max_size, head, response_id, scanned, request_id)
         self.max_size = max_size
         self.head = head
         self.response_id = response_id
         self.scanned = scanned
+        self.request_id = request_id
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.args == self.args

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from .._accel import decode_message, scan_response_id
+from .._accel import ResponseIdScanner, decode_message
 from ..errors import RpcError, rpc_error_from_wire
 
 __all__ = [
@@ -103,6 +103,7 @@ class Invalid:
     reason: str
     raw: str = ""
     id: RequestId | None = None
+    request_id: RequestId | None = None  # a request from the peer we could not read
 
 
 Incoming = Response | ErrorResponse | Request | Notification | Invalid
@@ -163,7 +164,10 @@ def parse_frame(data: bytes, *, allow_batch: bool = True) -> list[Incoming]:
     try:
         decoded = decode_message(data)
     except ValueError as exc:
-        return [Invalid(f"invalid JSON: {exc}", _excerpt(data), scan_response_id(data))]
+        scanner = ResponseIdScanner()
+        scanner.feed(data)
+        reason = f"invalid JSON: {exc}"
+        return [Invalid(reason, _excerpt(data), scanner.response_id, scanner.request_id)]
     if isinstance(decoded, list):
         if not allow_batch:
             return [Invalid("batch received but batches are not allowed", _excerpt(data))]

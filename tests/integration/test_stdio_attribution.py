@@ -6,9 +6,11 @@ Run with both kernel implementations (``MCP_LITE_NO_EXTENSIONS=1`` for the pure 
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -84,6 +86,40 @@ def test_unreadable_answer_fails_that_call_at_once_with_a_protocol_error(
     assert "tools/call" in message and "could not be read" in message and why in message
     assert not waiting.done()
     release(client, waiting)
+
+
+@pytest.mark.parametrize(
+    ("kind", "request_id", "code"),
+    [("oversized-request", None, -32600), ("deep-request", "deep-1", -32700)],
+)
+def test_a_server_request_the_client_cannot_read_is_refused_not_left_waiting(
+    fault_cmd: Callable[..., list[str]],
+    tmp_path: Path,
+    wait_until: Callable[..., bool],
+    kind: str,
+    request_id: str | None,
+    code: int,
+) -> None:
+    record = tmp_path / "answers.jsonl"
+    with mcp_lite.connect(
+        fault_cmd("bad-answers", record), timeout=60.0, max_message_size=LIMIT
+    ) as client:
+        waiting = start_waiting(client)
+        assert answer(client, kind).text == "ok"
+
+        def refusals() -> list[dict[str, Any]]:
+            if not record.exists():
+                return []
+            lines = record.read_text().splitlines()
+            return [r for r in map(json.loads, lines) if "error" in r]
+
+        assert wait_until(lambda: len(refusals()) == 1, timeout=30)
+        refusal = refusals()[0]
+        # the oversized request carried the waiting call's id: refused, the call untouched
+        expected_id = request_id if request_id is not None else refusal["id"]
+        assert refusal["id"] == expected_id and refusal["error"]["code"] == code
+        assert not waiting.done()
+        release(client, waiting)
 
 
 def test_plain_noise_is_logged_and_skipped(

@@ -7,6 +7,7 @@ and check that cutting a stream into chunks anywhere changes nothing.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from types import ModuleType
@@ -503,6 +504,20 @@ def response_id_oracle(message: Any) -> Any:
     return rid
 
 
+def request_id_oracle(message: Any) -> Any:
+    """The id of a request from the peer (a top-level "method" and a usable "id")."""
+    if not isinstance(message, dict) or "method" not in message:
+        return None
+    rid = message.get("id")
+    if isinstance(rid, bool) or not isinstance(rid, (int, str)):
+        return None
+    if isinstance(rid, int) and not -(10**19) < rid < 10**19:
+        return None
+    if isinstance(rid, str) and len(json.dumps(rid).encode()) > 258:
+        return None
+    return rid
+
+
 @SETTINGS
 @given(
     data=st.data(),
@@ -520,9 +535,11 @@ def test_response_id_scanner_oracle_and_parity(
     if isinstance(expected, str) and len(json.dumps(expected).encode()) > 258:
         expected = None
     chunks = data.draw(chunked(raw))
+    requested = request_id_oracle(message)
     for module in (compiled, pure):
         assert module.scan_response_id(raw) == expected
         scanner = module.ResponseIdScanner()
         for chunk in chunks:
             scanner.feed(chunk)
         assert scanner.response_id == expected
+        assert scanner.request_id == requested

@@ -32,7 +32,9 @@ there is one, else the arguments as compact JSON. What each mode does wrong:
   message (see ``bad_answer``): oversized with the id last and the waiting call's id inside
   it, an oversized notification or server request carrying the waiting call's id, JSON nested
   too deep, invalid UTF-8, a 5000-digit number, a result that is not an object, no
-  ``jsonrpc`` member, or a line of noise before a normal answer.
+  ``jsonrpc`` member, or a line of noise before a normal answer; ``deep-request``: a server
+  request nested too deep (id ``"deep-1"``) before a normal answer. With ``--record PATH``
+  the client's answers to server requests are appended as in ``flood``.
   ``max_message_size`` in the tests is 1 MiB; oversized lines are 2 MiB.
 - ``stderr-noise``: at start writes 200 KB to stderr without a newline, then ``ready``; a
   ``tools/call`` then writes 300 KB to stderr without a newline and exits with code 3.
@@ -117,6 +119,9 @@ def bad_answer(kind: str, rid: object) -> bytes:
         return b'{"jsonrpc":"2.0","id":%s,"result":{"n":%s}}\n' % (me, b"9" * 5000)
     if kind == "result-not-object":
         return b'{"jsonrpc":"2.0","id":%s,"result":[1,2]}\n' % me
+    if kind == "deep-request":  # a request from the server the client cannot decode
+        line = b'{"jsonrpc":"2.0","id":"deep-1","method":"roots/list","params":{"x":%s%s}}\n'
+        return line % (b"[" * 5000, b"]" * 5000) + ok
     if kind == "no-jsonrpc":
         return b'{"id":%s,"result":{"content":[]}}\n' % me
     if kind == "noise":
@@ -184,7 +189,7 @@ def main() -> None:
             continue
         method = msg.get("method")
         if method is None:
-            if mode == "flood":  # the client's answer to one of our requests
+            if mode in ("flood", "bad-answers"):  # the client's answer to one of our requests
                 entry = {"id": msg.get("id")}
                 entry.update({"error": msg["error"]} if "error" in msg else {"result": True})
                 record_line(record, entry)
