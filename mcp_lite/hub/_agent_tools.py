@@ -12,7 +12,7 @@ This module only builds definitions and results; the Hub runs them (``Hub.call_t
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.types import CallToolResult
@@ -21,7 +21,7 @@ from .tools import ToolFormat, shape_definition
 if TYPE_CHECKING:
     from ..protocol.types import ReadResourceResult
     from .hub import Hub
-    from .tools import McpResource
+    from .tools import McpResource, McpTool
 
 __all__ = [
     "LIST_RESOURCES",
@@ -29,6 +29,7 @@ __all__ = [
     "RESOURCE_TOOLS",
     "TOOL_SEARCH",
     "call",
+    "definitions",
     "resource_list_result",
     "resource_read_result",
     "resource_tool_definitions",
@@ -200,4 +201,45 @@ def call(hub: Hub, name: str, args: dict[str, Any]) -> CallToolResult:
     fmt = hub._search_format
     return search_result(
         [t.definition(fmt, name=names[t.name]) for t in found], [names[t.name] for t in found]
+    )
+
+
+def definitions(
+    hub: Hub, format: ToolFormat, deferred: bool, always_load: Iterable[str]
+) -> list[dict[str, Any]]:
+    """``Hub.tool_definitions`` (see there)."""
+    from .permissions import parse_rule
+    from .tools import check_format, tool_definitions
+
+    check_format(format)
+    extra = [parse_rule(r) for r in always_load]
+    tools = hub._offered()
+    names = hub._llm_names(tools)
+    if not deferred:
+        out = tool_definitions(tools, format, names)
+    else:
+        keep = [i for i, t in enumerate(tools) if _always_loaded(hub, t, extra)]
+        out = [tools[i].definition(format, name=names[i]) for i in keep]
+        hub._search_format = format
+        if len(keep) < len(tools):
+            out.append(search_tool_definition(format, len(tools) - len(keep)))
+    if hub._visible_resources():
+        out.extend(resource_tool_definitions(format))
+    return out
+
+
+def _always_loaded(hub: Hub, tool: McpTool, extra: list[tuple[str, str | None]]) -> bool:
+    """By the server (``_meta["anthropic/alwaysLoad"]``), by the Hub's or this call's rules,
+    or by the server's config entry (``"alwaysLoad": true`` or a list of tool names)."""
+    from .permissions import rules_match
+
+    if tool.always_load:
+        return True
+    if rules_match(hub._always_load, tool.server, tool.tool_name):
+        return True
+    if rules_match(extra, tool.server, tool.tool_name):
+        return True
+    configured = hub._config_always_load.get(tool.server)
+    return configured is True or (
+        isinstance(configured, frozenset) and tool.tool_name in configured
     )

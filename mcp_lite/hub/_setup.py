@@ -12,7 +12,28 @@ from ..errors import ConfigError, McpError
 from ._connections import Spec, make_spec
 from .policy import ServerPolicy
 
-__all__ = ["always_load_of", "police", "specs_of"]
+__all__ = ["HUB_OPTIONS", "always_load_of", "env_seconds", "police", "specs_of"]
+
+# Options of Hub.from_config that belong to the Hub rather than to load_config.
+HUB_OPTIONS = frozenset(
+    {
+        "default_permission",
+        "elicitation_hooks",
+        "elicitation_handler",
+        "output_dir",
+        "max_output_tokens",
+        "client_options",
+        "backoff",
+        "auth_cache_path",
+        "auth_cache",
+        "elicitation_timeout",
+        "event_hooks",
+        "always_load",
+        "allowed_servers",
+        "denied_servers",
+        "max_output_file_bytes",
+    }
+)
 
 
 def police(specs: Iterable[Spec], policies: Iterable[ServerPolicy]) -> list[Spec]:

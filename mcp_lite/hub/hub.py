@@ -46,7 +46,7 @@ from ._connections import (
     Spec,
 )
 from ._llm_names import llm_names
-from .permissions import PermissionHandler, Permissions, parse_rule, rules_match
+from .permissions import PermissionHandler, Permissions, parse_rule
 from .policy import ServerPolicy, add_allow_rule
 from .results import ResultProcessor, ToolEvent
 from .search import rank_tools
@@ -56,11 +56,9 @@ from .tools import (
     McpResource,
     McpTool,
     ToolFormat,
-    check_format,
     to_mcp_prompt,
     to_mcp_resource,
     to_mcp_tool,
-    tool_definitions,
 )
 
 if TYPE_CHECKING:
@@ -73,26 +71,6 @@ __all__ = ["Backoff", "Hub", "ServerSnapshot", "ServerStatus", "ToolEvent"]
 log = logging.getLogger("mcp_lite.hub")
 
 MAX_URL_ELICITATION_ROUNDS = 3
-# Options of Hub.from_config that belong to the Hub rather than to load_config.
-_HUB_OPTIONS = frozenset(
-    {
-        "default_permission",
-        "elicitation_hooks",
-        "elicitation_handler",
-        "output_dir",
-        "max_output_tokens",
-        "client_options",
-        "backoff",
-        "auth_cache_path",
-        "auth_cache",
-        "elicitation_timeout",
-        "event_hooks",
-        "always_load",
-        "allowed_servers",
-        "denied_servers",
-        "max_output_file_bytes",
-    }
-)
 _OWN_TOOLS = (*own.RESOURCE_TOOLS, own.TOOL_SEARCH)
 
 
@@ -230,7 +208,7 @@ class Hub:
         """
         from .config import load_config
 
-        hub_options = {k: options.pop(k) for k in list(options) if k in _HUB_OPTIONS}
+        hub_options = {k: options.pop(k) for k in list(options) if k in _setup.HUB_OPTIONS}
 
         def load() -> Any:
             return load_config(project_dir, trust_project=trust_project, **options)
@@ -393,21 +371,7 @@ class Hub:
             ValueError: an unknown ``format``.
             ConfigError: a malformed ``always_load`` rule.
         """
-        check_format(format)
-        extra = [parse_rule(r) for r in always_load]
-        tools = self._offered()
-        names = self._llm_names(tools)
-        if not deferred:
-            out = tool_definitions(tools, format, names)
-        else:
-            keep = [i for i, t in enumerate(tools) if self._always_loaded(t, extra)]
-            out = [tools[i].definition(format, name=names[i]) for i in keep]
-            self._search_format = format
-            if len(keep) < len(tools):
-                out.append(own.search_tool_definition(format, len(tools) - len(keep)))
-        if self._visible_resources():
-            out.extend(own.resource_tool_definitions(format))
-        return out
+        return own.definitions(self, format, deferred, always_load)
 
     def search_tools(self, query: str, limit: int = 10) -> list[McpTool]:
         """The tools matching ``query``, best first (name, title, description and the
@@ -430,18 +394,6 @@ class Hub:
             n: (t.server, t.tool_name) for n, t in zip(names, tools, strict=True) if n != t.name
         }
         return names
-
-    def _always_loaded(self, tool: McpTool, extra: list[tuple[str, str | None]]) -> bool:
-        if tool.always_load:
-            return True
-        if rules_match(self._always_load, tool.server, tool.tool_name):
-            return True
-        if rules_match(extra, tool.server, tool.tool_name):
-            return True
-        configured = self._config_always_load.get(tool.server)
-        return configured is True or (
-            isinstance(configured, frozenset) and tool.tool_name in configured
-        )
 
     def _visible_resources(self) -> list[McpResource]:
         hidden = self._permissions.server_denied

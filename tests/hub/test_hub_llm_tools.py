@@ -22,6 +22,12 @@ POOL = str(Path(__file__).resolve().parents[1] / "peers" / "tool_pool_server.py"
 LLM_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
+# An SDK server can take seconds to answer the 2026-07-28 probe on a loaded machine; a late
+# answer after the fallback to the handshake leaves it refusing initialize (-32022), so the
+# probe gets room (the protocol era is not what these tests are about).
+SLOW_PROBE = {"discover_timeout": 60.0}
+
+
 def _pool(*args: str) -> dict[str, Any]:
     return {"command": sys.executable, "args": [POOL, *args]}
 
@@ -29,7 +35,9 @@ def _pool(*args: str) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def big() -> Iterator[Hub]:
     """500 tools whose names are over 100 characters, plus the special ones."""
-    with Hub({"pool": _pool("--count", "500", "--long", "--resources")}) as hub:
+    with Hub(
+        {"pool": _pool("--count", "500", "--long", "--resources")}, client_options=SLOW_PROBE
+    ) as hub:
         status = hub.connect_all()["pool"]
         assert status.state == "connected", status.error
         yield hub
@@ -37,7 +45,7 @@ def big() -> Iterator[Hub]:
 
 @pytest.fixture
 def small() -> Iterator[Hub]:
-    with Hub({"pool": _pool("--count", "5")}) as hub:
+    with Hub({"pool": _pool("--count", "5")}, client_options=SLOW_PROBE) as hub:
         yield hub
 
 
@@ -82,7 +90,7 @@ def test_names_are_stable_across_processes(big: Hub) -> None:
         "import sys, json\n"
         "from mcp_lite.hub import Hub\n"
         f"with Hub({{'pool': {{'command': sys.executable, 'args': [{POOL!r}, '--count', '500',"
-        " '--long']}}) as hub:\n"
+        " '--long']}}, client_options={'discover_timeout': 60.0}) as hub:\n"
         "    print(json.dumps([d['name'] for d in hub.tool_definitions()]))\n"
     )
     out = subprocess.run(
@@ -138,7 +146,11 @@ def test_unknown_format_is_a_clear_error(small: Hub) -> None:
 
 
 def test_denied_tools_are_not_offered_found_or_callable() -> None:
-    with Hub({"pool": _pool("--count", "3")}, deny=["mcp__pool__weather_lookup"]) as hub:
+    with Hub(
+        {"pool": _pool("--count", "3")},
+        deny=["mcp__pool__weather_lookup"],
+        client_options=SLOW_PROBE,
+    ) as hub:
         assert "mcp__pool__weather_lookup" not in _names(hub.tool_definitions())
         assert hub.search_tools("weather") == []
         assert "mcp__pool__weather_lookup" in [t.name for t in hub.tools()]
@@ -261,7 +273,9 @@ def test_the_search_tool_returns_definitions_the_host_can_call(big: Hub) -> None
 def test_always_load_from_the_hub_and_from_the_config() -> None:
     entry = _pool("--count", "2")
     with Hub(
-        {"pool": {**entry, "alwaysLoad": ["tool_001"]}}, always_load=["mcp__pool__report_daily"]
+        {"pool": {**entry, "alwaysLoad": ["tool_001"]}},
+        always_load=["mcp__pool__report_daily"],
+        client_options=SLOW_PROBE,
     ) as hub:
         names = _names(hub.tool_definitions(deferred=True))
     # a rule matches normalized names: it loads both report tools
@@ -273,7 +287,7 @@ def test_always_load_from_the_hub_and_from_the_config() -> None:
         "mcp__pool__tool_001",
     ]
     assert names[-1] == "ToolSearch"
-    with Hub({"pool": {**entry, "alwaysLoad": True}}) as hub:
+    with Hub({"pool": {**entry, "alwaysLoad": True}}, client_options=SLOW_PROBE) as hub:
         names = _names(hub.tool_definitions(deferred=True))
     assert "ToolSearch" not in names and len(names) == 7
     with pytest.raises(ConfigError):
