@@ -23,9 +23,9 @@ Kinds:
   ``ConnectionClosed``...; ``duration``), or the connection died (``method`` is None).
 
 Hooks run inline on the thread where the event happens (the caller's for ``request``, the
-connection's reader for the others): keep them quick and hand slow work to a queue. A hook
-that raises is logged (logger ``mcp_lite.events``) and never breaks the call. With no hook
-and no tracing, a connection pays one attribute check per message.
+connection's reader or deadline thread for the others): keep them quick and hand slow work to
+a queue. A hook that raises is logged (logger ``mcp_lite.events``) and never breaks the call.
+With no hook and no tracing, a connection pays one attribute check per message.
 
 OpenTelemetry (``pip install mcp-lite-client[otel]``) is driven by the same machinery: it is
 on by itself when ``opentelemetry-api`` is loaded and a tracer or meter provider is set
