@@ -34,11 +34,14 @@ import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import errors
 from ._secrets import redact_url
 from ._text import human_size, plural
+
+if TYPE_CHECKING:
+    from ._options import ClientOptions
 
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, EXIT_CONNECT, EXIT_AUTH, EXIT_PROTOCOL = 0, 1, 2, 3, 4, 5
 EXIT_TIMEOUT = 124
@@ -473,7 +476,7 @@ def _run_configured(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
     """The commands on the configured servers (a Hub)."""
     from .hub import Backoff, Hub
 
-    options = {"timeout": args.timeout, "protocol_version": args.protocol_version}
+    options: ClientOptions = {"timeout": args.timeout, "protocol_version": args.protocol_version}
     # --output: binary results land in a scratch directory first, then move to FILE
     scratch = tempfile.mkdtemp(prefix="mcp-lite-") if args.output else None
     # One attempt per server: a script wants a quick, clear answer, not a backoff schedule.

@@ -49,6 +49,9 @@ from .tasks import Task, TaskReceiver, TaskStatus
 from .transports.base import Transport
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ._options import ConnectOptions
     from .protocol.types import (
         CallToolResult,
         CompleteResult,
@@ -83,8 +86,13 @@ def _not_a_task(method: str, result: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def connect(target: Any, *, timeout: float = DEFAULT_TIMEOUT, **options: Any) -> Client:
+def connect(
+    target: Any, *, timeout: float = DEFAULT_TIMEOUT, **options: Unpack[ConnectOptions]
+) -> Client:
     """Connect to one MCP server and return a ready ``Client`` (see ``Client`` for options).
+
+    The options are typed (``mcp_lite._options.ConnectOptions``): a type checker flags a
+    misspelt option, a wrong type or a handler with the wrong signature.
 
     Raises:
         ConnectError: the server could not be started or reached.

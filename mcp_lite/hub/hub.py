@@ -62,6 +62,9 @@ from .tools import (
 )
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .._options import ClientOptions, FromConfigOptions
     from ..client import Client
     from ..protocol.types import CallToolResult, GetPromptResult, Progress, ReadResourceResult
     from ..skills import LoadedSkill, Skill
@@ -148,7 +151,7 @@ class Hub:
         elicitation_handler: ElicitationHook | None = None,
         output_dir: str | os.PathLike[str] | None = None,
         max_output_tokens: int | None = None,
-        client_options: Mapping[str, Any] | None = None,
+        client_options: ClientOptions | None = None,
         backoff: Backoff | None = None,
         auth_cache_path: str | os.PathLike[str] | None = None,
         elicitation_timeout: float = 120.0,
@@ -195,11 +198,11 @@ class Hub:
     def from_config(
         cls,
         project_dir: str | os.PathLike[str] = ".",
-        trust_project: bool = False,
+        trust_project: bool | Iterable[str] = False,
         allow: Iterable[str] | None = None,
         deny: Iterable[str] | None = None,
         permission_handler: PermissionHandler | None = None,
-        **options: Any,
+        **typed_options: Unpack[FromConfigOptions],
     ) -> Hub:
         """A Hub on the config files of ``project_dir`` (see ``config.load_config``).
 
@@ -208,6 +211,7 @@ class Hub:
         """
         from .config import load_config
 
+        options: dict[str, Any] = dict(typed_options)
         hub_options = {k: options.pop(k) for k in list(options) if k in _setup.HUB_OPTIONS}
 
         def load() -> Any:
