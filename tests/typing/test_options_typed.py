@@ -104,7 +104,12 @@ def keyword_params(func: typing.Callable[..., object], *without: str) -> set[str
 
 
 def test_connect_options_match_client_parameters() -> None:
-    assert set(_options.ConnectOptions.__annotations__) == keyword_params(Client, "timeout")
+    typed = set(_options.ConnectOptions.__annotations__)
+    real = keyword_params(Client, "timeout")
+    assert typed == real, (
+        f"add {sorted(real - typed)} to / remove {sorted(typed - real)} from ConnectOptions in "
+        "mcp_lite/_options.py so connect() keeps a typed signature"
+    )
 
 
 def test_hub_options_match_hub_parameters() -> None:
