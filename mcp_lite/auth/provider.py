@@ -621,7 +621,7 @@ def _show(url: str) -> None:
     except Exception as exc:
         log.debug("could not open a browser: %s", type(exc).__name__)
     if not opened:
-        print(f"Open this URL in a browser to authorize mcp-lite:\n  {url}", file=sys.stderr)
+        print(f"mcp-lite: open this URL in a browser to authorize:\n  {url}", file=sys.stderr)
 
 
 def fetch_redirect(url: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:

@@ -280,7 +280,7 @@ class Server:
         See ``serve_http`` for the options; the URL is printed on stderr.
         """
         http = self.serve_http(host, port, stateless, max_body_size=max_body_size)
-        print(f"mcp_lite server {self.name!r} on {http.url}", file=sys.stderr, flush=True)
+        print(f"mcp-lite: server {self.name!r} on {http.url}", file=sys.stderr, flush=True)
         try:
             http.wait()
         except KeyboardInterrupt:
