@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make test-pythons: build an sdist of the committed tree (HEAD), install it (speedups
 # compiled, required) into a fresh venv for each supported interpreter found on this machine
-# (python3.10 ... python3.13 on PATH or in pyenv) and run the suites that need no optional
-# peers against the INSTALLED package, from the snapshot's tests/ (outside the checkout, so the
+# (python3.10 ... python3.13 on PATH or in pyenv) with the official SDK (a peer), run the suites
+# that need no Node or web-app peers against the INSTALLED package, from the snapshot's tests/ (outside the checkout, so the
 # checkout's sources are not imported). Prints one line per interpreter; an interpreter that is
 # not found is reported as such, never silently passed.
 set -uo pipefail
@@ -32,7 +32,7 @@ for version in 3.10 3.11 3.12 3.13; do
     "$py" -m venv "$dir/venv" || { summary+=("python$version: venv failed"); status=1; continue; }
     pip=("$dir/venv/bin/python" -m pip --disable-pip-version-check --quiet)
     if ! MCP_LITE_REQUIRE_EXTENSIONS=1 "${pip[@]}" install "$SDIST" \
-            "pytest>=8" "pytest-timeout>=2.3" "hypothesis>=6.100" "jsonschema>=4" \
+            "pytest>=8" "pytest-timeout>=2.3" "hypothesis>=6.100" "jsonschema>=4" "mcp>=2.3" \
             > "$dir/install.log" 2>&1; then
         summary+=("python$version: install from the sdist FAILED (see $dir/install.log)")
         status=1
