@@ -39,6 +39,7 @@ from .errors import (
     RpcError,
     SessionExpired,
     UnsupportedProtocolVersion,
+    UnsupportedVersionError,
 )
 from .protocol import caching as _cache
 from .protocol import session as proto
@@ -764,7 +765,18 @@ class Client:
             requested, self._handlers.capabilities, self._handlers.client_info
         )
         future = conn.submit("initialize", params, timeout=self.timeout, cancel_on_timeout=False)
-        info = proto.accept_initialize(_wait(future, self.timeout + 30), pinned=pinned)
+        try:
+            info = proto.accept_initialize(_wait(future, self.timeout + 30), pinned=pinned)
+        except UnsupportedVersionError:
+            if not (probe and wanted == "auto"):
+                raise
+            # The probe was answered after discover_timeout: the server took the 2026-07-28
+            # era then and now refuses the handshake. Ask again, with the full timeout.
+            log.info("%r refused initialize after a late discover answer; probing again", self.name)
+            modern = self._discover(conn, v.LATEST_VERSION, fallback=False)
+            assert modern is not None  # fallback=False raises instead
+            self._era_hint = "stateless"
+            return modern
         _tell_transport(conn, info)
         conn.notify("notifications/initialized")
         self._era_hint = "handshake"

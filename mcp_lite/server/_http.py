@@ -148,6 +148,8 @@ class _App:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "mcp-lite-server"
+    # socket timeout: an idle keep-alive connection (or a stalled body) gives its slot back
+    timeout = 120
     app: _App  # set on the subclass made per HttpServer
 
     def log_message(self, format: str, *args: Any) -> None:
