@@ -5,8 +5,11 @@ Threads (all daemons, all named, all joined with a timeout on close):
 
 - the transport's reader calls ``_on_frame``: it only routes — resolves futures, queues
   notifications, hands server requests to the pool — so user code never blocks it;
-- ``mcp-lite-deadlines``: wakes at the nearest deadline, fails the late request with
-  ``RequestTimeout`` and tells the server (``notifications/cancelled``);
+- ``mcp-lite-deadlines``: wakes at the nearest deadline of a ``submit()`` future, fails the
+  late request with ``RequestTimeout`` and tells the server (``notifications/cancelled``);
+- a blocking ``call()`` needs neither a Future nor the deadline thread: it waits on a lock
+  of its own (one futex hand-off, no condition variable) and enforces its own deadline, so
+  it can also withdraw itself at once (``cancel_event``, Ctrl-C) and tell the server;
 - a bounded worker pool runs server-to-client requests (sampling, elicitation, roots) and
   2026-07-28 ``input_required`` rounds; one serial worker delivers notifications in order.
 
@@ -20,7 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +39,7 @@ from .errors import (
     MethodNotFound,
     ParseError,
     RemoteProtocolError,
+    RequestCancelled,
     RequestTimeout,
     RpcError,
 )
@@ -71,6 +75,9 @@ LOAD_STATS_KEYS = (
     "server_requests_refused",
     "control_dropped",
 )
+# How often a blocking call with a cancel_event looks at it (a threading.Event cannot wake
+# another waiter); the caller is freed at most this late after set().
+_CANCEL_POLL = 0.02
 
 
 @dataclass
@@ -105,7 +112,7 @@ class Handlers:
 class _Call:
     """One request the caller waits for (across ``input_required`` rounds and their ids)."""
 
-    future: Future[dict[str, Any]]
+    future: Future[dict[str, Any]] | _Waiter
     method: str
     params: dict[str, Any] | None
     timeout: float
@@ -120,6 +127,80 @@ class _Call:
     sent: bool = False  # this round's request was handed to the transport
     expired: bool = False  # its deadline passed (set under the connection's lock)
     trace: Any = None  # the event observer's state for this call (mcp_lite.events)
+    cancelled: bool = False  # withdrawn by the caller: never (re-)sent after this
+
+
+class _Waiter:
+    """What a blocking call waits on: a lock taken at birth and released once on completion.
+
+    Quacks like the part of ``Future`` that the routing code and the event observer use
+    (``set_result``, ``set_exception``, ``done``, ``add_done_callback``, ``result``...), so a
+    call is completed the same way whichever it has. Completion is claimed with a
+    non-blocking acquire, so two racing completers (an answer and a shutdown) cannot both win.
+    """
+
+    __slots__ = ("_callbacks", "_claim", "_ready", "error", "value")
+
+    def __init__(self) -> None:
+        self._claim = threading.Lock()
+        self._ready = threading.Lock()
+        self._ready.acquire()
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self._callbacks: list[Callable[[_Waiter], Any]] | None = None
+
+    def done(self) -> bool:
+        return self._claim.locked()
+
+    def cancelled(self) -> bool:
+        return False
+
+    def set_result(self, result: Any) -> None:
+        if not self._claim.acquire(False):
+            raise InvalidStateError("already completed")
+        self.value = result
+        self._complete()
+
+    def set_exception(self, error: BaseException) -> None:
+        if not self._claim.acquire(False):
+            raise InvalidStateError("already completed")
+        self.error = error
+        self._complete()
+
+    def _complete(self) -> None:
+        self._ready.release()
+        with _CALLBACKS_LOCK:
+            callbacks, self._callbacks = self._callbacks, _FIRED
+        for fn in callbacks or ():
+            _guarded(fn, self)
+
+    def add_done_callback(self, fn: Callable[[_Waiter], Any]) -> None:
+        with _CALLBACKS_LOCK:
+            if self._callbacks is not _FIRED:
+                if self._callbacks is None:
+                    self._callbacks = []
+                self._callbacks.append(fn)
+                return
+        _guarded(fn, self)
+
+    def wait(self, timeout: float) -> bool:
+        """True once completed (the outcome is then in ``value``/``error``)."""
+        if self._ready.acquire(True, timeout):
+            self._ready.release()  # later waits (a retry loop) see it at once
+            return True
+        return False
+
+    def exception(self) -> BaseException | None:
+        return self.error
+
+    def result(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+_CALLBACKS_LOCK = threading.Lock()
+_FIRED: list[Callable[[_Waiter], Any]] = []  # marks "callbacks already run"
 
 
 @dataclass(eq=False)
@@ -255,11 +336,71 @@ class Connection:
         cancel_on_timeout: bool = True,
     ) -> Future[dict[str, Any]]:
         """Send a request; the future gets the final result dict (after any input rounds),
-        or the error: ``RpcError`` from the server, ``RequestTimeout``, ``ConnectionClosed``."""
+        or the error: ``RpcError`` from the server, ``RequestTimeout``, ``ConnectionClosed``.
+        ``future.cancel()`` withdraws the request and tells the server."""
+        future: Future[dict[str, Any]] = Future()
+        call = self._new_call(
+            future, method, params, timeout, max_total_timeout, on_progress, reset_on_progress
+        )
+        call.cancel_on_timeout = cancel_on_timeout
+
+        def on_done(done: Future[dict[str, Any]]) -> None:
+            if done.cancelled():
+                self.cancel(call, "the caller cancelled the request")
+
+        future.add_done_callback(on_done)
+        self._send_call(call)
+        return future
+
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        timeout: float,
+        max_total_timeout: float | None = None,
+        on_progress: Callable[[Progress], Any] | None = None,
+        reset_on_progress: bool = False,
+        cancel_event: threading.Event | None = None,
+    ) -> dict[str, Any]:
+        """Send a request and wait for its result dict, on this thread.
+
+        Raises what ``submit`` describes, and ``RequestCancelled`` when ``cancel_event`` is
+        set first. A ``KeyboardInterrupt`` (or any exception raised into the waiting thread)
+        withdraws the request, tells the server, and propagates.
+        """
+        waiter = _Waiter()
+        call = self._new_call(
+            waiter, method, params, timeout, max_total_timeout, on_progress, reset_on_progress
+        )
+        if cancel_event is not None and cancel_event.is_set():
+            raise RequestCancelled(f"{method} to MCP server {self.name!r} was cancelled")
+        self._send_call(call)
+        try:
+            self._await(call, waiter, cancel_event)
+        except BaseException:
+            if not waiter.done():
+                self.cancel(call, "the caller was interrupted")
+            raise
+        if waiter.error is not None:
+            raise waiter.error
+        result: dict[str, Any] = waiter.value
+        return result
+
+    def _new_call(
+        self,
+        future: Any,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float,
+        max_total_timeout: float | None,
+        on_progress: Callable[[Progress], Any] | None,
+        reset_on_progress: bool,
+    ) -> _Call:
         now = time.monotonic()
         hard = now + (max_total_timeout if max_total_timeout is not None else timeout)
-        call = _Call(
-            Future(),
+        return _Call(
+            future,
             method,
             params,
             timeout,
@@ -267,21 +408,77 @@ class Connection:
             hard,
             on_progress,
             reset_on_progress,
-            cancel_on_timeout,
+            True,
             hard - now,
         )
-        self._send_call(call)
-        return call.future
+
+    def _await(self, call: _Call, waiter: _Waiter, cancel_event: threading.Event | None) -> None:
+        """Wait until ``call`` completes, enforcing its (movable) deadline and the cancel."""
+        while True:
+            remaining = call.deadline - time.monotonic()
+            if cancel_event is not None:
+                if cancel_event.is_set():
+                    self.cancel(call, "cancelled by the caller")
+                    # cancel() completed it, unless an answer won the race or an input
+                    # round is being answered (a handler may take long: do not wait on it).
+                    if not waiter.wait(0.05):
+                        _fail(waiter, RequestCancelled(f"{call.method} was cancelled"))
+                    return
+                remaining = min(remaining, _CANCEL_POLL)
+            if remaining > 0:
+                if waiter.wait(remaining):
+                    return
+                continue
+            if self._withdraw(call):
+                self._expire(call)
+                return
+            # Not pending and not done: being completed right now, or between two
+            # input_required rounds (whose deadline moves on): look again shortly.
+            if waiter.wait(0.01):
+                return
+
+    def _withdraw(self, call: _Call) -> bool:
+        """Take ``call`` out of the pending table; False when someone else already did."""
+        with self._lock:
+            if self._pending.get(call.request_id) is call:
+                self._pending.pop(call.request_id)
+                return True
+            return False
+
+    def cancel(self, call: _Call, reason: str) -> None:
+        """Withdraw ``call``: fail it with ``RequestCancelled`` and tell the server, unless
+        its answer already arrived. A call between two input rounds is not sent again."""
+        call.cancelled = True
+        if not self._withdraw(call):
+            return
+        _fail(
+            call.future,
+            RequestCancelled(f"{call.method} to MCP server {self.name!r} was cancelled: {reason}"),
+        )
+        if call.method == "initialize":  # never cancelled, says the spec
+            return
+        # A request the server never got needs no cancellation; one still being written is
+        # cancelled by its writer once the write is done (see _send_call). Written by the
+        # control thread: the caller is free at once, even when the server stopped reading.
+        with self._lock:
+            call.expired = True
+            sent = call.sent
+        if sent:
+            request_id = call.request_id
+            self._control.post(lambda: self._cancel(request_id, reason))
 
     def _send_call(self, call: _Call) -> None:
         with self._lock:
             if self._stopping:
                 raise self.closed_error or ConnectionClosed("connection closed")
+            if call.cancelled:
+                raise RequestCancelled(f"{call.method} was cancelled")
             request_id = self._pending.allocate_id()
             call.request_id = request_id
             call.sent = False
             self._pending.add(request_id, call)
-            self._schedule(call)
+            if type(call.future) is not _Waiter:  # a blocking call keeps its own deadline
+                self._schedule(call)
         params = self._prepare_params(call.method, call.params)
         if call.on_progress is not None or call.reset_on_progress:
             params = dict(params or {})
@@ -308,7 +505,8 @@ class Connection:
             call.sent = sent
             late = sent and call.expired
         if late and call.cancel_on_timeout:  # it expired while being written: cancel it now
-            self._control.post(lambda: self._cancel(request_id, "timeout"))
+            why = "cancelled by the caller" if call.cancelled else "timeout"
+            self._control.post(lambda: self._cancel(request_id, why))
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         self._write(jsonrpc.make_notification(method, params))
@@ -560,7 +758,8 @@ class Connection:
             call = self._pending.get(token) if isinstance(token, (int, str)) else None
             if call is not None and call.reset_on_progress:
                 call.deadline = min(time.monotonic() + call.timeout, call.hard_deadline)
-                self._schedule(call)
+                if type(call.future) is not _Waiter:
+                    self._schedule(call)
         if call is not None and call.on_progress is not None:
             self._notice(call.on_progress, _progress, params)
 
@@ -762,14 +961,14 @@ def _as_result(value: Any) -> dict[str, Any]:
     return result
 
 
-def _resolve(future: Future[Any], result: Any) -> None:
+def _resolve(future: Future[Any] | _Waiter, result: Any) -> None:
     try:
         future.set_result(result)
     except Exception:  # cancelled by the caller, or already resolved
         pass
 
 
-def _fail(future: Future[Any], error: BaseException) -> None:
+def _fail(future: Future[Any] | _Waiter, error: BaseException) -> None:
     if not future.done():
         try:
             future.set_exception(error)

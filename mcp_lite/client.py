@@ -341,8 +341,13 @@ class Client:
         *,
         timeout: float | None = None,
         on_progress: Callable[[Progress], Any] | None = None,
+        cancel_event: threading.Event | None = None,
     ) -> dict[str, Any]:
         """Send a request and wait for its result dict. Raises what ``submit`` describes.
+
+        ``cancel_event``: when it is set while the request waits, the request is withdrawn,
+        the server is told (``notifications/cancelled``) and ``RequestCancelled`` is raised.
+        A ``KeyboardInterrupt`` during the wait also tells the server, then propagates.
 
         Retried once, transparently: after an expired HTTP session (re-initialized first),
         and on 2026-07-28 when only this request's response stream broke while the
@@ -353,17 +358,19 @@ class Client:
         ``list_changed`` and ``resources/updated`` notifications drop what they concern.
         """
         conn = self._connection()
-        key = _cache.cache_key(method, params) if self.cache_results else None
+        if method == "tools/call" or not self.cache_results:  # never cached: skip the key
+            return self._request_once(conn, method, params, timeout, on_progress, cancel_event)
+        key = _cache.cache_key(method, params)
         if key is not None and conn.info is not None and conn.info.era == "stateless":
             with self._results_lock:
                 cached = self._results.get(key, time.monotonic())
             if cached is not None:
                 return cached
-            result = self._request_once(conn, method, params, timeout, on_progress)
+            result = self._request_once(conn, method, params, timeout, on_progress, cancel_event)
             with self._results_lock:
                 self._results.put(key, result, time.monotonic())
             return result
-        return self._request_once(conn, method, params, timeout, on_progress)
+        return self._request_once(conn, method, params, timeout, on_progress, cancel_event)
 
     def _request_once(
         self,
@@ -372,10 +379,12 @@ class Client:
         params: dict[str, Any] | None,
         timeout: float | None,
         on_progress: Callable[[Progress], Any] | None,
+        cancel_event: threading.Event | None = None,
     ) -> dict[str, Any]:
-        future = self.submit(method, params, timeout=timeout, on_progress=on_progress)
         try:
-            return _not_a_task(method, _wait(future, self._backstop(timeout)))
+            return _not_a_task(
+                method, self._call(conn, method, params, timeout, on_progress, cancel_event)
+            )
         except SessionExpired:
             log.info("session with %r expired; re-initializing and retrying %s", self.name, method)
         except ConnectionClosed:
@@ -383,8 +392,33 @@ class Client:
             if not (stateless and conn.alive and conn is self._conn):
                 raise
             log.info("the answer stream of %s to %r broke; re-issuing it", method, self.name)
-        future = self.submit(method, params, timeout=timeout, on_progress=on_progress)
-        return _not_a_task(method, _wait(future, self._backstop(timeout)))
+        return _not_a_task(
+            method,
+            self._call(self._connection(), method, params, timeout, on_progress, cancel_event),
+        )
+
+    def _call(
+        self,
+        conn: Connection,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float | None,
+        on_progress: Callable[[Progress], Any] | None,
+        cancel_event: threading.Event | None,
+    ) -> dict[str, Any]:
+        """One blocking round trip on ``conn`` (no Future, no deadline thread)."""
+        info = conn.info
+        assert info is not None
+        proto.check_method_allowed(method, info)
+        return conn.call(
+            method,
+            params,
+            timeout=self._timeout(timeout),
+            max_total_timeout=self.max_total_timeout if self.reset_timeout_on_progress else None,
+            on_progress=on_progress,
+            reset_on_progress=self.reset_timeout_on_progress,
+            cancel_event=cancel_event,
+        )
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification (no answer expected)."""
@@ -425,26 +459,30 @@ class Client:
         *,
         timeout: float | None = None,
         on_progress: Callable[[Progress], Any] | None = None,
+        cancel_event: threading.Event | None = None,
     ) -> CallToolResult:
         """Call a tool. A tool's own failure is ``result.is_error`` (see ``raise_for_error``);
         a protocol failure (unknown tool...) raises ``RpcError``.
+
+        ``cancel_event`` (a ``threading.Event``): set it from any thread to abandon the call;
+        the server is told (``notifications/cancelled``) and this raises ``RequestCancelled``.
 
         When the tool's ``outputSchema`` is known (from ``list_tools``) and the optional
         ``jsonschema`` package is installed, ``structured_content`` is validated against it
         (``RemoteProtocolError`` when it does not match).
         """
-        from .protocol.types import CallToolResult
-
         if self._must_use_task(name):  # 2025-11-25 taskSupport "required": a task, transparently
             task = self.call_tool_as_task(name, arguments, timeout=timeout)
             result = task.result(timeout=timeout)
         else:
             params = {"name": name, "arguments": dict(arguments or {})}
-            raw = self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
+            raw = self._request_once(
+                self._connection(), "tools/call", params, timeout, on_progress, cancel_event
+            )
             if raw.get("resultType") == "task":  # 2026-07-28: the server made it a task
                 result = Task(self, raw, modern=True, tool=name).result(timeout=timeout)
             else:
-                result = CallToolResult.model_validate(raw)
+                result = _call_tool_result(raw)
         schema = self._output_schemas.get(name)
         if schema is not None and not result.is_error:
             if result.structured_content is None and result.text:
@@ -883,6 +921,19 @@ def _wait(future: Future[dict[str, Any]], limit: float) -> dict[str, Any]:
         if isinstance(exc, McpError):  # our own RequestTimeout is a TimeoutError too
             raise
         raise RequestTimeout(f"no answer within {limit:g} s", limit) from None
+
+
+_CallToolResult: Any = None
+
+
+def _call_tool_result(raw: dict[str, Any]) -> CallToolResult:
+    global _CallToolResult
+    if _CallToolResult is None:  # the models load on first use, once
+        from .protocol.types import CallToolResult
+
+        _CallToolResult = CallToolResult
+    result: CallToolResult = _CallToolResult.model_validate(raw)
+    return result
 
 
 def _weak_observer(client: Client) -> Callable[[str, dict[str, Any]], None]:

@@ -10,6 +10,7 @@ The tree::
     │   ├── ConnectionClosed                  the server went away (exit code, stderr tail)
     │   │   └── SessionExpired                HTTP session gone (404): re-initialize, retry once
     │   └── RequestTimeout (+ TimeoutError)   no answer before the deadline
+    ├── RequestCancelled                      the caller cancelled (cancel_event); the server was told
     ├── ProtocolError                         a message broke the protocol
     │   ├── LocalProtocolError                we were asked to do something invalid
     │   ├── RemoteProtocolError               the peer sent something invalid
@@ -59,6 +60,7 @@ __all__ = [
     "PermissionDenied",
     "ProtocolError",
     "RemoteProtocolError",
+    "RequestCancelled",
     "RequestTimeout",
     "ResourceNotFound",
     "ServerDisabled",
@@ -132,6 +134,13 @@ class RequestTimeout(TransportError, TimeoutError):
         super().__init__(message)
         self.args = (message, timeout)
         self.timeout = timeout
+
+
+class RequestCancelled(McpError):
+    """The caller withdrew the request (``cancel_event`` set, ``Hub.submit`` future
+    cancelled); the server was told with ``notifications/cancelled`` (or, on 2026-07-28
+    HTTP, by closing the request's stream). A cancelled ``submit()`` future raises
+    ``concurrent.futures.CancelledError`` instead, as every ``Future`` does."""
 
 
 # --- protocol --------------------------------------------------------------------------

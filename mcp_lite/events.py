@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import ConfigError, RpcError
 
 if TYPE_CHECKING:
-    from ._connection import Connection, _Call
+    from ._connection import Connection, _Call, _Waiter
     from ._otel import Tracing
 
 __all__ = ["KINDS", "Event", "EventHook", "Observer", "normalize_hooks"]
@@ -198,7 +198,7 @@ class Observer:
 
     # --- internals ---------------------------------------------------------------------------------
 
-    def _finished(self, conn: Connection, state: _CallState, future: Future[Any]) -> None:
+    def _finished(self, conn: Connection, state: _CallState, future: Future[Any] | _Waiter) -> None:
         duration = time.monotonic() - state.started
         result: dict[str, Any] | None = None
         error: BaseException | None = None

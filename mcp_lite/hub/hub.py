@@ -46,6 +46,7 @@ from ._connections import (
     Spec,
 )
 from ._llm_names import llm_names
+from ._submit import Submitter
 from .permissions import PermissionHandler, Permissions, parse_rule
 from .policy import ServerPolicy, add_allow_rule
 from .results import ResultProcessor, ToolEvent
@@ -62,6 +63,8 @@ from .tools import (
 )
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from typing_extensions import Unpack
 
     from .._options import ClientOptions, FromConfigOptions
@@ -193,6 +196,7 @@ class Hub:
             elicitation=self._elicitation,
         )
         self._close_lock = threading.Lock()
+        self._submitter = Submitter()
 
     @classmethod
     def from_config(
@@ -442,9 +446,13 @@ class Hub:
         *,
         timeout: float | None = None,
         on_event: Callable[[ToolEvent], Any] | None = None,
+        cancel_event: threading.Event | None = None,
     ) -> CallToolResult:
         """Call ``mcp__<server>__<tool>``: connect if needed, check permissions, call, and
         return the result with large text truncated and binary content saved to files.
+
+        ``cancel_event``: set it (from any thread) to abandon the call: the server is told
+        (``notifications/cancelled``) and ``RequestCancelled`` is raised at once.
 
         ``on_event`` gets ``ToolEvent``s: ``started``, ``progress``…, ``completed`` or
         ``failed`` (with ``elapsed_ms``). An expired session is re-opened and the call
@@ -474,7 +482,7 @@ class Hub:
         emit(ToolEvent("started", server, tool.name))
         start = time.monotonic()
         try:
-            result = self._call(server, tool, args, timeout, on_progress)
+            result = self._call(server, tool, args, timeout, on_progress, cancel_event)
             result = self._results.process(server, tool.tool_name, result)
         except BaseException as exc:
             emit(ToolEvent("failed", server, tool.name, elapsed_ms=_ms(start), error=str(exc)))
@@ -528,11 +536,14 @@ class Hub:
         args: dict[str, Any],
         timeout: float | None,
         on_progress: Callable[[Progress], None],
+        cancel_event: threading.Event | None = None,
     ) -> CallToolResult:
         for attempt in range(2):
             client = self._conns.client(server)
             try:
-                return self._call_once(client, server, tool, args, timeout, on_progress)
+                return self._call_once(
+                    client, server, tool, args, timeout, on_progress, cancel_event
+                )
             except SessionExpired:
                 if attempt:
                     raise
@@ -555,11 +566,16 @@ class Hub:
         args: dict[str, Any],
         timeout: float | None,
         on_progress: Callable[[Progress], None],
+        cancel_event: threading.Event | None = None,
     ) -> CallToolResult:
         for rounds in range(MAX_URL_ELICITATION_ROUNDS + 1):
             try:
                 return client.call_tool(
-                    tool.tool_name, args, timeout=timeout, on_progress=on_progress
+                    tool.tool_name,
+                    args,
+                    timeout=timeout,
+                    on_progress=on_progress,
+                    cancel_event=cancel_event,
                 )
             except UrlElicitationRequired as exc:
                 if rounds == MAX_URL_ELICITATION_ROUNDS:
@@ -588,6 +604,28 @@ class Hub:
             eid = item.get("elicitationId")
             if isinstance(eid, str):
                 self._elicitation.wait_completed(eid, self._elicitation_timeout)
+
+    def submit(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_event: Callable[[ToolEvent], Any] | None = None,
+    ) -> Future[CallToolResult]:
+        """``call_tool`` on a worker thread; returns a ``concurrent.futures.Future``.
+
+        ``future.cancel()`` abandons the call and tells the server
+        (``notifications/cancelled``); ``future.result()`` then raises
+        ``concurrent.futures.CancelledError``. Other failures are the exceptions
+        ``call_tool`` raises, from ``future.result()``.
+        """
+        args = dict(arguments or {})
+        return self._submitter.submit(
+            lambda cancel: self.call_tool(
+                name, args, timeout=timeout, on_event=on_event, cancel_event=cancel
+            )
+        )
 
     def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None) -> GetPromptResult:
         """Get the prompt behind the command ``mcp__<server>__<prompt>``."""
@@ -644,6 +682,7 @@ class Hub:
     def close(self) -> None:
         """Close every connection (in parallel, bounded); idempotent."""
         with self._close_lock:
+            self._submitter.close()
             self._conns.close()
 
     @property
