@@ -239,6 +239,11 @@ class Connection:
         self._wake = threading.Condition(self._lock)
         self._writing = threading.local()  # .call: the _Call this thread is writing
         self._stopping = False
+        # Leader/follower (stdio, compiled kernels): the one blocking call reading the pipe
+        # on its own thread, and whether it must hand the pipe back to the reader thread.
+        self._can_lead = bool(getattr(transport, "can_lead", False))
+        self._leader: _Call | None = None
+        self._handoff = False
         self._workers = ThreadPoolExecutor(
             max_workers, thread_name_prefix=f"mcp-lite-worker[{name}]"
         )
@@ -315,6 +320,10 @@ class Connection:
         self._control.stop()
         return True
 
+    def lost(self, error: McpError) -> None:
+        """The Client found the transport dead before it said so itself (a write failed)."""
+        self._on_transport_closed(error)
+
     def _on_transport_closed(self, error: McpError) -> None:
         log.info("connection to %r closed: %s", self.name, error)
         with self._lock:
@@ -377,6 +386,8 @@ class Connection:
             raise RequestCancelled(f"{method} to MCP server {self.name!r} was cancelled")
         self._send_call(call)
         try:
+            if self._can_lead and cancel_event is None and on_progress is None:
+                self._lead(call, waiter)
             self._await(call, waiter, cancel_event)
         except BaseException:
             if not waiter.done():
@@ -411,6 +422,30 @@ class Connection:
             True,
             hard - now,
         )
+
+    def _lead(self, call: _Call, waiter: _Waiter) -> None:
+        """When ``call`` is the only one waiting, read its answer on this thread."""
+        with self._lock:
+            if (
+                self._leader is not None
+                or len(self._pending) != 1
+                or self._pending.get(call.request_id) is not call
+            ):
+                return
+            self._leader = call
+            self._handoff = False
+            self.transport.want_reader(False)  # type: ignore[attr-defined]
+        try:
+            self.transport.lead(  # type: ignore[attr-defined]
+                lambda: self._handoff or waiter.done(), call.deadline
+            )
+        finally:
+            self._leader = None
+
+    def _need_reader(self) -> None:
+        """Someone else waits too, or the server talks: the reader thread takes the pipe."""
+        self._handoff = True
+        self.transport.want_reader(True)  # type: ignore[attr-defined]
 
     def _await(self, call: _Call, waiter: _Waiter, cancel_event: threading.Event | None) -> None:
         """Wait until ``call`` completes, enforcing its (movable) deadline and the cancel."""
@@ -479,6 +514,11 @@ class Connection:
             self._pending.add(request_id, call)
             if type(call.future) is not _Waiter:  # a blocking call keeps its own deadline
                 self._schedule(call)
+            need_reader = self._can_lead and (
+                len(self._pending) > 1 or type(call.future) is not _Waiter
+            )
+        if need_reader:
+            self._need_reader()
         params = self._prepare_params(call.method, call.params)
         if call.on_progress is not None or call.reset_on_progress:
             params = dict(params or {})
@@ -497,6 +537,8 @@ class Connection:
         except McpError as exc:
             with self._lock:
                 self._pending.pop(request_id)
+            if isinstance(exc, ConnectionClosed):
+                exc.unsent = True  # type: ignore[attr-defined]  # safe to retry elsewhere
             _fail(call.future, exc)
             return
         finally:
@@ -631,7 +673,10 @@ class Connection:
     def _route(self, event: jsonrpc.Incoming) -> None:
         if isinstance(event, (jsonrpc.Response, jsonrpc.ErrorResponse)):
             self._on_response(event)
-        elif isinstance(event, jsonrpc.Notification):
+            return
+        if self._leader is not None:  # server traffic flows: the reader thread takes over
+            self._need_reader()
+        if isinstance(event, jsonrpc.Notification):
             self._on_notification(event)
         elif isinstance(event, jsonrpc.Request):
             self._on_request(event)

@@ -13,7 +13,9 @@ with ``pydantic_core``, and a thread-safe LRU cache.
 from __future__ import annotations
 
 import operator
+import os
 import re
+import select
 import sys
 import threading
 from collections import OrderedDict
@@ -363,6 +365,9 @@ def scan_response_id(data: bytes) -> int | str | None:
 # --- NDJSON ----------------------------------------------------------------------------
 
 
+READ_CHUNK = 64 * 1024  # one read_into; under the allocator's mmap threshold
+
+
 class NdjsonSplitter:
     """Split a byte stream into newline-delimited messages (the stdio transport's framing).
 
@@ -379,16 +384,59 @@ class NdjsonSplitter:
     ``flush()`` at EOF returns the final unterminated line, if not blank (or its
     ``MessageTooLarge``), and resets.
 
-    Not thread-safe: one reader thread owns a splitter.
+    ``read_into(fd, timeout)`` waits up to ``timeout`` seconds for ``fd`` to be readable,
+    reads once and keeps the completed messages in the splitter; ``pop_frame()`` hands them
+    out one at a time. In the compiled kernel that whole step is one C call that never runs
+    Python code, so an interrupt (Ctrl-C) cannot fall between the read and the split and
+    leave half a message behind. Here, in pure Python, it can: the stdio transport therefore
+    reads only on its own reader thread with this twin (see ``StdioTransport.lead``).
+
+    Not thread-safe: one thread at a time owns a splitter.
     """
 
-    __slots__ = ("_head", "_max_size", "_pending", "_scanner")
+    __slots__ = ("_head", "_max_size", "_pending", "_ready", "_scanner", "_taken")
 
     def __init__(self, max_size: int = DEFAULT_MAX_SIZE) -> None:
         self._max_size = _check_size(max_size)
         self._pending = bytearray()  # the partial line: never contains b"\n"
         self._scanner: ResponseIdScanner | None = None  # dropping an oversized line
         self._head = b""  # the first bytes of that line
+        self._ready: list[bytes | MessageTooLarge] = []  # read_into's messages not yet popped
+        self._taken = 0  # how many of _ready pop_frame has handed out
+
+    def read_into(self, fd: int, timeout: float) -> int:
+        """Wait up to ``timeout`` s (``<= 0``: not at all) for ``fd``, read once (at most
+        64 KiB) and keep what completes. Returns how many messages are ready to pop, or -1
+        at end of stream (the last unterminated line, if any, is then ready too). A read
+        that would block or was interrupted reads nothing. Other ``OSError``s propagate."""
+        if timeout > 0:
+            try:
+                readable, _, _ = select.select([fd], [], [], timeout)
+            except InterruptedError:  # pragma: no cover - PEP 475 retries it
+                readable = []
+            if not readable:
+                return len(self._ready) - self._taken
+        try:
+            chunk = os.read(fd, READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return len(self._ready) - self._taken
+        if not chunk:
+            self._ready.extend(self.flush())
+            return -1
+        self._ready.extend(self.feed(chunk))
+        return len(self._ready) - self._taken
+
+    def pop_frame(self) -> bytes | MessageTooLarge | None:
+        """The next message ``read_into`` completed, or None when there is none."""
+        ready = self._ready
+        if self._taken >= len(ready):
+            return None
+        frame = ready[self._taken]
+        self._taken += 1
+        if self._taken == len(ready):
+            ready.clear()
+            self._taken = 0
+        return frame
 
     @property
     def max_size(self) -> int:

@@ -387,11 +387,17 @@ class Client:
             )
         except SessionExpired:
             log.info("session with %r expired; re-initializing and retrying %s", self.name, method)
-        except ConnectionClosed:
-            stateless = conn.info is not None and conn.info.era == "stateless"
-            if not (stateless and conn.alive and conn is self._conn):
-                raise
-            log.info("the answer stream of %s to %r broke; re-issuing it", method, self.name)
+        except ConnectionClosed as exc:
+            if getattr(exc, "unsent", False) and self.auto_reconnect:
+                # The server died before the request could be written: nothing reached it,
+                # so the request goes to a new connection (started by _connection()).
+                conn.lost(exc)
+                log.info("MCP server %r is gone; reconnecting to send %s", self.name, method)
+            else:
+                stateless = conn.info is not None and conn.info.era == "stateless"
+                if not (stateless and conn.alive and conn is self._conn):
+                    raise
+                log.info("the answer stream of %s to %r broke; re-issuing it", method, self.name)
         return _not_a_task(
             method,
             self._call(self._connection(), method, params, timeout, on_progress, cancel_event),

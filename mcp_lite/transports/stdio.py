@@ -8,6 +8,18 @@ environment (secrets in the parent's environment stay there).
 Threads: one reader for stdout (frames to ``on_message``), one for stderr (to the
 ``mcp_lite.stderr`` logger and a bounded tail that error messages quote).
 
+Leader/follower reading (compiled kernels, POSIX): a caller that is the only one waiting may
+``lead()``: read the pipe on its own thread until its answer has come, as a hand-written
+client does, with no hand-off between threads. Whoever holds the pipe lock reads, and routes
+every frame it reads through ``on_message`` (the Connection hands notifications and server
+requests to its workers as always). The reader thread owns the pipe whenever nobody leads:
+it parks while a leader reads and for ``_LINGER`` after the last one left (so a tight loop
+of calls never wakes it), and comes back at once when the Connection asks for it
+(``want_reader``: several callers, a ``submit()`` future, server traffic). The read-and-split
+step is one compiled kernel call (``NdjsonSplitter.read_into``), so a Ctrl-C that lands on a
+leading main thread can never leave half a frame in the splitter. The pure-Python build
+cannot promise that, so there the reader thread alone reads (``lead()`` returns False).
+
 Shutdown (``close``), bounded at about 600 ms: close stdin, wait briefly, then SIGINT
 (100 ms), SIGTERM (400 ms), SIGKILL, each sent to the whole process group. Processes left
 in the group after the server itself exited (grandchildren) are killed too.
@@ -26,9 +38,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from .._accel import NdjsonSplitter
+from .._accel import USE_EXTENSIONS, NdjsonSplitter
 from ..errors import CommandNotFound, ConnectError, ConnectionClosed, McpError, RequestTimeout
 from .base import OnClose, OnMessage, Outgoing
 
@@ -69,6 +81,10 @@ SAFE_ENV_KEYS = (
         "TZ",
     )
 )
+# After the last leader left, the reader thread waits this long before it reads again (a
+# notification arriving while the connection is idle is delivered at most this late).
+_LINGER = 0.02
+_LEADING = USE_EXTENSIONS and sys.platform != "win32"
 _STDERR_TAIL_LINES = 40
 _STDERR_TAIL_CHARS = 4000
 # One stderr line is kept up to this many bytes; the rest of it is dropped (and counted).
@@ -141,6 +157,15 @@ class StdioTransport:
         self._threads: list[threading.Thread] = []
         self._reader_done = threading.Event()
         self._broken: ConnectionClosed | None = None  # a write tore a frame
+        # Leader/follower (see the module docstring): whoever holds _pipe reads stdout.
+        self.can_lead = _LEADING
+        self._pipe = threading.Lock()
+        self._park = threading.Condition(threading.Lock())
+        self._leading = False
+        self._lead_ended = 0.0
+        self._reader_wanted = True
+        self._splitter = NdjsonSplitter(max_message_size)
+        self._on_message: OnMessage | None = None
 
     # --- facts ------------------------------------------------------------------------------
 
@@ -188,7 +213,13 @@ class StdioTransport:
         assert self._proc.stdin and self._proc.stdout and self._proc.stderr
         if sys.platform != "win32":
             os.set_blocking(self._proc.stdin.fileno(), False)
-        self._spawn(self._read_stdout, f"mcp-lite-stdio-reader[{self.name}]", on_message)
+        self._on_message = on_message
+        if self.can_lead:
+            os.set_blocking(self._proc.stdout.fileno(), False)
+            reader = self._read_stdout_shared
+        else:
+            reader = self._read_stdout
+        self._spawn(reader, f"mcp-lite-stdio-reader[{self.name}]", on_message)
         self._spawn(self._read_stderr, f"mcp-lite-stdio-stderr[{self.name}]")
         if sys.platform != "win32":
             self._spawn(self._watch_process, f"mcp-lite-stdio-watch[{self.name}]")
@@ -272,8 +303,14 @@ class StdioTransport:
         if got:
             self._write_lock.release()
         _terminate_group(proc)
+        with self._park:
+            self._park.notify_all()
+        # A leader sees EOF once the server is gone; never close the fd under its read.
+        piped = self._pipe.acquire(timeout=1.0)
         for stream in (proc.stdout, proc.stderr):
             _quiet_close(stream)
+        if piped:
+            self._pipe.release()
         self._join_threads(0.5)
 
     # --- internals --------------------------------------------------------------------------
@@ -346,6 +383,111 @@ class StdioTransport:
                 for frame in splitter.feed(chunk):
                     on_message(frame)
         except OSError as exc:
+            if not self._closing:
+                error = ConnectionClosed(f"reading from MCP server {self.name!r} failed: {exc}")
+        except Exception as exc:  # a bug in routing: report it, never die silently
+            log.exception("stdio reader for %r crashed", self.name)
+            error = ConnectionClosed(f"internal error reading from {self.name!r}: {exc!r}")
+        self._reader_done.set()
+        if self._closing:
+            return
+        self._report_close(error)
+
+    # --- leader/follower ---------------------------------------------------------------------
+
+    def want_reader(self, wanted: bool) -> None:
+        """The Connection's say: True when the reader thread must own the pipe now (several
+        callers wait, a future is pending, the server talks); False when one caller leads."""
+        if not wanted:
+            self._reader_wanted = False
+        elif not self._reader_wanted:
+            with self._park:
+                self._reader_wanted = True
+                self._park.notify()
+
+    def lead(self, stop: Callable[[], bool], deadline: float) -> bool:
+        """Read and route frames on this thread until ``stop()`` or ``deadline``.
+
+        False (at once) when this build cannot lead or the reader is reading right now:
+        the caller then just waits for its answer. Ends early at end of stream or on a
+        read error, leaving those to the reader thread to report.
+        """
+        if not self.can_lead or not self._pipe.acquire(False):
+            return False
+        on_message = self._on_message
+        proc = self._proc
+        try:
+            if on_message is None or proc is None or proc.stdout is None or self._closing:
+                return False
+            fd = proc.stdout.fileno()
+            self._leading = True
+            splitter = self._splitter
+            while not stop():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self._closing:
+                    break
+                # The wait is capped so that close() and a moved deadline are noticed.
+                count = splitter.read_into(fd, min(remaining, 0.5))
+                frame = splitter.pop_frame()
+                while frame is not None:
+                    on_message(frame)
+                    frame = splitter.pop_frame()
+                if count < 0:
+                    self._reader_wanted = True  # end of stream: the reader reports it
+                    break
+        except OSError:
+            self._reader_wanted = True  # the reader reports the failure
+        finally:
+            self._leading = False
+            self._lead_ended = time.monotonic()
+            self._pipe.release()
+            if self._reader_wanted:
+                with self._park:
+                    self._park.notify()
+        return True
+
+    def _read_stdout_shared(self, on_message: OnMessage) -> None:
+        """The reader thread when callers may lead: wait for data without holding the pipe,
+        then read only if nobody leads (see the module docstring)."""
+        proc = self._proc
+        assert proc is not None and proc.stdout is not None
+        fd = proc.stdout.fileno()
+        splitter = self._splitter
+        park = self._park
+        error: McpError | None = None
+        try:
+            while not self._closing:
+                with park:
+                    while not self._closing:
+                        if self._leading:
+                            park.wait(_LINGER)
+                            continue
+                        if self._reader_wanted:
+                            break
+                        idle = time.monotonic() - self._lead_ended
+                        if idle >= _LINGER:
+                            break
+                        park.wait(_LINGER - idle)
+                if self._closing:
+                    break
+                if not self._pipe.acquire(False):
+                    continue  # a leader took the pipe: park until it is done
+                routed = False
+                try:
+                    # Frames a leader left (it was interrupted) go first, then new bytes.
+                    count = splitter.read_into(fd, 0.0)
+                    frame = splitter.pop_frame()
+                    while frame is not None:
+                        routed = True
+                        on_message(frame)
+                        frame = splitter.pop_frame()
+                finally:
+                    self._pipe.release()
+                if count < 0:
+                    break
+                if not routed:  # wait for bytes without holding the pipe
+                    select.select([fd], [], [], _LINGER * 25)
+        except (OSError, ValueError) as exc:
             if not self._closing:
                 error = ConnectionClosed(f"reading from MCP server {self.name!r} failed: {exc}")
         except Exception as exc:  # a bug in routing: report it, never die silently

@@ -1,0 +1,118 @@
+"""NdjsonSplitter.read_into / pop_frame: the stdio read-and-split step, both kernels."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from types import ModuleType
+
+import pytest
+
+from mcp_lite.errors import MessageTooLarge
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX pipes")
+
+
+@pytest.fixture
+def pipe() -> Iterator[tuple[int, int]]:
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    yield r, w
+    for fd in (r, w):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def drain(s: object) -> list[object]:
+    out = []
+    while (frame := s.pop_frame()) is not None:  # type: ignore[attr-defined]
+        out.append(frame)
+    return out
+
+
+def test_nothing_to_read_returns_zero_without_waiting(
+    speedups: ModuleType, pipe: tuple[int, int]
+) -> None:
+    s = speedups.NdjsonSplitter()
+    assert s.read_into(pipe[0], 0.0) == 0
+    assert s.read_into(pipe[0], 0.01) == 0  # waits, then gives up
+    assert s.pop_frame() is None
+
+
+def test_frames_are_kept_until_popped_and_partial_lines_wait(
+    speedups: ModuleType, pipe: tuple[int, int]
+) -> None:
+    r, w = pipe
+    s = speedups.NdjsonSplitter()
+    os.write(w, b'{"a":1}\n\n{"b":2}\r\n{"c"')
+    assert s.read_into(r, 5.0) == 2
+    assert s.pop_frame() == b'{"a":1}'
+    os.write(w, b":3}\n")
+    assert s.read_into(r, 5.0) == 2  # the one left plus the one completed
+    assert drain(s) == [b'{"b":2}', b'{"c":3}']
+    assert s.buffered == 0
+
+
+def test_end_of_stream_flushes_the_last_line(speedups: ModuleType, pipe: tuple[int, int]) -> None:
+    r, w = pipe
+    s = speedups.NdjsonSplitter()
+    os.write(w, b'{"a":1}\n{"tail":1}')
+    os.close(w)
+    counts = []
+    while True:
+        count = s.read_into(r, 5.0)
+        counts.append(count)
+        if count < 0:
+            break
+    assert drain(s) == [b'{"a":1}', b'{"tail":1}']
+    assert s.read_into(r, 0.0) == -1  # still the end
+
+
+def test_oversized_line_is_reported_in_order(speedups: ModuleType, pipe: tuple[int, int]) -> None:
+    r, w = pipe
+    s = speedups.NdjsonSplitter(16)
+    os.write(w, b'{"a":1}\n' + b"x" * 40 + b'\n{"b":2}\n')
+    while s.read_into(r, 1.0) < 3:
+        pass
+    got = drain(s)
+    assert got[0] == b'{"a":1}' and got[2] == b'{"b":2}'
+    assert isinstance(got[1], MessageTooLarge)
+
+
+def test_waits_for_data_that_comes_later(speedups: ModuleType, pipe: tuple[int, int]) -> None:
+    r, w = pipe
+    s = speedups.NdjsonSplitter()
+    threading.Timer(0.05, lambda: os.write(w, b'{"late":1}\n')).start()
+    deadline = time.monotonic() + 10
+    while s.read_into(r, 1.0) == 0 and time.monotonic() < deadline:
+        pass
+    assert drain(s) == [b'{"late":1}']
+
+
+def test_a_bad_fd_raises_oserror(speedups: ModuleType) -> None:
+    r, w = os.pipe()
+    os.close(r)
+    os.close(w)
+    with pytest.raises(OSError):
+        speedups.NdjsonSplitter().read_into(r, 0.0)
+
+
+def test_large_stream_in_many_reads(speedups: ModuleType, pipe: tuple[int, int]) -> None:
+    r, w = pipe
+    s = speedups.NdjsonSplitter()
+    lines = [b'{"i":%d,"pad":"%s"}' % (i, b"p" * (i % 300)) for i in range(2000)]
+    data = b"\n".join(lines) + b"\n"
+    writer = threading.Thread(target=lambda: (os.write(w, data), os.close(w)))
+    writer.start()
+    got: list[object] = []
+    while True:
+        count = s.read_into(r, 5.0)
+        got += drain(s)
+        if count < 0:
+            break
+    writer.join(10)
+    assert got == lines
