@@ -27,7 +27,7 @@ from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._accel import ResponseIdScanner, encode_message
+from ._accel import ResponseIdScanner, decode_message, encode_message
 from ._backlog import Backlog, ControlSender
 from .errors import (
     ConnectionClosed,
@@ -78,6 +78,8 @@ LOAD_STATS_KEYS = (
 # How often a blocking call with a cancel_event looks at it (a threading.Event cannot wake
 # another waiter); the caller is freed at most this late after set().
 _CANCEL_POLL = 0.02
+# How long past its deadline a call that is neither pending nor completed may stay so.
+_LOST_GRACE = 1.0
 
 
 @dataclass
@@ -128,6 +130,7 @@ class _Call:
     expired: bool = False  # its deadline passed (set under the connection's lock)
     trace: Any = None  # the event observer's state for this call (mcp_lite.events)
     cancelled: bool = False  # withdrawn by the caller: never (re-)sent after this
+    in_round: bool = False  # an input_required round is being answered for it
 
 
 class _Waiter:
@@ -244,6 +247,7 @@ class Connection:
         self._can_lead = bool(getattr(transport, "can_lead", False))
         self._leader: _Call | None = None
         self._handoff = False
+        self._routing: tuple[_Call, Any, RpcError | None, int] | None = None
         self._workers = ThreadPoolExecutor(
             max_workers, thread_name_prefix=f"mcp-lite-worker[{name}]"
         )
@@ -390,6 +394,7 @@ class Connection:
                 self._lead(call, waiter)
             self._await(call, waiter, cancel_event)
         except BaseException:
+            self._finish_interrupted_routing()
             if not waiter.done():
                 self.cancel(call, "the caller was interrupted")
             raise
@@ -442,6 +447,24 @@ class Connection:
         finally:
             self._leader = None
 
+    def _finish_interrupted_routing(self) -> None:
+        """After an interrupt on a leading thread: complete the answer it was routing."""
+        routing = self._routing
+        if routing is None or routing[3] != threading.get_ident():
+            return  # this thread was not routing: nothing of anyone else's is half done
+        self._routing = None
+        call, result, error, _ = routing
+        if call.future.done():
+            return
+        if error is not None:
+            _fail(call.future, error)
+        elif call.on_progress is None and not (
+            self.info is not None and self.info.era == "stateless"
+        ):
+            _resolve(call.future, result)
+        else:  # the rarer paths (progress, input rounds) run again from the start
+            self._resolve_answer(call, result)
+
     def _need_reader(self) -> None:
         """Someone else waits too, or the server talks: the reader thread takes the pipe."""
         self._handoff = True
@@ -468,8 +491,13 @@ class Connection:
                 self._expire(call)
                 return
             # Not pending and not done: being completed right now, or between two
-            # input_required rounds (whose deadline moves on): look again shortly.
+            # input_required rounds (whose deadline moves on): look again shortly. A
+            # completion that never comes (its completer was interrupted half-way) ends
+            # in a timeout a moment later, never in a stall.
             if waiter.wait(0.01):
+                return
+            if not call.in_round and time.monotonic() > call.deadline + _LOST_GRACE:
+                self._expire(call)
                 return
 
     def _withdraw(self, call: _Call) -> bool:
@@ -512,6 +540,7 @@ class Connection:
             call.request_id = request_id
             call.sent = False
             self._pending.add(request_id, call)
+            call.in_round = False
             if type(call.future) is not _Waiter:  # a blocking call keeps its own deadline
                 self._schedule(call)
             need_reader = self._can_lead and (
@@ -664,7 +693,28 @@ class Connection:
             if failed is not None:
                 _fail(failed.future, frame.error)
             return
-        for event in jsonrpc.parse_frame(frame):
+        # The common case, a plain result, goes straight to its call: no event object.
+        try:
+            message = decode_message(frame)
+        except ValueError:
+            message = None
+        if type(message) is dict and "result" in message and "method" not in message:
+            request_id = message.get("id")
+            result = message["result"]
+            if (
+                type(result) is dict
+                and type(request_id) in (int, str)
+                and message.get("jsonrpc") == "2.0"
+            ):
+                try:
+                    self._on_answer(request_id, result, None)
+                except Exception:
+                    log.exception("dropped a result from %r that could not be routed", self.name)
+                return
+        events = (
+            [jsonrpc.classify(message)] if type(message) is dict else jsonrpc.parse_frame(frame)
+        )
+        for event in events:
             try:
                 self._route(event)
             except Exception:  # one odd message (a bad _meta...) must not kill the connection
@@ -742,15 +792,32 @@ class Connection:
         )
 
     def _on_response(self, event: jsonrpc.Response | jsonrpc.ErrorResponse) -> None:
-        with self._lock:
-            call = self._pending.pop(event.id)
-        if call is None:
-            log.debug("dropped a response with unknown id %r from %r", event.id, self.name)
-            return
         if isinstance(event, jsonrpc.ErrorResponse):
-            _fail(call.future, event.error)
+            self._on_answer(event.id, None, event.error)
+        else:
+            self._on_answer(event.id, event.result, None)
+
+    def _on_answer(
+        self, request_id: jsonrpc.RequestId | None, result: Any, error: RpcError | None
+    ) -> None:
+        with self._lock:
+            call = self._pending.pop(request_id)
+            # Remembered until resolved: a leader interrupted (Ctrl-C) between the pop and
+            # the resolve finishes the job in call(), so no other caller loses its answer.
+            self._routing = (
+                (call, result, error, threading.get_ident()) if call is not None else None
+            )
+        if call is None:
+            log.debug("dropped a response with unknown id %r from %r", request_id, self.name)
             return
-        result = event.result
+        if error is not None:
+            _fail(call.future, error)
+            self._routing = None
+            return
+        self._resolve_answer(call, result)
+        self._routing = None
+
+    def _resolve_answer(self, call: _Call, result: dict[str, Any]) -> None:
         try:
             input_required = (
                 self.info is not None
@@ -761,6 +828,7 @@ class Connection:
             _fail(call.future, exc)
             return
         if input_required:
+            call.in_round = True
             if not self._run(self._workers, self._answer_input_required, call, result):
                 _fail(call.future, self.closed_error or ConnectionClosed("connection closed"))
         elif call.on_progress is not None:

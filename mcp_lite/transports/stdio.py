@@ -83,7 +83,7 @@ SAFE_ENV_KEYS = (
 )
 # After the last leader left, the reader thread waits this long before it reads again (a
 # notification arriving while the connection is idle is delivered at most this late).
-_LINGER = 0.02
+_LINGER = 0.2
 _LEADING = USE_EXTENSIONS and sys.platform != "win32"
 _STDERR_TAIL_LINES = 40
 _STDERR_TAIL_CHARS = 4000
@@ -148,7 +148,9 @@ class StdioTransport:
         self._write_timeout = write_timeout
         self._proc: subprocess.Popen[bytes] | None = None
         self._owner_pid = os.getpid()
-        self._write_lock = threading.Lock()
+        # RLocks, released in ``finally`` only when owned: a Ctrl-C that lands right after an
+        # acquire (before the ``try``) can then never leave a lock held for ever.
+        self._write_lock = threading.RLock()
         self._state_lock = threading.Lock()
         self._closing = False
         self._close_reported = False
@@ -159,13 +161,14 @@ class StdioTransport:
         self._broken: ConnectionClosed | None = None  # a write tore a frame
         # Leader/follower (see the module docstring): whoever holds _pipe reads stdout.
         self.can_lead = _LEADING
-        self._pipe = threading.Lock()
+        self._pipe = threading.RLock()
         self._park = threading.Condition(threading.Lock())
         self._leading = False
         self._lead_ended = 0.0
         self._reader_wanted = True
         self._splitter = NdjsonSplitter(max_message_size)
         self._on_message: OnMessage | None = None
+        self._written = 0  # bytes of the frame being written (under the write lock)
 
     # --- facts ------------------------------------------------------------------------------
 
@@ -258,9 +261,9 @@ class StdioTransport:
         deadline = now + self._write_timeout
         if message.deadline is not None:
             deadline = min(deadline, message.deadline)
-        if not self._write_lock.acquire(timeout=max(0.0, deadline - now)):
-            raise self._write_timed_out(message, "another write is still blocked")
         try:
+            if not self._write_lock.acquire(timeout=max(0.0, deadline - now)):
+                raise self._write_timed_out(message, "another write is still blocked")
             if self._broken is not None or self._closing:
                 raise self._broken or ConnectionClosed(f"MCP server {self.name!r} is not running")
             if message.abandoned():
@@ -280,7 +283,7 @@ class StdioTransport:
                 raise
             raise self._closed_error("MCP server stopped reading its input") from exc
         finally:
-            self._write_lock.release()
+            _release_if_owned(self._write_lock)
 
     def close(self) -> None:
         with self._state_lock:
@@ -330,6 +333,18 @@ class StdioTransport:
 
     def _write_all(self, fd: int, data: bytes, deadline: float, message: Outgoing) -> None:
         view = memoryview(data)
+        try:
+            self._write_view(fd, view, data, deadline, message)
+        except BaseException:
+            # An interrupt (Ctrl-C) between two partial writes leaves a torn frame.
+            if not isinstance(sys.exc_info()[1], Exception) and 0 < self._written < len(data):
+                self._tear(self._written, len(data))
+            raise
+
+    def _write_view(
+        self, fd: int, view: memoryview, data: bytes, deadline: float, message: Outgoing
+    ) -> None:
+        self._written = 0
         while view:
             try:
                 written = os.write(fd, view)
@@ -347,6 +362,7 @@ class StdioTransport:
                 select.select([], [fd], [], min(remaining, _WRITE_POLL))
                 continue
             view = view[written:]
+            self._written += written
 
     def _write_timed_out(self, message: Outgoing, why: str) -> RequestTimeout:
         method = message.payload.get("method") or "a response"
@@ -412,11 +428,13 @@ class StdioTransport:
         the caller then just waits for its answer. Ends early at end of stream or on a
         read error, leaving those to the reader thread to report.
         """
-        if not self.can_lead or not self._pipe.acquire(False):
+        if not self.can_lead:
             return False
         on_message = self._on_message
         proc = self._proc
         try:
+            if not self._pipe.acquire(False):
+                return False
             if on_message is None or proc is None or proc.stdout is None or self._closing:
                 return False
             fd = proc.stdout.fileno()
@@ -440,7 +458,7 @@ class StdioTransport:
         finally:
             self._leading = False
             self._lead_ended = time.monotonic()
-            self._pipe.release()
+            _release_if_owned(self._pipe)
             if self._reader_wanted:
                 with self._park:
                     self._park.notify()
@@ -572,6 +590,11 @@ class StdioTransport:
         if line:
             self._stderr_tail.append(line)
             stderr_log.info("[%s] %s", self.name, line)
+
+
+def _release_if_owned(lock: threading.RLock) -> None:
+    if lock._is_owned():  # type: ignore[attr-defined]
+        lock.release()
 
 
 def _quiet_close(stream: object) -> None:

@@ -9,6 +9,8 @@ Tools:
   ``{"started": <request id>}`` first, so a test can wait until the call is running.
 - ``echo(text)``: answers at once.
 - ``notify_then_echo(text, n)``: sends ``n`` log notifications, then answers.
+- ``roots_echo(text)``: asks the client for its roots (a server-to-client request on the
+  handshake era, an input round on 2026-07-28), answers ``"<text>:<number of roots>"``.
 
 Speaks both protocol eras (the client chooses with ``protocol_version``).
 """
@@ -53,6 +55,12 @@ def notify_then_echo(text: str, n: int, ctx: Context) -> str:
     for i in range(n):
         ctx.log("info", f"{text} {i}")
     return text
+
+
+@server.tool()
+def roots_echo(text: str, ctx: Context) -> str:
+    """Lists the client's roots, then echoes ``text`` with their number."""
+    return f"{text}:{len(ctx.list_roots())}"
 
 
 if __name__ == "__main__":
