@@ -61,6 +61,9 @@ COUNTS = {
     "proc_runs": 5,  # runs of each whole-process timing
 }
 CONCURRENCY = 8
+if os.environ.get("MCP_LITE_BENCH_QUICK"):  # a smoke run of the bench itself, figures meaningless
+    COUNTS.update(warmup=20, rounds=1, seq_raw=200, seq_lite=200, seq_sdk=100, conc_lite=400,
+                  conc_sdk=200, list_calls=1, proc_runs=1)
 
 
 class Timing:
@@ -409,6 +412,15 @@ def oneshot_times(runs: int) -> dict[str, ProcTime | None]:
     commands: dict[str, tuple[Sequence[str], str | None]] = {
         "SDK script": ([PY, str(BENCH / "sdk_client.py"), "--stdio", server, "echo", args], "hi"),
     }
+    # The Python API, as a script uses it: spawn, connect, one call, print, exit.
+    call = "{'text': 'hi'}"
+    commands["mcp_lite API"] = ([PY, "-c", (
+        f"import mcp_lite\nwith mcp_lite.connect({list(ECHO_SERVER)!r}) as c:\n"
+        f"    print(c.call_tool('echo', {call}).text)")], "hi")
+    commands["raw API"] = ([PY, "-c", (
+        f"import sys\nsys.path.insert(0, {str(BENCH)!r})\nfrom raw_client import RawClient\n"
+        f"with RawClient({list(ECHO_SERVER)!r}) as c:\n"
+        f"    print(c.call_tool('echo', {call})['content'][0]['text'])")], "hi")
     # The CLI may not have landed yet: then (or when it fails) its figure is None ("n/a").
     if importlib.util.find_spec("mcp_lite.__main__") is not None:
         commands["mcp_lite CLI"] = ([PY, "-m", "mcp_lite", "call", "--stdio", server, "echo",
