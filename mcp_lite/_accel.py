@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 __all__ = [
     "PURE_REASON",
     "USE_EXTENSIONS",
+    "HeldLock",
     "LruCache",
     "NdjsonSplitter",
     "ResponseIdScanner",
@@ -42,6 +43,7 @@ if not TYPE_CHECKING and os.environ.get("MCP_LITE_NO_EXTENSIONS", "") in ("", "0
         PURE_REASON = None
 if TYPE_CHECKING or not USE_EXTENSIONS:
     from mcp_lite._speedups_py import (
+        HeldLock,
         LruCache,
         NdjsonSplitter,
         ResponseIdScanner,

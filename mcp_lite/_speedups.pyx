@@ -38,6 +38,7 @@ cdef extern from "Python.h":
     Py_ssize_t _Py_ULEN "PyUnicode_GET_LENGTH"(object o)
 
 __all__ = [
+    "HeldLock",
     "LruCache",
     "NdjsonSplitter",
     "ResponseIdScanner",
@@ -489,6 +490,39 @@ cdef extern from *:
 cdef enum:
     DEF_READ_CHUNK = 65536
 READ_CHUNK = DEF_READ_CHUNK
+
+
+cdef class HeldLock:
+    """``with HeldLock(lock, timeout) as got:`` — take ``lock`` (waiting up to ``timeout``
+    seconds; a negative timeout does not wait), run the block, release it if it was taken.
+
+    The acquire and the release are C code entered and left by the ``with`` statement
+    itself, so no Python bytecode runs between taking the lock and entering the block, or
+    instead of releasing it: a Ctrl-C (or two, in quick succession) cannot leave the lock
+    held. The pure-Python twin cannot promise this.
+    """
+
+    cdef object _lock
+    cdef double _timeout
+    cdef bint _got
+
+    def __cinit__(self, lock, double timeout):
+        self._lock = lock
+        self._timeout = timeout
+        self._got = False
+
+    def __enter__(self):
+        if self._timeout < 0:
+            self._got = self._lock.acquire(False)
+        else:
+            self._got = self._lock.acquire(True, self._timeout)
+        return self._got
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._got:
+            self._got = False
+            self._lock.release()
+        return False
 
 
 cdef class NdjsonSplitter:

@@ -365,6 +365,34 @@ def scan_response_id(data: bytes) -> int | str | None:
 # --- NDJSON ----------------------------------------------------------------------------
 
 
+class HeldLock:
+    """``with HeldLock(lock, timeout) as got:`` — take ``lock`` (waiting up to ``timeout``
+    seconds; a negative timeout does not wait), run the block, release it if it was taken.
+
+    The compiled twin does both in C, so no interrupt can leave the lock held; here both are
+    Python methods, and a Ctrl-C landing exactly as one starts could (best effort only).
+    """
+
+    __slots__ = ("_got", "_lock", "_timeout")
+
+    def __init__(self, lock: Any, timeout: float) -> None:
+        self._lock = lock
+        self._timeout = float(timeout)
+        self._got = False
+
+    def __enter__(self) -> bool:
+        if self._timeout < 0:
+            self._got = bool(self._lock.acquire(False))
+        else:
+            self._got = bool(self._lock.acquire(True, self._timeout))
+        return self._got
+
+    def __exit__(self, *exc: object) -> None:
+        if self._got:
+            self._got = False
+            self._lock.release()
+
+
 READ_CHUNK = 64 * 1024  # one read_into; under the allocator's mmap threshold
 
 

@@ -39,8 +39,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from .._accel import USE_EXTENSIONS, NdjsonSplitter
+from .._accel import USE_EXTENSIONS, HeldLock, NdjsonSplitter
 from ..errors import CommandNotFound, ConnectError, ConnectionClosed, McpError, RequestTimeout
 from .base import OnClose, OnMessage, Outgoing
 
@@ -148,9 +149,9 @@ class StdioTransport:
         self._write_timeout = write_timeout
         self._proc: subprocess.Popen[bytes] | None = None
         self._owner_pid = os.getpid()
-        # RLocks, released in ``finally`` only when owned: a Ctrl-C that lands right after an
-        # acquire (before the ``try``) can then never leave a lock held for ever.
-        self._write_lock = threading.RLock()
+        # Taken through HeldLock (acquire and release in C in the compiled build): a Ctrl-C
+        # on a writing or leading main thread can never leave either lock held.
+        self._write_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._closing = False
         self._close_reported = False
@@ -161,7 +162,7 @@ class StdioTransport:
         self._broken: ConnectionClosed | None = None  # a write tore a frame
         # Leader/follower (see the module docstring): whoever holds _pipe reads stdout.
         self.can_lead = _LEADING
-        self._pipe = threading.RLock()
+        self._pipe = threading.Lock()
         self._park = threading.Condition(threading.Lock())
         self._leading = False
         self._lead_ended = 0.0
@@ -261,9 +262,26 @@ class StdioTransport:
         deadline = now + self._write_timeout
         if message.deadline is not None:
             deadline = min(deadline, message.deadline)
-        try:
-            if not self._write_lock.acquire(timeout=max(0.0, deadline - now)):
+        with self._write_guard(max(0.0, deadline - now)) as got:
+            if not got:
                 raise self._write_timed_out(message, "another write is still blocked")
+            self._send_locked(proc, data, deadline, message)
+
+    def _write_guard(self, timeout: float) -> Any:
+        """The write lock, taken so that no Ctrl-C can leave it held: with the compiled
+        HeldLock (a timed acquire in C). The pure-Python build has no such thing, so there
+        the main thread (the one Ctrl-C lands on) takes the lock itself with ``with``, which
+        is interrupt-safe but waits for the write in progress (at most ``write_timeout``)
+        rather than only until its own deadline."""
+        if USE_EXTENSIONS or threading.current_thread() is not threading.main_thread():
+            return HeldLock(self._write_lock, timeout)
+        return self._write_lock
+
+    def _send_locked(
+        self, proc: subprocess.Popen[bytes], data: bytes, deadline: float, message: Outgoing
+    ) -> None:
+        assert proc.stdin is not None
+        try:
             if self._broken is not None or self._closing:
                 raise self._broken or ConnectionClosed(f"MCP server {self.name!r} is not running")
             if message.abandoned():
@@ -282,8 +300,6 @@ class StdioTransport:
             ):
                 raise
             raise self._closed_error("MCP server stopped reading its input") from exc
-        finally:
-            _release_if_owned(self._write_lock)
 
     def close(self) -> None:
         with self._state_lock:
@@ -432,37 +448,41 @@ class StdioTransport:
             return False
         on_message = self._on_message
         proc = self._proc
-        try:
-            if not self._pipe.acquire(False):
+        with HeldLock(self._pipe, -1.0) as got:
+            if not got:
                 return False
-            if on_message is None or proc is None or proc.stdout is None or self._closing:
-                return False
-            fd = proc.stdout.fileno()
-            self._leading = True
-            splitter = self._splitter
-            while not stop():
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or self._closing:
-                    break
-                # The wait is capped so that close() and a moved deadline are noticed.
-                count = splitter.read_into(fd, min(remaining, 0.5))
-                frame = splitter.pop_frame()
-                while frame is not None:
-                    on_message(frame)
-                    frame = splitter.pop_frame()
-                if count < 0:
-                    self._reader_wanted = True  # end of stream: the reader reports it
-                    break
-        except OSError:
-            self._reader_wanted = True  # the reader reports the failure
-        finally:
-            self._leading = False
-            self._lead_ended = time.monotonic()
-            _release_if_owned(self._pipe)
-            if self._reader_wanted:
-                with self._park:
-                    self._park.notify()
+            try:
+                if on_message is None or proc is None or proc.stdout is None or self._closing:
+                    return False
+                self._leading = True
+                self._lead_loop(proc.stdout.fileno(), on_message, stop, deadline)
+            except OSError:
+                self._reader_wanted = True  # the reader reports the failure
+            finally:
+                self._leading = False
+                self._lead_ended = time.monotonic()
+        if self._reader_wanted:
+            with self._park:
+                self._park.notify()
         return True
+
+    def _lead_loop(
+        self, fd: int, on_message: OnMessage, stop: Callable[[], bool], deadline: float
+    ) -> None:
+        splitter = self._splitter
+        while not stop():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self._closing:
+                return
+            # The wait is capped so that close() and a moved deadline are noticed.
+            count = splitter.read_into(fd, min(remaining, 0.5))
+            frame = splitter.pop_frame()
+            while frame is not None:
+                on_message(frame)
+                frame = splitter.pop_frame()
+            if count < 0:
+                self._reader_wanted = True  # end of stream: the reader reports it
+                return
 
     def _read_stdout_shared(self, on_message: OnMessage) -> None:
         """The reader thread when callers may lead: wait for data without holding the pipe,
@@ -477,7 +497,8 @@ class StdioTransport:
             while not self._closing:
                 with park:
                     while not self._closing:
-                        if self._leading:
+                        # (_leading alone could be stale after an interrupt; the lock is not)
+                        if self._leading and self._pipe.locked():
                             park.wait(_LINGER)
                             continue
                         if self._reader_wanted:
@@ -488,10 +509,10 @@ class StdioTransport:
                         park.wait(_LINGER - idle)
                 if self._closing:
                     break
-                if not self._pipe.acquire(False):
-                    continue  # a leader took the pipe: park until it is done
                 routed = False
-                try:
+                with HeldLock(self._pipe, -1.0) as got:
+                    if not got:
+                        continue  # a leader took the pipe: park until it is done
                     # Frames a leader left (it was interrupted) go first, then new bytes.
                     count = splitter.read_into(fd, 0.0)
                     frame = splitter.pop_frame()
@@ -499,8 +520,6 @@ class StdioTransport:
                         routed = True
                         on_message(frame)
                         frame = splitter.pop_frame()
-                finally:
-                    self._pipe.release()
                 if count < 0:
                     break
                 if not routed:  # wait for bytes without holding the pipe
@@ -590,11 +609,6 @@ class StdioTransport:
         if line:
             self._stderr_tail.append(line)
             stderr_log.info("[%s] %s", self.name, line)
-
-
-def _release_if_owned(lock: threading.RLock) -> None:
-    if lock._is_owned():  # type: ignore[attr-defined]
-        lock.release()
 
 
 def _quiet_close(stream: object) -> None:

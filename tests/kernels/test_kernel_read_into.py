@@ -116,3 +116,29 @@ def test_large_stream_in_many_reads(speedups: ModuleType, pipe: tuple[int, int])
             break
     writer.join(10)
     assert got == lines
+
+
+@pytest.mark.parametrize("timeout", [-1.0, 0.0, 0.5])
+def test_held_lock_takes_and_releases(speedups: ModuleType, timeout: float) -> None:
+    lock = threading.Lock()
+    with speedups.HeldLock(lock, timeout) as got:
+        assert got and lock.locked()
+    assert not lock.locked()
+    with pytest.raises(ZeroDivisionError):
+        with speedups.HeldLock(lock, timeout) as got:
+            assert got
+            1 / 0  # noqa: B018
+    assert not lock.locked()
+
+
+def test_held_lock_not_taken_is_not_released(speedups: ModuleType) -> None:
+    lock = threading.Lock()
+    lock.acquire()
+    with speedups.HeldLock(lock, -1.0) as got:
+        assert not got
+    assert lock.locked()  # still the other holder's
+    start = time.monotonic()
+    with speedups.HeldLock(lock, 0.05) as got:
+        assert not got
+    assert time.monotonic() - start >= 0.04
+    lock.release()
