@@ -25,6 +25,7 @@ from typing import Any
 from mcp_lite.errors import MessageTooLarge
 
 __all__ = [
+    "HeldLock",
     "LruCache",
     "NdjsonSplitter",
     "ResponseIdScanner",
