@@ -8,7 +8,8 @@ environment (secrets in the parent's environment stay there).
 Threads: one reader for stdout (frames to ``on_message``), one for stderr (to the
 ``mcp_lite.stderr`` logger and a bounded tail that error messages quote).
 
-Leader/follower reading (compiled kernels, POSIX): a caller that is the only one waiting may
+Leader/follower reading (compiled kernels, POSIX, ``MCP_LITE_STDIO_LEADER=1``; off by
+default, see ``_LEADING``): a caller that is the only one waiting may
 ``lead()``: read the pipe on its own thread until its answer has come, as a hand-written
 client does, with no hand-off between threads. Whoever holds the pipe lock reads, and routes
 every frame it reads through ``on_message`` (the Connection hands notifications and server
@@ -85,7 +86,14 @@ SAFE_ENV_KEYS = (
 # After the last leader left, the reader thread waits this long before it reads again (a
 # notification arriving while the connection is idle is delivered at most this late).
 _LINGER = 0.2
-_LEADING = USE_EXTENSIONS and sys.platform != "win32"
+# Off unless MCP_LITE_STDIO_LEADER=1: measured on a loaded 2-core machine, a caller waiting
+# in poll() was woken far later than the reader thread blocked in read() (see README,
+# Performance), so by default the reader thread alone reads, with a blocking read.
+_LEADING = (
+    USE_EXTENSIONS
+    and sys.platform != "win32"
+    and os.environ.get("MCP_LITE_STDIO_LEADER", "") not in ("", "0")
+)
 _STDERR_TAIL_LINES = 40
 _STDERR_TAIL_CHARS = 4000
 # One stderr line is kept up to this many bytes; the rest of it is dropped (and counted).

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import collections
 import json
-import os
 import random
 import signal
 import sys
@@ -49,6 +48,7 @@ def main() -> int:
         timeout=CALL_TIMEOUT,
     )
     pid = client.transport.pid  # type: ignore[union-attr]
+    leading = bool(getattr(client.transport, "can_lead", False))
     counts: collections.Counter[str] = collections.Counter()
     problems: list[str] = []
     lock = threading.Lock()
@@ -182,7 +182,7 @@ def main() -> int:
         problems.append("the connection was replaced (the server process changed)")
     client.close()
     counts.update(logs)
-    print(json.dumps({"counts": counts, "problems": problems, "leading": mcp_lite.USE_EXTENSIONS}))
+    print(json.dumps({"counts": counts, "problems": problems, "leading": leading}))
     return 1 if problems else 0
 
 

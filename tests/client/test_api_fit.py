@@ -20,8 +20,10 @@ DEMO = [sys.executable, str(ROOT / "examples" / "demo_server.py")]
 @pytest.mark.parametrize(
     ("target", "name"),
     [
-        (["npx", "-y", "@modelcontextprotocol/server-everything@1.2", "stdio"],
-         "@modelcontextprotocol/server-everything"),
+        (
+            ["npx", "-y", "@modelcontextprotocol/server-everything@1.2", "stdio"],
+            "@modelcontextprotocol/server-everything",
+        ),
         (["npx", "-y", "mcp-server-kubernetes"], "mcp-server-kubernetes"),
         (["python", "-m", "mcp_server_time", "--local-timezone", "UTC"], "mcp_server_time"),
         (["python3", "path/to/server.py", "--db", "t.db"], "server.py"),

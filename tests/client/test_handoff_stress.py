@@ -18,12 +18,16 @@ WORKER = Path(__file__).with_name("stress_worker.py")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-@pytest.mark.parametrize("build", ["compiled", "pure"])
+@pytest.mark.parametrize("build", ["compiled", "compiled-leader", "pure"])
 @pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
 def test_handoffs_under_stress(tmp_path: Path, build: str, era: str) -> None:
-    if build == "compiled" and not mcp_lite.USE_EXTENSIONS:
+    if build != "pure" and not mcp_lite.USE_EXTENSIONS:
         pytest.skip("the compiled kernels are not built here")
-    env = dict(os.environ, MCP_LITE_NO_EXTENSIONS="1" if build == "pure" else "0")
+    env = dict(
+        os.environ,
+        MCP_LITE_NO_EXTENSIONS="1" if build == "pure" else "0",
+        MCP_LITE_STDIO_LEADER="1" if build == "compiled-leader" else "0",
+    )
     run = subprocess.run(
         [sys.executable, str(WORKER), era, str(tmp_path / "record.jsonl"), "7", "4"],
         env=env,
@@ -36,7 +40,7 @@ def test_handoffs_under_stress(tmp_path: Path, build: str, era: str) -> None:
     verdict = json.loads(lines[-1])
     assert verdict["problems"] == [], verdict
     assert run.returncode == 0, run.stderr[-4000:]
-    assert verdict["leading"] is (build == "compiled")
+    assert verdict["leading"] is (build == "compiled-leader")
     counts = verdict["counts"]
     # Every kind of operation happened, and the main thread was really interrupted.
     for kind in ("echo", "notify", "roots", "timeout", "cancel", "submit", "interrupted"):

@@ -140,10 +140,20 @@ def test_server_ping_is_answered(scripted_client, reply):
 
 
 def test_tools_with_invalid_header_annotations_are_left_out_in_2026(scripted_client, reply):
-    good = {"name": "good", "inputSchema": {"type": "object", "properties": {
-        "region": {"type": "string", "x-mcp-header": "Region"}}}}
-    bad = {"name": "bad", "inputSchema": {"type": "object", "properties": {
-        "n": {"type": "number", "x-mcp-header": "N"}}}}
+    good = {
+        "name": "good",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+        },
+    }
+    bad = {
+        "name": "bad",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"n": {"type": "number", "x-mcp-header": "N"}},
+        },
+    }
 
     def answer(msg):
         if msg.get("method") == "server/discover":
@@ -192,8 +202,14 @@ def test_structured_content_is_checked_against_the_output_schema(scripted_client
 
     def answer(msg):
         if msg.get("method") == "tools/list":
-            return reply(msg, {"tools": [{"name": "count", "inputSchema": {"type": "object"},
-                                          "outputSchema": schema}]})
+            return reply(
+                msg,
+                {
+                    "tools": [
+                        {"name": "count", "inputSchema": {"type": "object"}, "outputSchema": schema}
+                    ]
+                },
+            )
         n = msg["params"]["arguments"]["n"]
         return reply(msg, {"content": [], "structuredContent": {"n": n}})
 
@@ -221,10 +237,18 @@ def test_fresh_2026_list_results_come_from_the_cache_until_list_changed(scripted
             return reply(msg, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}})
         if msg.get("method") == "tools/list":
             lists.append(msg["id"])
-            return reply(msg, {"tools": [{"name": f"t{len(lists)}", "inputSchema": {}}],
-                               "ttlMs": 60000, "cacheScope": "private"})
-        return [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"},
-                *reply(msg, {"content": []})]
+            return reply(
+                msg,
+                {
+                    "tools": [{"name": f"t{len(lists)}", "inputSchema": {}}],
+                    "ttlMs": 60000,
+                    "cacheScope": "private",
+                },
+            )
+        return [
+            {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"},
+            *reply(msg, {"content": []}),
+        ]
 
     client, _ = scripted_client(answer, handshake=False)
     assert [t.name for t in client.list_tools()] == ["t1"]
@@ -243,9 +267,11 @@ def test_odd_notifications_are_dropped_without_killing_the_connection(scripted_c
     def answer(msg):
         if msg.get("method") != "tools/call":
             return []
-        return [{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": {}}},
-                {"jsonrpc": "2.0", "method": "notifications/message", "params": {"_meta": 5}},
-                *reply(msg, {"content": [{"type": "text", "text": "still here"}]})]
+        return [
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": {}}},
+            {"jsonrpc": "2.0", "method": "notifications/message", "params": {"_meta": 5}},
+            *reply(msg, {"content": [{"type": "text", "text": "still here"}]}),
+        ]
 
     client, _ = scripted_client(answer, log_handler=logs.append)
     assert client.call_tool("x").text == "still here"

@@ -41,9 +41,7 @@ def test_sixteen_threads_by_two_hundred_calls_over_stdio(no_leftover_processes):
     no_leftover_processes()
 
 
-def test_fork_child_reconnects_and_parent_keeps_working(
-    in_fork, pid_gone, no_leftover_processes
-):
+def test_fork_child_reconnects_and_parent_keeps_working(in_fork, pid_gone, no_leftover_processes):
     client = mcp_lite.connect(ECHO)
     parent_server = client.transport.pid
     assert client.call_tool("echo", {"text": "before"}).text == "before"

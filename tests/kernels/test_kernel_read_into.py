@@ -124,10 +124,9 @@ def test_held_lock_takes_and_releases(speedups: ModuleType, timeout: float) -> N
     with speedups.HeldLock(lock, timeout) as got:
         assert got and lock.locked()
     assert not lock.locked()
-    with pytest.raises(ZeroDivisionError):
-        with speedups.HeldLock(lock, timeout) as got:
-            assert got
-            1 / 0  # noqa: B018
+    with pytest.raises(ZeroDivisionError), speedups.HeldLock(lock, timeout) as got:
+        assert got
+        1 / 0  # noqa: B018
     assert not lock.locked()
 
 
