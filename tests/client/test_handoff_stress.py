@@ -23,6 +23,10 @@ WORKER = Path(__file__).with_name("stress_worker.py")
 def test_handoffs_under_stress(tmp_path: Path, build: str, era: str) -> None:
     if build != "pure" and not mcp_lite.USE_EXTENSIONS:
         pytest.skip("the compiled kernels are not built here")
+    if build == "compiled-leader":
+        # The opt-in leader/follower mode (MCP_LITE_STDIO_LEADER=1) can still stall under
+        # this test's Ctrl-C storm: known, not fixed yet, and the reason it is off.
+        pytest.xfail("MCP_LITE_STDIO_LEADER=1 can stall under repeated interrupts (open)")
     env = dict(
         os.environ,
         MCP_LITE_NO_EXTENSIONS="1" if build == "pure" else "0",
