@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from .errors import ConfigError
@@ -24,6 +24,8 @@ __all__ = [
     "plain_text_off_loopback",
     "redact_text",
     "redact_url",
+    "scrub",
+    "sent_secrets",
 ]
 
 REDACTED = "[redacted]"
@@ -59,6 +61,46 @@ def redact_text(text: str) -> str:
     userinfo password replaced by ``[redacted]``."""
     text = _PASSWORD.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
     return _QUERY_VALUE.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+
+
+def scrub(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with every secret (longer than 3 characters) replaced by ``[redacted]``."""
+    for secret in sorted((s for s in secrets if s and len(s) > 3), key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+# Request headers whose values are not secrets (everything else may be: an API key header,
+# an Authorization header, a cookie, a session id...).
+_PLAIN_HEADERS = frozenset(
+    (
+        "accept",
+        "accept-encoding",
+        "connection",
+        "content-length",
+        "content-type",
+        "host",
+        "last-event-id",
+        "mcp-method",
+        "mcp-protocol-version",
+        "user-agent",
+    )
+)
+
+
+def sent_secrets(headers: Mapping[str, object] | None) -> list[str]:
+    """The values of the request headers that may be secret, and their credential part
+    (``Bearer <token>`` gives the token too): what a server's error text must not echo."""
+    out: list[str] = []
+    for name, value in (headers or {}).items():
+        if str(name).lower() in _PLAIN_HEADERS:
+            continue
+        text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+        out.append(text)
+        scheme, _, credential = text.partition(" ")
+        if credential and scheme.isalpha():
+            out.append(credential)
+    return out
 
 
 def is_loopback_host(host: str | None) -> bool:

@@ -32,7 +32,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-from .._secrets import is_loopback_host, redact_text, redact_url
+from .._secrets import is_loopback_host, redact_text, redact_url, scrub
 from .._version import __version__
 from ..errors import AuthRequired, ConfigError, ConnectError, RequestTimeout
 from ..transports._causes import network_cause
@@ -110,14 +110,6 @@ def resource_covers(resource: str, url: str) -> bool:
         return False
     base = res.path.rstrip("/")
     return target.path == base or target.path.startswith(base + "/") or base == ""
-
-
-def scrub(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every secret (longer than 3 characters) replaced by ``[redacted]``."""
-    for secret in secrets:
-        if secret and len(secret) > 3:
-            text = text.replace(secret, "[redacted]")
-    return text
 
 
 class OAuthError(AuthRequired):

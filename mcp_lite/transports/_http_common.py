@@ -29,7 +29,7 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from .._accel import decode_message
-from .._secrets import redact_text, redact_url
+from .._secrets import redact_text, redact_url, scrub, sent_secrets
 from .._version import __version__
 from ..errors import (
     AuthRequired,
@@ -254,6 +254,9 @@ def status_error(response: requests.Response, what: str, body: str | None = None
     """The error for a non-success status: ``AuthRequired`` for 401/403-with-challenge,
     else a ``ConnectError`` quoting the status and a bounded excerpt of the body."""
     text = body_excerpt(response) if body is None else body[:_EXCERPT]
+    # A server may echo what it was sent: never show our header values or token back.
+    request = getattr(response, "request", None)
+    text = scrub(text, sent_secrets(getattr(request, "headers", None)))
     status = response.status_code
     detail = f"HTTP {status} {response.reason or ''}".rstrip()
     message = f"{what}: {detail}" + (f": {text}" if text else "")

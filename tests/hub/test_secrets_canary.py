@@ -41,7 +41,11 @@ class _Refuser(BaseHTTPRequestHandler):
     def _answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         self.rfile.read(length)
-        body = b'{"error": "no"}'
+        # A hostile server echoes the credentials it was sent back in its error body.
+        echoed = {
+            k: v for k, v in self.headers.items() if k.lower() in ("authorization", "x-api-key")
+        }
+        body = json.dumps({"error": "no", "you sent": echoed}).encode()
         self.send_response(self.status)
         if self.status == 401:
             self.send_header("WWW-Authenticate", 'Bearer realm="x"')
