@@ -47,5 +47,29 @@ for version in 3.10 3.11 3.12 3.13; do
     [ $rc -eq 0 ] || status=1
     summary+=("python$version: $version_line; $result")
 done
+# Without a C compiler the same sdist must give a working pure-Python install that says so.
+dir="$WORK/no-compiler"
+py="$(command -v python3)"
+"$py" -m venv "$dir/venv"
+if CC=/bin/false "$dir/venv/bin/python" -m pip --disable-pip-version-check --quiet install \
+        --no-cache-dir "$SDIST" > "$dir/install.log" 2>&1; then
+    version_line="$("$dir/venv/bin/mcp-lite" --version)"
+    call="$(cd "$dir" && venv/bin/python -c '
+import mcp_lite
+s = mcp_lite.Server("calc")
+@s.tool()
+def add(a: int, b: int) -> int:
+    return a + b
+with mcp_lite.connect(s) as c:
+    print(c.call_tool("add", {"a": 2, "b": 3}).data)')"
+    case "$version_line" in
+        *"speedups: pure Python"*) [ "$call" = "{'result': 5}" ] || status=1 ;;
+        *) status=1 ;;
+    esac
+    summary+=("no compiler (CC=/bin/false): $version_line; add(2, 3) -> $call")
+else
+    summary+=("no compiler (CC=/bin/false): install FAILED (see $dir/install.log)")
+    status=1
+fi
 printf '%s\n' "${summary[@]}"
 exit $status
