@@ -558,10 +558,12 @@ class Connection:
         # (its on_close runs here): this call then fails with its own timeout, not the close.
         self._writing.call = call
         try:
+            deadline = call.deadline
             sent = self._write(
                 jsonrpc.make_request(request_id, call.method, params),
-                deadline=call.deadline,
-                given_up=call.future.done,
+                deadline=deadline,
+                # a blocking caller gives up at its deadline without touching its waiter
+                given_up=lambda: call.future.done() or time.monotonic() >= deadline,
             )
         except McpError as exc:
             with self._lock:
