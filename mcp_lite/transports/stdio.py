@@ -40,7 +40,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from .._accel import USE_EXTENSIONS, HeldLock, NdjsonSplitter
 from ..errors import CommandNotFound, ConnectError, ConnectionClosed, McpError, RequestTimeout
@@ -270,20 +269,24 @@ class StdioTransport:
         deadline = now + self._write_timeout
         if message.deadline is not None:
             deadline = min(deadline, message.deadline)
-        with self._write_guard(max(0.0, deadline - now)) as got:
+        if not USE_EXTENSIONS and threading.current_thread() is threading.main_thread():
+            # Pure-Python build, the thread Ctrl-C lands on: no interrupt-proof timed acquire
+            # here, so wait (bounded by the deadline) until the lock is free, then take it
+            # with a plain ``with`` (interrupt-safe). Another thread may win it in between:
+            # then this waits for that write too (rare, and bounded by that write's deadline).
+            while self._write_lock.locked():
+                if time.monotonic() >= deadline:
+                    raise self._write_timed_out(message, "another write is still blocked")
+                time.sleep(0.001)
+            with self._write_lock:
+                self._send_locked(proc, data, deadline, message)
+            return
+        # HeldLock: the timed acquire and the release are C code (compiled build), so no
+        # Ctrl-C can leave the lock held.
+        with HeldLock(self._write_lock, max(0.0, deadline - now)) as got:
             if not got:
                 raise self._write_timed_out(message, "another write is still blocked")
             self._send_locked(proc, data, deadline, message)
-
-    def _write_guard(self, timeout: float) -> Any:
-        """The write lock, taken so that no Ctrl-C can leave it held: with the compiled
-        HeldLock (a timed acquire in C). The pure-Python build has no such thing, so there
-        the main thread (the one Ctrl-C lands on) takes the lock itself with ``with``, which
-        is interrupt-safe but waits for the write in progress (at most ``write_timeout``)
-        rather than only until its own deadline."""
-        if USE_EXTENSIONS or threading.current_thread() is not threading.main_thread():
-            return HeldLock(self._write_lock, timeout)
-        return self._write_lock
 
     def _send_locked(
         self, proc: subprocess.Popen[bytes], data: bytes, deadline: float, message: Outgoing
