@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import ConfigError, ConnectError, RequestTimeout
+from ..transports._causes import network_cause
 
 __all__ = ["RedisNeedsAuthCache", "RedisTokenStore"]
 
@@ -168,8 +169,11 @@ class RedisTokenStore:
         except Exception as exc:
             if type(exc).__module__.split(".")[0] != "redis":
                 raise
+            # the cause in words (refused, no such host, timed out), not the class name
+            connection = type(exc).__name__ in ("ConnectionError", "TimeoutError")
+            cause = network_cause(exc) if connection else None
             raise ConnectError(
-                f"token store {self.url}: {what} failed ({type(exc).__name__})"
+                f"token store {self.url}: {what} failed ({cause or type(exc).__name__})"
             ) from None
 
     def __repr__(self) -> str:

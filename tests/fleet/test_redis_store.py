@@ -46,6 +46,8 @@ def test_errors_and_repr_never_show_the_password() -> None:
     with pytest.raises(ConnectError) as caught:
         store.load("tokens x")
     assert "hunter2" not in str(caught.value) and "127.0.0.1:1" in str(caught.value)
+    assert "connection refused" in str(caught.value)  # the cause in words, not a class name
+    assert "ConnectionError" not in str(caught.value)
 
 
 def test_lock_serialises_processes(redis_url: str) -> None:
