@@ -19,6 +19,11 @@ client, is the limit). Each SDK round is one ``asyncio.run`` (connect, warm up, 
   with ``protocol_version="auto"`` (the default: a 2026-07-28 ``server/discover`` probe, then
   the ``initialize`` handshake) and pinned to 2025-11-25 (no probe); the SDK with
   ``streamable_http_client`` + ``ClientSession.initialize()``.
+- raw: ``bench/raw_http_client.py``, the smallest sync client (one keep-alive
+  ``http.client`` connection, stdlib ``json``, answers read on the caller's thread): the
+  physical limit, pinned to 2025-11-25 like ``lite-pinned``.
+- against the official SDK's own server (``tests/peers/official_server.py http``, uvicorn,
+  SSE answers): the same sequential calls by mcp_lite (pinned), the raw client and the SDK.
 - concurrent: 8 threads sharing one mcp_lite ``Client`` vs 8 tasks (``asyncio.gather``)
   sharing one SDK ``ClientSession``.
 - connect: process CPU (and wall) from before connecting until the session is initialized
@@ -51,6 +56,7 @@ if str(BENCH) not in sys.path:
 
 PY = sys.executable
 SERVER = [PY, str(BENCH / "http_echo_server.py"), "--port", "0"]
+SDK_SERVER = [PY, str(ROOT / "tests" / "peers" / "official_server.py"), "http", "--port"]
 ARGS = {"text": "0123456789"}  # 10-byte argument
 PINNED = "2025-11-25"
 CONCURRENCY = 8
@@ -61,6 +67,8 @@ COUNTS = {
     "rounds": 5,  # rounds per figure (each a fresh process); the median is shown
     "seq_lite": 1000,
     "seq_sdk": 400,
+    "seq_raw": 1000,
+    "sdk_server_calls": 300,  # per round against the official SDK's (slower) server
     "conc_lite": 1600,  # total over 8 threads
     "conc_sdk": 800,  # total over 8 tasks
     "connect_rounds": 5,
@@ -149,6 +157,19 @@ def round_seq_lite(url: str, pid: int, n: int, pinned: bool = False) -> dict[str
             for _ in range(n):
                 call("echo", ARGS)
         return m.result(n, **_lite_info(client))
+
+
+def round_seq_raw(url: str, pid: int, n: int) -> dict[str, Any]:
+    from raw_http_client import RawHttpClient
+
+    with RawHttpClient(url, PINNED) as client:
+        call = client.call_tool
+        for _ in range(COUNTS["warmup"]):
+            call("echo", ARGS)
+        with Meter(pid) as m:
+            for _ in range(n):
+                call("echo", ARGS)
+        return m.result(n, version=PINNED, era="handshake")
 
 
 def _sdk_session() -> Any:
@@ -326,6 +347,7 @@ ROUNDS: dict[str, Callable[[str, int, int], dict[str, Any]]] = {
     "seq-lite": round_seq_lite,
     "seq-lite-pinned": lambda url, pid, n: round_seq_lite(url, pid, n, pinned=True),
     "seq-sdk": round_seq_sdk,
+    "seq-raw": round_seq_raw,
     "threads-lite": round_threads_lite,
     "gather-sdk": round_gather_sdk,
 }
@@ -355,6 +377,31 @@ class EchoServer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+class SdkServer(EchoServer):
+    """The official SDK's own Streamable HTTP server (``official_server.py http``, uvicorn)
+    on a free 127.0.0.1 port."""
+
+    def __enter__(self) -> SdkServer:
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.proc = subprocess.Popen([*SDK_SERVER, str(port)], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                                     cwd=ROOT)
+        self.url = f"http://127.0.0.1:{port}/mcp"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.5).close()
+                return self
+            except OSError:
+                time.sleep(0.1)
+        self.__exit__()
+        raise RuntimeError("official_server.py http did not start")
 
 
 def _env() -> dict[str, str]:
@@ -414,11 +461,33 @@ def measure_calls(server: EchoServer) -> dict[str, Timing | None]:
     jobs = {
         "lite": job("seq-lite", c["seq_lite"]),
         "lite-pinned": job("seq-lite-pinned", c["seq_lite"]),
+        "raw": job("seq-raw", c["seq_raw"]),
         "sdk": job("seq-sdk", c["seq_sdk"]),
         "threads": job("threads-lite", c["conc_lite"]),
         "gather": job("gather-sdk", c["conc_sdk"]),
     }
     _interleaved(jobs, c["rounds"])
+    return {name: _timing(j.outputs) for name, j in jobs.items()}
+
+
+def measure_sdk_server() -> dict[str, Timing | None]:
+    """Sequential calls against the official SDK's own server: mcp_lite, raw, SDK."""
+    n = str(COUNTS["sdk_server_calls"])
+    try:
+        server = SdkServer().__enter__()
+    except (OSError, RuntimeError) as exc:
+        sys.stderr.write(f"bench_http: the SDK server did not start: {exc}\n")
+        return {"lite": None, "raw": None, "sdk": None}
+    try:
+        pid = str(server.proc.pid)
+        jobs = {
+            "lite": Job(["--round", "seq-lite-pinned", server.url, pid, n]),
+            "raw": Job(["--round", "seq-raw", server.url, pid, n]),
+            "sdk": Job(["--round", "seq-sdk", server.url, pid, n]),
+        }
+        _interleaved(jobs, COUNTS["rounds"])
+    finally:
+        server.__exit__()
     return {name: _timing(j.outputs) for name, j in jobs.items()}
 
 
@@ -493,10 +562,12 @@ def run(print: Callable[..., None] = print, targets: Any = None) -> None:
               f"process; server CPU from /proc (10 ms ticks; rough)")
         calls = measure_calls(server)
         connects = measure_connect(server)
+    on_sdk = measure_sdk_server()
 
     seq_rows = (
         ("lite", "mcp_lite connect(url), protocol_version='auto'"),
         ("lite-pinned", f"mcp_lite connect(url, protocol_version='{PINNED}')"),
+        ("raw", "raw http.client client (bench/raw_http_client.py)"),
         ("sdk", "official SDK streamable_http_client + ClientSession"),
     )
     print("\n  -- sequential tools/call --")
@@ -516,6 +587,32 @@ def run(print: Callable[..., None] = print, targets: Any = None) -> None:
     if lite and pinned:
         print(f"  pinned vs auto: {pinned.per_s / lite.per_s:.2f}x the calls/s (the probe is "
               f"paid once, at connect: see the connect table)")
+    raw = calls["raw"]
+    if pinned and raw:
+        print(f"  mcp_lite (pinned) vs raw http.client: {pinned.per_s / raw.per_s:.2f}x the "
+              f"calls/s, {pinned.cpu_us / raw.cpu_us:.2f}x the client CPU per call")
+    if raw and sdk:
+        print(f"  raw http.client vs SDK: {raw.per_s / sdk.per_s:.2f}x the calls/s")
+
+    print(f"\n  -- sequential tools/call against the official SDK's own server "
+          f"(tests/peers/official_server.py http: uvicorn, SSE answers; "
+          f"{c['sdk_server_calls']} calls a round) --")
+    print(f"  {'client':<52} {'protocol':<10} {'calls':>5} {'calls/s':>8} {'ms/call':>8} "
+          f"{'CPU us/call':>11} {'server us/call':>14}")
+    for key, name in (("lite", f"mcp_lite connect(url, protocol_version='{PINNED}')"),
+                      ("raw", "raw http.client client"),
+                      ("sdk", "official SDK streamable_http_client + ClientSession")):
+        t = on_sdk[key]
+        if t is None:
+            print(f"  {name:<52} n/a")
+            continue
+        print(f"  {name:<52} {t.info.get('version', '?'):<10} {t.calls:>5} {t.per_s:>8.0f} "
+              f"{t.wall_ms:>8.3f} {t.cpu_us:>11.0f} {_us(t.server_us):>14}")
+    s_lite, s_raw, s_sdk = on_sdk["lite"], on_sdk["raw"], on_sdk["sdk"]
+    if s_lite and s_raw and s_sdk:
+        print(f"  mcp_lite vs raw http.client: {s_lite.per_s / s_raw.per_s:.2f}x the calls/s; "
+              f"vs SDK: {s_lite.per_s / s_sdk.per_s:.2f}x; raw vs SDK: "
+              f"{s_raw.per_s / s_sdk.per_s:.2f}x")
 
     print(f"\n  -- {CONCURRENCY} concurrent callers on one connection --")
     print(f"  {'client':<52} {'protocol':<10} {'calls':>5} {'calls/s':>8} {'':>8} "
@@ -569,6 +666,12 @@ def run(print: Callable[..., None] = print, targets: Any = None) -> None:
 
     targets.ratio("HTTP sequential calls/s vs SDK", _div(lite and lite.per_s,
                                                          sdk and sdk.per_s), ">= 4x", 4)
+    targets.ratio("HTTP calls/s vs raw http.client (stdlib server)",
+                  _div(pinned and pinned.per_s, raw and raw.per_s), ">= 0.7x", 0.7)
+    targets.ratio("HTTP calls/s vs raw http.client (SDK's server)",
+                  _div(s_lite and s_lite.per_s, s_raw and s_raw.per_s), ">= 0.9x", 0.9)
+    targets.ratio("HTTP calls/s vs SDK client (SDK's server)",
+                  _div(s_lite and s_lite.per_s, s_sdk and s_sdk.per_s), ">= 1x", 1.0)
     targets.ratio(f"HTTP {CONCURRENCY}-caller calls/s vs SDK",
                   _div(threads and threads.per_s, gather and gather.per_s), ">= 4x", 4)
     targets.ratio("HTTP connect CPU vs SDK (first connect)", first_ratio, "<= 0.1x", 0.1)

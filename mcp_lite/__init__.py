@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     )
     from .server import Context, Server
     from .skills import LoadedSkill, Skill
+    from .transports._retry import Retry
 
 __all__ = [
     "USE_EXTENSIONS",
@@ -74,6 +75,7 @@ __all__ = [
     "RequestCancelled",
     "RequestTimeout",
     "Resource",
+    "Retry",
     "ResourceTemplate",
     "RpcError",
     "Server",
@@ -109,6 +111,7 @@ _LAZY = {
     "Tool": "protocol.types",
     "Skill": "skills",
     "LoadedSkill": "skills",
+    "Retry": "transports._retry",
 }
 
 

@@ -124,6 +124,7 @@ class _Call:
     reset_on_progress: bool = False
     cancel_on_timeout: bool = True
     total: float = 0.0
+    inline: bool = False  # the caller blocks on the future: HTTP may POST on its thread
     request_id: jsonrpc.RequestId = 0
     rounds: int = 0
     sent: bool = False  # this round's request was handed to the transport
@@ -388,6 +389,9 @@ class Connection:
         )
         if cancel_event is not None and cancel_event.is_set():
             raise RequestCancelled(f"{method} to MCP server {self.name!r} was cancelled")
+        # Nothing but the deadline to watch: HTTP may do the exchange on this thread (its
+        # transport aborts the socket at the deadline; _await then expires the call).
+        call.inline = cancel_event is None and not reset_on_progress
         self._send_call(call)
         try:
             if self._can_lead and cancel_event is None and on_progress is None:
@@ -561,9 +565,12 @@ class Connection:
             deadline = call.deadline
             sent = self._write(
                 jsonrpc.make_request(request_id, call.method, params),
-                deadline=deadline,
+                # The latest moment the caller may still wait (progress can move
+                # call.deadline up to it): HTTP aborts the socket there.
+                deadline=call.hard_deadline,
                 # a blocking caller gives up at its deadline without touching its waiter
                 given_up=lambda: call.future.done() or time.monotonic() >= deadline,
+                inline=call.inline,
             )
         except McpError as exc:
             with self._lock:
@@ -572,6 +579,10 @@ class Connection:
                 exc.unsent = True  # type: ignore[attr-defined]  # safe to retry elsewhere
             _fail(call.future, exc)
             return
+        except BaseException:  # Ctrl-C during an inline exchange: forget the call
+            with self._lock:
+                self._pending.pop(request_id)
+            raise
         finally:
             self._writing.call = None
         with self._lock:
@@ -602,15 +613,17 @@ class Connection:
         *,
         deadline: float | None = None,
         given_up: Callable[[], bool] | None = None,
+        inline: bool = False,
     ) -> bool:
         """Hand one message to the transport; ``deadline`` bounds the write, and nothing is
         written once ``given_up()`` says its caller stopped waiting (checked here and again
-        by the transport when the write lock is won). False: skipped for that reason."""
+        by the transport when the write lock is won). False: skipped for that reason.
+        ``inline``: see ``Outgoing``."""
         if self.closed_error is not None:
             raise self.closed_error
         if given_up is not None and given_up():
             return False
-        self.transport.send(Outgoing(message, encode_message(message), deadline, given_up))
+        self.transport.send(Outgoing(message, encode_message(message), deadline, given_up, inline))
         return True
 
     # --- deadlines -----------------------------------------------------------------------------
@@ -1011,6 +1024,7 @@ class Connection:
             now = time.monotonic()
             call.hard_deadline = max(call.hard_deadline, now + call.timeout)
             call.deadline = now + call.timeout
+            call.inline = False  # this is a worker thread, not the blocked caller
             self._send_call(call)
         except McpError as exc:
             _fail(call.future, exc)

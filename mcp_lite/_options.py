@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .hub._auth_cache import AuthCache
     from .hub._connections import Backoff, ElicitationHook
     from .protocol.types import Params
+    from .transports._retry import Retry
 
 __all__ = [
     "ClientOptions",
@@ -52,6 +53,7 @@ class ConnectOptions(TypedDict, total=False):
     name: str | None
     headers: Mapping[str, str] | None
     auth: Any
+    retry: bool | Retry | Mapping[str, Any] | None
     event_hooks: Mapping[str, Any] | None
     task_receiver: bool
 

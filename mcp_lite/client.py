@@ -47,6 +47,7 @@ from .protocol import versions as v
 from .protocol.jsonrpc import ErrorResponse, Response
 from .protocol.session import SessionInfo
 from .tasks import Task, TaskReceiver, TaskStatus
+from .transports._retry import Retry, as_retry
 from .transports.base import Transport
 
 if TYPE_CHECKING:
@@ -136,6 +137,8 @@ class Client:
             each ``fn(event)`` called with a ``mcp_lite.events.Event`` (see that module).
         task_receiver: declare the 2025-11-25 ``tasks`` capability and run the server's
             task-augmented sampling / elicitation requests as tasks (with the handlers above).
+        retry: HTTP transient errors: ``mcp_lite.Retry(...)``, or False to never retry
+            (default ``Retry()``: 429/503 with Retry-After, and 5xx on read-only methods).
     """
 
     def __init__(
@@ -166,6 +169,7 @@ class Client:
         auth: Any = None,
         event_hooks: Mapping[str, Any] | None = None,
         task_receiver: bool = False,
+        retry: bool | Retry | Mapping[str, Any] | None = None,
     ) -> None:
         if timeout is None or timeout <= 0:
             raise ConfigError("timeout must be a positive number of seconds")
@@ -195,6 +199,7 @@ class Client:
             "max_message_size": max_message_size,
             "headers": headers,
             "auth": auth,
+            "retry": None if retry is None else as_retry(retry),
         }
         self._handlers = Handlers(
             client_info=dict(client_info or {"name": "mcp-lite", "version": __version__}),

@@ -165,6 +165,16 @@ class _Remote(_Base):
 
     url: str
     headers: dict[str, str] = Field(default_factory=dict)
+    retry: bool | dict[str, Any] | None = None
+    """HTTP transient-error retries: ``false``, or ``mcp_lite.Retry``'s fields."""
+
+    @field_validator("retry")
+    @classmethod
+    def _check_retry(cls, retry: Any) -> Any:
+        from ..transports._retry import as_retry
+
+        as_retry(retry)  # ConfigError (a ValueError) names the bad setting
+        return retry
 
     @field_validator("url")
     @classmethod

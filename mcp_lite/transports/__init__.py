@@ -34,6 +34,7 @@ def make_transport(
     max_message_size: int | None = None,
     headers: Mapping[str, str] | None = None,
     auth: Any = None,
+    retry: Any = None,
 ) -> Transport:
     """The transport for a connect target (see ``mcp_lite.connect``).
 
@@ -61,6 +62,7 @@ def make_transport(
             headers=headers,
             auth=auth,
             max_message_size=max_message_size,
+            retry=retry,
         )
     if isinstance(target, Mapping):
         kind = str(target.get("type") or ("stdio" if "command" in target else ""))
@@ -77,6 +79,7 @@ def make_transport(
                 headers=headers,
                 auth=auth,
                 max_message_size=max_message_size,
+                retry=retry,
             )
         if kind != "stdio":
             raise ConfigError(
@@ -139,16 +142,19 @@ def _remote(
     headers: Mapping[str, str] | None = None,
     auth: Any = None,
     max_message_size: int | None = None,
+    retry: Any = None,
 ) -> Transport:
     """A remote transport from a config entry (keys as in Claude Code's ``mcpServers``).
 
     Keys: ``url`` (required), ``headers``; ``sse-ide``/``ws-ide``: ``authToken`` (sent by
     ``ws-ide`` in ``authHeaderName``, default ``X-Claude-Code-Ide-Authorization``); ``proxy``:
     ``auth``/``token_provider`` (a bearer-token provider). Optional ``connectTimeout``,
-    ``readTimeout``, ``idleTimeout``, ``pingInterval`` (WebSocket; seconds). ``headers``/``auth`` arguments (from
-    ``connect``) override the config's.
+    ``readTimeout``, ``idleTimeout``, ``pingInterval`` (WebSocket; seconds); ``retry`` (HTTP:
+    ``false``, or ``{"attempts", "backoff", "max_backoff", "max_retry_after"}``).
+    ``headers``/``auth``/``retry`` arguments (from ``connect``) override the config's.
     """
     from ._http_common import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, HttpOptions, as_auth
+    from ._retry import as_retry
 
     url = config.get("url")
     if not isinstance(url, str) or "://" not in url:
@@ -200,6 +206,7 @@ def _remote(
         read_timeout=float(config.get("readTimeout") or DEFAULT_READ_TIMEOUT),
         idle_timeout=float(idle) if idle else None,
         max_message_size=max_message_size or 64 * 1024 * 1024,
+        retry=as_retry(retry if retry is not None else config.get("retry")),
     )
     if kind in ("sse", "sse-ide"):
         from .sse import SseTransport

@@ -20,13 +20,15 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
+import zlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
+from requests.cookies import extract_cookies_to_jar
 
 from .._accel import decode_message
 from .._secrets import redact_text, redact_url, scrub, sent_secrets
@@ -39,7 +41,9 @@ from ..errors import (
     McpError,
     RequestTimeout,
 )
+from . import _http_abort
 from ._causes import network_cause
+from ._retry import Retry
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -57,6 +61,8 @@ __all__ = [
     "as_auth",
     "bearer",
     "body_excerpt",
+    "drain",
+    "timeouts",
     "encode_header_value",
     "is_terminal_network_error",
     "learn_param_headers",
@@ -160,6 +166,7 @@ class HttpOptions:
     idle_timeout: float | None = None
     max_message_size: int = 64 * 1024 * 1024
     pool_size: int = 16
+    retry: Retry = Retry()
 
     def __repr__(self) -> str:  # no header value, token or URL query in a repr
         return f"HttpOptions(url={redact_url(self.url)!r}, name={self.name!r})"
@@ -181,7 +188,10 @@ def make_session(options: HttpOptions) -> requests.Session:
     if bundle:
         session.verify = bundle
     session.trust_env = False
-    adapter = HTTPAdapter(pool_connections=4, pool_maxsize=options.pool_size + 4, max_retries=0)
+    # Our adapter's connections register their sockets so that a deadline can abort them.
+    adapter: HTTPAdapter = _http_abort.AbortingAdapter(
+        pool_connections=4, pool_maxsize=options.pool_size * 4, max_retries=0
+    )
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     session.headers["User-Agent"] = f"mcp-lite/{__version__}"
@@ -214,18 +224,11 @@ def request(
         requests.RequestException: network failures (map them with ``map_error``).
     """
     for _ in range(4):
-        response = session.request(
-            method,
-            url,
-            headers=dict(headers),
-            data=data,
-            timeout=timeout,
-            stream=stream,
-            allow_redirects=False,
-        )
+        response = _send(session, method, url, headers, data, timeout, stream)
         if response.status_code not in _REDIRECTS or "location" not in response.headers:
             return response
         target = urljoin(url, response.headers["location"])
+        drain(response, 64 * 1024)
         response.close()
         if origin(target) != origin(url):
             raise ConnectError(
@@ -240,10 +243,87 @@ def request(
     raise ConnectError(f"too many redirects from {redact_url(url)}")
 
 
+def _send(
+    session: requests.Session,
+    method: str,
+    url: str,
+    headers: Mapping[str, str],
+    data: bytes | None,
+    timeout: tuple[float, float | None],
+    stream: bool,
+) -> requests.Response:
+    """``session.request(...)`` without redirects, through the session's own adapter.
+
+    When nothing of the session's per-request machinery applies (no cookies, no session
+    auth, no hooks, no params, environment already resolved: ``make_session``), the request
+    is prepared here (the URL once per session) and handed to the adapter: the same
+    adapter, urllib3 pool, proxies, TLS settings and error mapping, at a fraction of the
+    CPU. Otherwise (a cookie was set, a user added hooks) it is the full ``Session.request``.
+    """
+    if (
+        session.trust_env
+        or session.cookies
+        or session.auth is not None
+        or session.params
+        or any(session.hooks.values())
+    ):
+        return session.request(
+            method,
+            url,
+            headers=dict(headers),
+            data=data,
+            timeout=timeout,
+            stream=stream,
+            allow_redirects=False,
+        )
+    prepared = requests.PreparedRequest()
+    prepared.method = method
+    prepared.url = _prepared_url(session, url)
+    # The session's headers under ours, case-insensitively (a plain dict: cheaper than
+    # CaseInsensitiveDict, and the adapter only asks for "Content-Length", set here).
+    ours = {key.lower() for key in headers}
+    merged = {k: v for k, v in session.headers.items() if k.lower() not in ours}
+    merged.update(headers)
+    merged.pop("content-length", None)
+    prepared.headers = merged  # type: ignore[assignment]
+    prepared.body = data
+    if data is not None:
+        merged["Content-Length"] = str(len(data))
+    elif method not in ("GET", "HEAD"):
+        merged["Content-Length"] = "0"
+    prepared.hooks = {"response": []}
+    adapter: Any = session.get_adapter(prepared.url)
+    response: requests.Response = adapter.send(
+        prepared,
+        stream=stream,
+        timeout=timeout,
+        verify=session.verify,
+        cert=session.cert,
+        proxies=session.proxies,
+    )
+    if "set-cookie" in response.headers:  # from now on, the full path sends them back
+        extract_cookies_to_jar(session.cookies, prepared, response.raw)  # type: ignore[no-untyped-call]
+    if not stream:
+        response.content  # noqa: B018 - read it now, as Session.request does
+    return response
+
+
+def _prepared_url(session: requests.Session, url: str) -> str:
+    cache: dict[str, str] = session.__dict__.setdefault("_mcp_lite_urls", {})
+    prepared = cache.get(url)
+    if prepared is None:
+        probe = requests.PreparedRequest()
+        probe.prepare_url(url, None)
+        prepared = str(probe.url)
+        if len(cache) < 64:
+            cache[url] = prepared
+    return prepared
+
+
 def body_excerpt(response: requests.Response) -> str:
     """At most a few hundred characters of the body, for error messages; never raises."""
     try:
-        raw = response.raw.read(_EXCERPT + 1, decode_content=True) if response.raw else b""
+        raw = read_limited(response, _EXCERPT + 1) if response.raw else b""
     except Exception:
         return ""
     text = raw.decode("utf-8", "replace").strip()
@@ -496,14 +576,53 @@ def _socket_of(response: requests.Response) -> socket.socket | None:
     return sock if isinstance(sock, socket.socket) else None
 
 
-def iter_body(response: requests.Response, chunk: int = 65536) -> Any:
-    """Yield the body as it arrives (``read1``: no waiting for a full buffer)."""
+def iter_body(response: requests.Response, chunk: int = 65536) -> Iterator[bytes]:
+    """Yield the body as it arrives (``read1``: no waiting for a full buffer), decoded when
+    the server compressed it (gzip, deflate) in pieces of at most ``chunk`` bytes, so a
+    small compressed body never expands in memory at once.
+
+    Raises:
+        ConnectionClosed: the body broke off (a truncated or malformed chunked body, fewer
+            bytes than ``Content-Length``, a corrupt compressed stream) or the content
+            encoding is not one we can decode. A broken body is never a complete message.
+    """
     raw = response.raw
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    decoder: Any = None
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        decoder = zlib.decompressobj(wbits=47)  # gzip or zlib header, detected
+    elif encoding not in ("", "identity"):
+        raise ConnectionClosed(f"the server sent a body in an unsupported encoding {encoding!r}")
     while True:
-        data = raw.read1(chunk)
-        if not data:
-            return
-        yield data
+        try:
+            data = raw.read1(chunk, decode_content=False)
+        except Exception as exc:
+            raise ConnectionClosed(f"the response body broke off: {_reason(exc)}") from exc
+        if decoder is None:
+            if not data:
+                return
+            yield data
+            continue
+        try:
+            if not data:
+                tail = decoder.flush()
+                if tail:
+                    yield tail
+                if not decoder.eof:
+                    raise ConnectionClosed("the compressed response body is truncated")
+                return
+            while data:
+                out = decoder.decompress(data, chunk)
+                data = decoder.unconsumed_tail
+                if out:
+                    yield out
+        except zlib.error as exc:
+            raise ConnectionClosed(f"the compressed response body is corrupt: {exc}") from exc
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc)
+    return text if len(text) < 200 else text[:200] + "..."
 
 
 def answers(data: bytes, request_id: int | str) -> bool:
@@ -535,19 +654,46 @@ def rpc_error(body: bytes) -> dict[str, Any] | None:
     return None
 
 
-def read_limited(response: requests.Response, limit: int) -> bytes:
-    """Up to ``limit + 1`` bytes of the body (one more than allowed shows it is too large)."""
+def read_limited(response: requests.Response, limit: int, *, strict: bool = False) -> bytes:
+    """Up to ``limit + 1`` bytes of the (decoded) body: one more than allowed shows it is too
+    large, and reading stops there, so no more is ever held.
+
+    ``strict``: a body that broke off raises ``ConnectionClosed`` (a message must be whole);
+    otherwise (error bodies, quoted in messages) what arrived is returned.
+    """
     parts: list[bytes] = []
     size = 0
     try:
-        for chunk in iter_body(response):
+        for chunk in iter_body(response, min(65536, limit + 1)):
             parts.append(chunk)
             size += len(chunk)
             if size > limit:
                 break
-    except Exception as exc:  # a broken or aborted connection: what we have is the answer
+    except Exception as exc:
+        if strict:
+            raise
         log.debug("reading a body failed: %s", exc)
     return b"".join(parts)[: limit + 1]
+
+
+def drain(response: requests.Response, limit: int) -> None:
+    """Read and drop a body we do not need (so the connection can be reused), at most
+    ``limit`` bytes; a larger or broken one just closes the connection."""
+    with contextlib.suppress(Exception):
+        if len(read_limited(response, limit)) > limit:
+            response.close()
+
+
+def timeouts(slot: Any, connect: float, read: float | None) -> tuple[float, float | None]:
+    """``(connect, read)`` timeouts for ``requests``, none longer than what is left of the
+    slot's deadline (the watchdog shuts the socket down at the deadline itself)."""
+    remaining = slot.remaining()
+    if remaining is None:
+        return connect, read
+    if remaining <= 0:
+        raise RequestTimeout("the deadline passed before the request could be sent")
+    left = remaining + 1.0  # the caller's deadline or the watchdog act first: a backstop
+    return min(connect, left), (left if read is None else min(read, left))
 
 
 def reconnect_delay(retry_ms: int | None, failures: int) -> float:

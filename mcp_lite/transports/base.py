@@ -60,6 +60,10 @@ class Outgoing:
 
     ``data`` is UTF-8 JSON ending in a newline (stdio writes it as is). ``payload`` lets a
     transport read routing facts (``method``, ``id``, ``params.name``) without re-parsing.
+    ``deadline`` (``time.monotonic()``) is the latest moment the request's caller still
+    waits: a transport never sends it later, nor blocks on its behalf past it. ``inline``
+    says the sending thread is the caller itself, blocked until the answer: a transport may
+    do the whole exchange on it (HTTP POSTs there instead of handing off to a worker).
     """
 
     payload: dict[str, Any]
@@ -68,6 +72,9 @@ class Outgoing:
     deadline: float | None = None
     # True once the caller gave up (timed out, cancelled): then nothing is sent.
     given_up: Callable[[], bool] | None = None
+    # True when the sending thread is the caller itself, blocked until the answer: a
+    # transport may do the whole exchange on it (HTTP POSTs there, no worker hand-off).
+    inline: bool = False
 
     def abandoned(self) -> bool:
         """True when the caller no longer waits for this message: do not send it."""

@@ -23,12 +23,11 @@ the session layer; invalid annotations are only ignored here.
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import logging
 import os
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,10 +42,14 @@ from ..errors import (
     McpError,
     MessageTooLarge,
     RemoteProtocolError,
+    RequestTimeout,
     SessionExpired,
+    TransportError,
 )
 from ..protocol import versions as v
 from . import _http_common as common
+from ._http_abort import Slot, Workers, watchdog
+from ._retry import retry_delay
 from .base import OnClose, OnMessage, Outgoing, SendFailed
 
 __all__ = ["HttpTransport"]
@@ -57,7 +60,12 @@ _NETWORK_ERRORS = (requests.RequestException, urllib3.exceptions.HTTPError, OSEr
 _MAX_TERMINAL_FAILURES = 3
 _MAX_STREAM_FAILURES = 5  # GET reconnects in a row that brought no event
 _MAX_ERROR_BODY = 64 * 1024
-_DELETE_TIMEOUT = (1.0, 2.0)
+_DELETE_TIMEOUT = 1.0  # total: close() never waits longer for the DELETE
+_GRACE = 0.3  # after a call's deadline, the watchdog aborts what the session did not
+# Total bound of a POST nobody waits for (a notification, our answer to a server request).
+_ORDERED_TIMEOUT = 30.0
+_MAX_ORDERED = 1024  # queued notifications/answers; past it send() refuses
+_TAIL_WAIT = 0.05  # how long the end of an answer's SSE stream is waited for
 _NAMED_METHODS = {
     "tools/call": "name",
     "prompts/get": "name",
@@ -77,9 +85,12 @@ class _Exchange:
     request_id: int | str
     method: str
     modern: bool
+    slot: Slot
+    inline: bool = False  # read on the caller's own thread
     response: requests.Response | None = None
     cancelled: bool = False
     done: bool = False
+    barrier: int = 0  # ordered sends queued before this request: they go first
 
 
 @dataclass
@@ -113,15 +124,20 @@ class HttpTransport:
         self._protocol_version: str | None = None
         self._active: dict[int | str, _Exchange] = {}
         self._failures = 0
-        self._tail: Future[None] | None = None
+        # Ordered sends (notifications, our answers) queued and finished: a request waits
+        # until those queued before it are out, so the server sees them in order.
+        self._ordered_cond = threading.Condition()
+        self._ordered_queued = 0
+        self._ordered_done = 0
         self._legacy: Any = None  # an SseTransport once we fell back
         self._param_maps: dict[Any, dict[tuple[str, ...], str]] = {}  # tool -> x-mcp-header
         self._listener: threading.Thread | None = None
         self._listen_response: requests.Response | None = None
-        self._pool = ThreadPoolExecutor(
-            options.pool_size, thread_name_prefix=f"mcp-lite-http[{self.name}]"
-        )
-        self._ordered = ThreadPoolExecutor(1, thread_name_prefix=f"mcp-lite-http-send[{self.name}]")
+        self._listen_slot = Slot()
+        # Daemon workers (never joined at exit): a hung POST cannot delay interpreter exit,
+        # and its deadline frees the worker. Blocking callers POST on their own thread.
+        self._pool = Workers(f"mcp-lite-http[{self.name}]", options.pool_size * 4)
+        self._ordered = Workers(f"mcp-lite-http-send[{self.name}]", 1)
 
     # --- facts --------------------------------------------------------------------------------
 
@@ -146,27 +162,43 @@ class HttpTransport:
         if legacy is not None:
             legacy.send(message)
             return
+        modern = _is_modern(message.payload)
+        exch: _Exchange | None = None
         with self._lock:
             if self._closing or self._dead:
                 raise ConnectionClosed(f"the connection to MCP server {self.name!r} is closed")
-            modern = _is_modern(message.payload)
             try:
                 if message.is_request:
-                    exch = _Exchange(message.payload["id"], message.payload["method"], modern)
-                    self._active[exch.request_id] = exch
-                    # The caller's context (an OpenTelemetry span) follows the POST to its
-                    # worker, so a token refresh made there is a span of the caller's trace.
-                    self._pool.submit(
-                        contextvars.copy_context().run,
-                        self._run_request,
-                        message,
-                        exch,
-                        self._tail,
+                    exch = _Exchange(
+                        message.payload["id"],
+                        message.payload["method"],
+                        modern,
+                        Slot(message.deadline),
+                        inline=message.inline,
+                        barrier=self._ordered_queued,
                     )
+                    self._active[exch.request_id] = exch
+                    # The session fails the call at its deadline and aborts it (cancel_request, which
+                    # also tells the server); the watchdog is the backstop just after.
+                    watchdog.watch(exch.slot, _GRACE)
+                    if not message.inline:
+                        # The caller's context (an OpenTelemetry span) follows the POST to its
+                        # worker, so a token refresh made there is a span of the caller's trace.
+                        self._pool.submit(
+                            contextvars.copy_context().run, self._run_request, message, exch
+                        )
                 else:
-                    self._tail = self._ordered.submit(self._run_other, message, modern)
+                    if self._ordered_queued - self._ordered_done >= _MAX_ORDERED:
+                        raise TransportError(
+                            f"{_MAX_ORDERED} messages to MCP server {self.name!r} are waiting "
+                            f"to be sent; refusing more"
+                        )
+                    self._ordered_queued += 1
+                    self._ordered.submit(self._run_other, message, modern, message.deadline)
             except RuntimeError as exc:  # pools shut down by a concurrent close
                 raise ConnectionClosed(f"the connection to {self.name!r} is closed") from exc
+        if exch is not None and message.inline:
+            self._run_request(message, exch)  # the caller's own thread: no hand-off
 
     def negotiated(self, protocol_version: str) -> None:
         """The handshake agreed on a version: send it from now on; open the GET stream."""
@@ -188,12 +220,15 @@ class HttpTransport:
         response stream is the cancellation; the handshake era still needs the notification."""
         legacy = self._legacy
         if legacy is not None:
-            return False
+            return bool(legacy.cancel_request(request_id))
         exch = self._active.get(request_id)
         if exch is None:
             return False
         exch.cancelled = True
+        exch.slot.abort()  # wakes a worker waiting for headers too, not only for the body
         common.abort(exch.response)
+        with self._ordered_cond:  # a request still waiting to be sent: drop it now
+            self._ordered_cond.notify_all()
         return exch.modern
 
     def close(self) -> None:
@@ -209,13 +244,13 @@ class HttpTransport:
 
     # --- sending ------------------------------------------------------------------------------
 
-    def _run_request(
-        self, message: Outgoing, exch: _Exchange, barrier: Future[None] | None
-    ) -> None:
-        if barrier is not None:  # notifications sent before this request go first
-            with contextlib.suppress(Exception):
-                barrier.result(self.options.connect_timeout + 5.0)
+    def _run_request(self, message: Outgoing, exch: _Exchange) -> None:
         try:
+            self._wait_ordered(exch)
+            if exch.cancelled or self._closing or message.abandoned():
+                return  # the caller gave up (or we closed) before it was sent: never send it
+            if exch.slot.aborted:
+                raise self._late(exch)
             self._exchange(message, exch)
         except McpError as exc:
             self._fail(exch, exc)
@@ -223,34 +258,73 @@ class HttpTransport:
             log.exception("HTTP worker for %r crashed", self.name)
             self._fail(exch, ConnectionClosed(f"internal error talking to {self.name!r}: {exc!r}"))
         finally:
+            exch.slot.release()
             self._active.pop(exch.request_id, None)
 
-    def _run_other(self, message: Outgoing, modern: bool) -> None:
-        what = message.payload.get("method") or "a response"
-        try:
-            response = self._post(message, modern, None)
-        except McpError as exc:
-            log.warning("could not send %s to %r: %s", what, self.name, exc)
-            return
-        with response:
-            if response.status_code < 300:
-                return
-            body = common.read_limited(response, _MAX_ERROR_BODY)
-            if self._is_expired(response, body, modern):
-                self._expired(None)
-                return
-            error = common.status_error(response, f"POST {what}", body.decode("utf-8", "replace"))
-            log.warning("MCP server %r refused %s: %s", self.name, what, error)
+    def _wait_ordered(self, exch: _Exchange) -> None:
+        """Notifications queued before this request go first (bounded by its deadline)."""
+        limit = self.options.connect_timeout + 5.0
+        remaining = exch.slot.remaining()
+        end = time.monotonic() + (limit if remaining is None else min(limit, remaining))
+        with self._ordered_cond:
+            while self._ordered_done < exch.barrier and not (exch.cancelled or self._closing):
+                left = end - time.monotonic()
+                if left <= 0:
+                    return
+                self._ordered_cond.wait(left)
 
-    def _post(self, message: Outgoing, modern: bool, exch: _Exchange | None) -> requests.Response:
+    def _late(self, exch: _Exchange) -> McpError:
+        return RequestTimeout(
+            f"{exch.method} to MCP server {self.name!r} ran out of time before it was answered"
+        )
+
+    def _run_other(self, message: Outgoing, modern: bool, deadline: float | None) -> None:
+        try:
+            self._send_other(message, modern, deadline)
+        finally:
+            with self._ordered_cond:
+                self._ordered_done += 1
+                self._ordered_cond.notify_all()
+
+    def _send_other(self, message: Outgoing, modern: bool, deadline: float | None) -> None:
+        what = message.payload.get("method") or "a response"
+        if self._closing:
+            return  # after close(): nothing more goes out (no token fetch, no OAuth discovery)
+        bound = time.monotonic() + _ORDERED_TIMEOUT
+        slot = Slot(bound if deadline is None else min(deadline, bound))
+        watchdog.watch(slot)
+        try:
+            try:
+                response = self._post(message, modern, None, slot)
+            except McpError as exc:
+                log.warning("could not send %s to %r: %s", what, self.name, exc)
+                return
+            with response:
+                if response.status_code < 300:
+                    common.drain(response, _MAX_ERROR_BODY)  # keeps the connection reusable
+                    return
+                body = common.read_limited(response, _MAX_ERROR_BODY)
+                if self._is_expired(response, body, modern):
+                    self._expired(None)
+                    return
+                error = common.status_error(
+                    response, f"POST {what}", body.decode("utf-8", "replace")
+                )
+                log.warning("MCP server %r refused %s: %s", self.name, what, error)
+        finally:
+            slot.release()
+
+    def _post(
+        self, message: Outgoing, modern: bool, exch: _Exchange | None, slot: Slot
+    ) -> requests.Response:
         headers = self._headers(message.payload, modern)
         # Bearer token; 401 -> refresh + one retry; 403 insufficient_scope -> bounded step-up.
         return common.send_authorized(
             self.options.auth,
             self.options.url,
             headers,
-            lambda sent: self._http("POST", sent, message.data, exch),
-            deadline=message.deadline,
+            lambda sent: self._http("POST", sent, message.data, exch, slot),
+            deadline=slot.deadline,
             given_up=lambda: self._closing or message.abandoned(),
         )
 
@@ -260,16 +334,29 @@ class HttpTransport:
         headers: dict[str, str],
         data: bytes | None,
         exch: _Exchange | None,
+        slot: Slot,
         read_timeout: float | None = None,
     ) -> requests.Response:
-        timeout = (self.options.connect_timeout, read_timeout or self.options.read_timeout)
+        timeout = common.timeouts(
+            slot, self.options.connect_timeout, read_timeout or self.options.read_timeout
+        )
+        if self._closing:
+            raise ConnectionClosed(f"the connection to MCP server {self.name!r} is closed")
         try:
-            response = common.request(
-                self._session, method, self.options.url, headers=headers, data=data, timeout=timeout
-            )
+            with slot.active():
+                response = common.request(
+                    self._session,
+                    method,
+                    self.options.url,
+                    headers=headers,
+                    data=data,
+                    timeout=timeout,
+                )
         except McpError:
             raise
         except Exception as exc:
+            if slot.aborted and exch is not None and not exch.cancelled:
+                raise self._late(exch) from exc
             raise self._network_failure(
                 exc, f"{method} {redact_url(self.options.url)}", exch
             ) from exc
@@ -311,7 +398,33 @@ class HttpTransport:
     # --- answers ------------------------------------------------------------------------------
 
     def _exchange(self, message: Outgoing, exch: _Exchange) -> None:
-        response = self._post(message, exch.modern, exch)
+        response = self._post(message, exch.modern, exch, exch.slot)
+        attempt = 0
+        while response.status_code >= 429:  # transient? try again within the deadline
+            delay = retry_delay(
+                self.options.retry,
+                exch.method,
+                response.status_code,
+                response.headers,
+                attempt,
+                exch.slot.remaining(),
+            )
+            if delay is None:
+                break
+            attempt += 1
+            log.debug(
+                "MCP server %r answered %s with HTTP %s; retry %d in %.2f s",
+                self.name,
+                exch.method,
+                response.status_code,
+                attempt,
+                delay,
+            )
+            common.drain(response, _MAX_ERROR_BODY)
+            response.close()
+            if self._stop.wait(delay) or exch.cancelled:
+                return
+            response = self._post(message, exch.modern, exch, exch.slot)
         status = response.status_code
         if status >= 300:
             with response:
@@ -328,7 +441,7 @@ class HttpTransport:
             return
         with response:
             if ctype == "application/json":
-                body = common.read_limited(response, self.options.max_message_size)
+                body = common.read_limited(response, self.options.max_message_size, strict=True)
                 if exch.cancelled:
                     return  # aborted mid-body by cancel_request or close
                 if len(body) > self.options.max_message_size:
@@ -394,6 +507,9 @@ class HttpTransport:
         pumped = self._pump(response, parser, exch)
         if pumped.answered or exch.cancelled or self._stop.is_set():
             return
+        if exch.slot.aborted:  # its deadline passed mid-stream
+            self._fail(exch, self._late(exch))
+            return
         if pumped.error is not None and not parser.last_event_id:
             self._network_failure(pumped.error, f"reading the answer to {exch.method}", exch)
         if not exch.modern and parser.last_event_id and self._resume(parser, exch):
@@ -426,11 +542,14 @@ class HttpTransport:
                     if answered and exch is not None:
                         self._answered(exch, data)
                     self._deliver(data)
-                    if answered:
+                    if answered and exch is not None:
+                        # The server ends the stream after the answer: read that end (for a
+                        # moment at most) so the connection goes back to the pool.
                         pumped.answered = True
-                        return pumped
+                        exch.slot.settimeout(_TAIL_WAIT)
         except Exception as exc:  # the socket broke, or close()/cancel aborted it under
-            pumped.error = exc  # http.client (which then fails in odd ways: ValueError...)
+            if not pumped.answered:  # http.client (which then fails in odd ways: ValueError)
+                pumped.error = exc
         finally:
             response.close()
         return pumped
@@ -469,14 +588,23 @@ class HttpTransport:
             headers["Last-Event-ID"] = last_event_id
         headers.update(common.bearer(self.options.auth, self.options.url))
         read = self.options.idle_timeout if exch is None else self.options.read_timeout
-        timeout = (self.options.connect_timeout, read)
+        if exch is not None:
+            slot = exch.slot
+        else:
+            slot = self._listen_slot = Slot()
+            if self._stop.is_set():
+                slot.abort()
+        timeout = common.timeouts(slot, self.options.connect_timeout, read)
         try:
-            response = common.request(
-                self._session, "GET", self.options.url, headers=headers, timeout=timeout
-            )
+            with slot.active():
+                response = common.request(
+                    self._session, "GET", self.options.url, headers=headers, timeout=timeout
+                )
         except McpError:
             raise
         except Exception as exc:
+            if slot.aborted and exch is not None and not exch.cancelled:
+                raise self._late(exch) from exc
             raise common.map_error(exc, f"GET {redact_url(self.options.url)}") from exc
         if exch is not None:
             exch.response = response
@@ -574,8 +702,8 @@ class HttpTransport:
 
     def _network_failure(self, exc: BaseException, what: str, exch: _Exchange | None) -> McpError:
         error = common.map_error(exc, what)
-        if (exch is not None and exch.cancelled) or self._closing:
-            return error
+        if (exch is not None and (exch.cancelled or exch.slot.aborted)) or self._closing:
+            return error  # we cut it ourselves: says nothing about the server
         if common.is_terminal_network_error(exc):
             with self._lock:
                 self._failures += 1
@@ -596,6 +724,8 @@ class HttpTransport:
     def _fail(self, exch: _Exchange, error: McpError) -> None:
         if exch.cancelled or exch.done:
             return
+        if exch.inline and exch.slot.aborted:
+            return  # its deadline passed: the caller, back from send(), expires and cancels it
         exch.done = True
         self._deliver(SendFailed(exch.request_id, error))
 
@@ -620,47 +750,64 @@ class HttpTransport:
         self._stop.set()
         for exch in list(self._active.values()):
             exch.cancelled = True
+            exch.slot.abort()
             common.abort(exch.response)
+        self._listen_slot.abort()
         common.abort(self._listen_response)
+        with self._ordered_cond:
+            self._ordered_cond.notify_all()
         if delete and self._session_id and not self._legacy:
-            headers = self._session_headers({})
-            try:
-                common.request(
-                    self._session,
-                    "DELETE",
-                    self.options.url,
-                    headers=headers,
-                    timeout=_DELETE_TIMEOUT,
-                    stream=False,
-                ).close()
-            except Exception as exc:  # 405 or a dead server: the session ends anyway
-                log.debug("DELETE of session on %r failed: %s", self.name, exc)
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        self._ordered.shutdown(wait=False, cancel_futures=True)
+            self._delete()
+        # A worker still finishing its POST may open a fresh pooled connection after the
+        # close below; close the session once more when the last worker is done, so no
+        # socket is left for the garbage collector (without making close() wait for it).
+        drained = _Countdown(2, self._session.close)
+        self._pool.shutdown(drained)
+        self._ordered.shutdown(drained)
         listener = self._listener
         if listener is not None and listener is not threading.current_thread():
             listener.join(1.0)
         self._session.close()
-        # A worker still finishing its POST may open a fresh pooled connection after the
-        # close above; close the session once more when the last worker is done, so no
-        # socket is left for the garbage collector (without making close() wait for it).
-        threading.Thread(
-            target=_close_after,
-            args=(self._pool, self._ordered, self._session),
-            daemon=True,
-            name=f"mcp-lite-http-closer[{self.name}]",
-        ).start()
+
+    def _delete(self) -> None:
+        """End the session (DELETE), waiting at most ``_DELETE_TIMEOUT`` in total."""
+        slot = Slot(time.monotonic() + _DELETE_TIMEOUT)
+        watchdog.watch(slot)
+        headers = self._session_headers({})
+        try:
+            with slot.active():
+                response = common.request(
+                    self._session,
+                    "DELETE",
+                    self.options.url,
+                    headers=headers,
+                    timeout=common.timeouts(slot, _DELETE_TIMEOUT, _DELETE_TIMEOUT),
+                )
+            with response:
+                common.drain(response, _MAX_ERROR_BODY)
+        except Exception as exc:  # 405, a slow or dead server: the session ends anyway
+            log.debug("DELETE of session on %r failed: %s", self.name, exc)
+        finally:
+            slot.release()
 
 
 # --- helpers -------------------------------------------------------------------------------------
 
 
-def _close_after(
-    pool: ThreadPoolExecutor, ordered: ThreadPoolExecutor, session: requests.Session
-) -> None:
-    pool.shutdown(wait=True)
-    ordered.shutdown(wait=True)
-    session.close()
+class _Countdown:
+    """Calls ``action`` on the ``n``-th call (from whichever thread makes it)."""
+
+    def __init__(self, n: int, action: Any) -> None:
+        self._n = n
+        self._action = action
+        self._lock = threading.Lock()
+
+    def __call__(self) -> None:
+        with self._lock:
+            self._n -= 1
+            last = self._n == 0
+        if last:
+            self._action()
 
 
 def _is_modern(payload: dict[str, Any]) -> bool:

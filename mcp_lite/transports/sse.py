@@ -6,6 +6,12 @@ the SSE URL; another origin is refused). Every later ``message`` event is one JS
 message for ``on_message``. ``send`` POSTs one message and expects 202 (or 200); the answer
 comes on the stream. When the stream ends, the connection is over: ``on_close`` with
 ``ConnectionClosed``.
+
+``send`` never blocks on the network for someone else: requests are POSTed on the caller's
+own thread when it waits for the answer (``inline``), else by daemon workers, each bounded by
+its request's deadline (the socket is shut down then); notifications and our answers go in
+order through one sender, each bounded too. A refused POST fails its own request
+(``SendFailed``); an acknowledgement body is never held (at most a few KiB are read).
 """
 
 from __future__ import annotations
@@ -13,19 +19,36 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
+from typing import Any
 from urllib.parse import urljoin
 
 import requests
 
 from .._accel import SseParser
 from .._secrets import redact_url
-from ..errors import AuthRequired, ConnectError, ConnectionClosed, McpError, MessageTooLarge
+from ..errors import (
+    AuthRequired,
+    ConnectError,
+    ConnectionClosed,
+    McpError,
+    MessageTooLarge,
+    RequestTimeout,
+    TransportError,
+)
 from . import _http_common as common
-from .base import OnClose, OnMessage, Outgoing
+from ._http_abort import Slot, Workers, watchdog
+from ._retry import retry_delay
+from .base import OnClose, OnMessage, Outgoing, SendFailed
 
 __all__ = ["SseTransport"]
 
 log = logging.getLogger("mcp_lite.sse")
+
+_MAX_ACK_BODY = 64 * 1024  # of a 202: read (so the connection is reused) up to this, else hang up
+_GRACE = 0.3  # after a call's deadline, the watchdog aborts what the session did not
+_ORDERED_TIMEOUT = 30.0  # total bound of a POST nobody waits for
+_MAX_QUEUED = 1024
 
 
 class SseTransport:
@@ -56,6 +79,15 @@ class SseTransport:
         self._reader: threading.Thread | None = None
         self._on_message: OnMessage | None = None
         self._on_close: OnClose | None = None
+        self._stream_slot = Slot()
+        self._stop = threading.Event()
+        self._slots: dict[int | str, Slot] = {}  # requests being POSTed
+        self._cancelled: set[int | str] = set()
+        self._pool = Workers(f"mcp-lite-sse-post[{self.name}]", options.pool_size * 4)
+        self._ordered = Workers(f"mcp-lite-sse-send[{self.name}]", 1)
+        self._ordered_cond = threading.Condition()
+        self._ordered_queued = 0
+        self._ordered_done = 0
 
     @property
     def endpoint(self) -> str | None:
@@ -74,19 +106,17 @@ class SseTransport:
         """
         self._on_message = on_message
         self._on_close = on_close
+        # Opening the stream and getting the endpoint share one deadline: a server that
+        # never sends the stream's headers cannot hold start() (idle_timeout may be None).
+        self._stream_slot = Slot(time.monotonic() + self._endpoint_timeout)
+        watchdog.watch(self._stream_slot)
         try:
             # Bearer token; 401 -> refresh (OAuth) + one retry, as for the POSTs.
             response = common.send_authorized(
                 self.options.auth,
                 self.options.url,
                 {"Accept": "text/event-stream"},
-                lambda headers: common.request(
-                    self._session,
-                    "GET",
-                    self.options.url,
-                    headers=headers,
-                    timeout=(self.options.connect_timeout, self.options.idle_timeout),
-                ),
+                lambda headers: self._open_stream(headers),
                 method="GET",
             )
         except McpError:
@@ -94,6 +124,11 @@ class SseTransport:
             raise
         except Exception as exc:
             self._session.close()
+            if self._stream_slot.aborted:
+                raise ConnectError(
+                    f"MCP server {self.name!r} did not open its SSE stream at "
+                    f"{redact_url(self.options.url)} within {self._endpoint_timeout:g} s"
+                ) from exc
             raise _as_connect_error(
                 common.map_error(exc, f"GET {redact_url(self.options.url)}")
             ) from exc
@@ -119,6 +154,7 @@ class SseTransport:
                 f"MCP server {self.name!r} sent no 'endpoint' event within "
                 f"{self._endpoint_timeout:g} s at {redact_url(self.options.url)}"
             )
+        self._stream_slot.disarm()  # the stream now lasts as long as the connection
         if self._endpoint_error is not None:
             self.close()
             raise self._endpoint_error
@@ -127,38 +163,165 @@ class SseTransport:
         endpoint = self._endpoint
         if endpoint is None or self._closing or self._reported:
             raise ConnectionClosed(f"the SSE connection to MCP server {self.name!r} is closed")
-        headers = {"Content-Type": "application/json"}
-        what = message.payload.get("method") or "a response"
+        request_id = message.payload.get("id") if message.is_request else None
+        with self._lock:
+            try:
+                if request_id is not None:
+                    slot = Slot(message.deadline)
+                    self._slots[request_id] = slot
+                    watchdog.watch(slot, _GRACE)  # backstop: the session aborts it first
+                    if not message.inline:
+                        self._pool.submit(
+                            self._post_request, endpoint, message, slot, self._ordered_queued
+                        )
+                else:
+                    if self._ordered_queued - self._ordered_done >= _MAX_QUEUED:
+                        raise TransportError(
+                            f"{_MAX_QUEUED} messages to MCP server {self.name!r} are waiting "
+                            f"to be sent; refusing more"
+                        )
+                    self._ordered_queued += 1
+                    self._ordered.submit(self._post_other, endpoint, message)
+            except RuntimeError as exc:  # shut down by a concurrent close
+                raise ConnectionClosed(f"the SSE connection to {self.name!r} is closed") from exc
+            barrier = self._ordered_queued
+        if request_id is not None and message.inline:
+            self._post_request(endpoint, message, slot, barrier)
+
+    def cancel_request(self, request_id: int | str) -> bool:
+        """Stop POSTing ``request_id`` (never sent, or its socket shut down); the server
+        still needs ``notifications/cancelled`` (False)."""
+        with self._lock:
+            slot = self._slots.get(request_id)
+            if slot is None:
+                return False
+            self._cancelled.add(request_id)
+        slot.abort()
+        with self._ordered_cond:
+            self._ordered_cond.notify_all()
+        return False
+
+    # --- POSTs --------------------------------------------------------------------------------
+
+    def _post_request(self, endpoint: str, message: Outgoing, slot: Slot, barrier: int) -> None:
+        request_id = message.payload["id"]
         try:
-            # Bearer token; 401 -> refresh + one retry; 403 insufficient_scope -> step-up.
-            response = common.send_authorized(
-                self.options.auth,
-                self.options.url,
-                headers,
-                lambda sent: common.request(
-                    self._session,
-                    "POST",
-                    endpoint,
-                    headers=sent,
-                    data=message.data,
-                    stream=False,
-                    timeout=(self.options.connect_timeout, self.options.read_timeout),
-                ),
-                deadline=message.deadline,
-                request_url=endpoint,
-                given_up=lambda: self._closing or message.abandoned(),
+            self._wait_ordered(slot, barrier, request_id)
+            if request_id in self._cancelled or self._closing or message.abandoned():
+                return  # the caller gave up before it was sent: never send it
+            self._post(endpoint, message, slot)
+        except McpError as exc:
+            if request_id not in self._cancelled:
+                self._deliver(SendFailed(request_id, exc))
+        except Exception as exc:  # a bug: never lose the request silently
+            log.exception("SSE POST worker for %r crashed", self.name)
+            self._deliver(SendFailed(request_id, ConnectionClosed(f"internal error: {exc!r}")))
+        finally:
+            slot.release()
+            with self._lock:
+                self._slots.pop(request_id, None)
+                self._cancelled.discard(request_id)
+
+    def _wait_ordered(self, slot: Slot, barrier: int, request_id: int | str) -> None:
+        """Notifications queued before this request go first (bounded by its deadline)."""
+        remaining = slot.remaining()
+        limit = self.options.connect_timeout + 5.0
+        end = time.monotonic() + (limit if remaining is None else min(limit, remaining))
+        with self._ordered_cond:
+            while self._ordered_done < barrier and not (
+                request_id in self._cancelled or self._closing
+            ):
+                left = end - time.monotonic()
+                if left <= 0:
+                    return
+                self._ordered_cond.wait(left)
+
+    def _post_other(self, endpoint: str, message: Outgoing) -> None:
+        what = message.payload.get("method") or "a response"
+        slot = Slot(time.monotonic() + _ORDERED_TIMEOUT)
+        watchdog.watch(slot)
+        try:
+            if not self._closing:  # nothing goes out after close(): no token fetch either
+                self._post(endpoint, message, slot)
+        except McpError as exc:
+            log.warning("could not send %s to %r: %s", what, self.name, exc)
+        finally:
+            slot.release()
+            with self._ordered_cond:
+                self._ordered_done += 1
+                self._ordered_cond.notify_all()
+
+    def _post(self, endpoint: str, message: Outgoing, slot: Slot) -> None:
+        """POST ``message`` and check the acknowledgement; retry transient refusals
+        within the deadline. Raises the error for the message."""
+        what = message.payload.get("method") or "a response"
+        attempt = 0
+        while True:
+            response = self._post_once(endpoint, message, slot, what)
+            with response:
+                status = response.status_code
+                if status < 300:
+                    common.drain(response, _MAX_ACK_BODY)
+                    return
+                delay = retry_delay(
+                    self.options.retry,
+                    str(message.payload.get("method") or ""),
+                    status,
+                    response.headers,
+                    attempt,
+                    slot.remaining(),
+                )
+                if delay is None or not message.is_request:
+                    raise common.status_error(
+                        response,
+                        f"MCP server {self.name!r} refused {what} (POST {redact_url(endpoint)})",
+                        common.read_limited(response, _MAX_ACK_BODY).decode("utf-8", "replace"),
+                    )
+                common.drain(response, _MAX_ACK_BODY)
+            attempt += 1
+            log.debug(
+                "MCP server %r answered %s with HTTP %s; retry %d in %.2f s",
+                self.name,
+                what,
+                status,
+                attempt,
+                delay,
             )
+            if self._stop.wait(delay) or slot.aborted:
+                raise ConnectionClosed(f"the SSE connection to {self.name!r} is closed")
+
+    def _post_once(
+        self, endpoint: str, message: Outgoing, slot: Slot, what: str
+    ) -> requests.Response:
+        headers = {"Content-Type": "application/json"}
+        try:
+            timeout = common.timeouts(slot, self.options.connect_timeout, self.options.read_timeout)
+            with slot.active():
+                # Bearer token; 401 -> refresh + one retry; 403 insufficient_scope -> step-up.
+                return common.send_authorized(
+                    self.options.auth,
+                    self.options.url,
+                    headers,
+                    lambda sent: common.request(
+                        self._session,
+                        "POST",
+                        endpoint,
+                        headers=sent,
+                        data=message.data,
+                        timeout=timeout,
+                    ),
+                    deadline=slot.deadline,
+                    request_url=endpoint,
+                    given_up=lambda: self._closing or message.abandoned(),
+                )
         except McpError:
             raise
         except Exception as exc:
+            if slot.aborted:
+                raise RequestTimeout(
+                    f"POST {what} to MCP server {self.name!r} was not acknowledged in time"
+                ) from exc
             raise common.map_error(exc, f"POST {what} to {redact_url(endpoint)}") from exc
-        with response:
-            if response.status_code >= 300:
-                raise common.status_error(
-                    response,
-                    f"MCP server {self.name!r} refused {what} (POST {redact_url(endpoint)})",
-                    response.text,
-                )
 
     def close(self) -> None:
         with self._lock:
@@ -167,11 +330,32 @@ class SseTransport:
             self._closing = True
         if os.getpid() != self._owner_pid:
             return
+        self._stop.set()
+        with self._lock:
+            slots = list(self._slots.values())
+        for slot in slots:
+            slot.abort()
+        self._stream_slot.abort()
         common.abort(self._response)
+        with self._ordered_cond:
+            self._ordered_cond.notify_all()
+        drained = _Countdown(2, self._session.close)  # no socket left to the collector
+        self._pool.shutdown(drained)
+        self._ordered.shutdown(drained)
         reader = self._reader
         if reader is not None and reader is not threading.current_thread():
             reader.join(1.0)
         self._session.close()
+
+    def _open_stream(self, headers: dict[str, str]) -> requests.Response:
+        with self._stream_slot.active():
+            return common.request(
+                self._session,
+                "GET",
+                self.options.url,
+                headers=headers,
+                timeout=(self.options.connect_timeout, self.options.idle_timeout),
+            )
 
     # --- internals ----------------------------------------------------------------------------
 
@@ -228,10 +412,26 @@ class SseTransport:
             self._endpoint = target
         self._endpoint_ready.set()
 
-    def _deliver(self, frame: bytes | MessageTooLarge) -> None:
+    def _deliver(self, frame: bytes | MessageTooLarge | SendFailed) -> None:
         on_message = self._on_message
         if on_message is not None and not self._closing:
             on_message(frame)
+
+
+class _Countdown:
+    """Calls ``action`` on the ``n``-th call (from whichever thread makes it)."""
+
+    def __init__(self, n: int, action: Any) -> None:
+        self._n = n
+        self._action = action
+        self._lock = threading.Lock()
+
+    def __call__(self) -> None:
+        with self._lock:
+            self._n -= 1
+            last = self._n == 0
+        if last:
+            self._action()
 
 
 def _as_connect_error(error: McpError) -> McpError:

@@ -21,18 +21,34 @@ SSE stream of keep-alives until the client cancels or disconnects), ``reset`` (t
 ``state.resets`` calls reset the TCP connection), ``garbage`` (a malformed event, then the
 answer), ``garbage_close`` (a malformed event, then the end), ``expire`` (the first call forgets
 every session and answers 404).
+
+Hostile tools (hardening, issue 9): ``hang`` (never sends response headers; records the request
+id in ``state.disconnected`` once the client hangs up), ``drip`` (headers, then one byte of the
+body every 50 ms, forever), ``gzip`` (a gzip-encoded JSON answer), ``bomb`` (a gzip body of a
+few hundred KiB that inflates to ``state.bomb_size`` bytes), ``chunked_broken`` (a chunked body
+cut off mid-chunk), ``truncated`` (fewer bytes than ``Content-Length``), ``busy`` (429 with
+``Retry-After: 0`` for the first ``state.busy`` calls, then the answer), ``unavailable`` (503
+without ``Retry-After``, always). ``tools/list`` answers 503 for the first ``state.list_503``
+lists. ``/slowdelete``: DELETE waits 20 s before answering. ``/slowack``: legacy HTTP+SSE
+whose POSTs of ``tools/call`` ``hang`` are never acknowledged (``/silentsse``: its GET never
+answers at all) (no response headers) and
+``big202`` gets a 202 with a body of ``state.big202_size`` bytes.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import gzip
 import json
+import queue
+import select
 import socket
 import struct
 import threading
 import time
 import uuid
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -63,6 +79,14 @@ TOOLS = [
     "garbage_close",
     "expire",
     "headered",
+    "hang",
+    "drip",
+    "gzip",
+    "bomb",
+    "chunked_broken",
+    "truncated",
+    "busy",
+    "unavailable",
 ]
 
 
@@ -81,6 +105,12 @@ class State:
     token: str = "good"
     resets: int = 3
     expired_once: bool = False
+    busy: int = 2
+    list_503: int = 0
+    bomb_size: int = 64 * 1024 * 1024
+    big202_size: int = 300 * 1024 * 1024
+    sent202: int = 0  # bytes of the big 202 body the client took
+    hanging: int = 0  # requests currently held without an answer
     stopping: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -160,6 +190,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.state.count("GET " + self.path)
+        if self.path.startswith("/slowack"):
+            self._legacy_stream()
+            return
+        if self.path.startswith("/silentsse"):
+            self._hold("GET")
+            return
         if self.path.startswith("/sse"):
             self._open_stream()
             self.wfile.write(b"event: endpoint\ndata: http://localhost:1/messages\n\n")
@@ -190,6 +226,9 @@ class Handler(BaseHTTPRequestHandler):
         self._send(405, b"", "text/plain", {"Allow": "POST, DELETE"})
 
     def do_DELETE(self) -> None:
+        if self.path.startswith("/slowdelete"):
+            self.state.count("slow DELETE")
+            self.state.stopping.wait(20)
         sid = self.headers.get("Mcp-Session-Id", "")
         self.state.deleted.append(sid)
         self.state.sessions.discard(sid)
@@ -200,6 +239,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"null")
+        if self.path.startswith("/slowack/messages"):
+            self._legacy_post(body)
+            return
         if self.path.startswith("/redirect"):
             port = self.server.server_address[1]
             self._send(307, b"", "text/plain", {"Location": f"http://localhost:{port}/mcp"})
@@ -248,7 +290,12 @@ class Handler(BaseHTTPRequestHandler):
                 self.state.cancelled.append(body["params"].get("requestId"))
             self._send(202)
             return
-        if method == "tools/list":
+        if method == "tools/list" and self.state.list_503 > 0:
+            with self.state.lock:
+                self.state.list_503 -= 1
+            self.state.count("503 tools/list")
+            self._send(503, b"try later", "text/plain")
+        elif method == "tools/list":
             self._json(
                 _result(
                     request_id,
@@ -316,6 +363,164 @@ class Handler(BaseHTTPRequestHandler):
             self._json(_text(request_id, "headered"))
         elif name == "slow":
             self._slow(request_id)
+        elif name == "hang":
+            self._hold(request_id)
+        elif name == "drip":
+            self._drip(request_id)
+        elif name == "gzip":
+            data = gzip.compress(json.dumps(_text(request_id, "unzipped")).encode())
+            self._send(200, data, headers={"Content-Encoding": "gzip"})
+        elif name == "bomb":
+            self._send(200, _bomb(state.bomb_size), headers={"Content-Encoding": "gzip"})
+        elif name == "chunked_broken":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"100\r\n" + json.dumps(_text(request_id, "cut")).encode()[:40])
+            self.wfile.flush()
+            self._reset()
+        elif name == "truncated":
+            data = json.dumps(_text(request_id, "truncated")).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data) + 100))
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+            self.close_connection = True
+        elif name == "busy" and state.counts["tool busy"] <= state.busy:
+            self._send(429, b"slow down", "text/plain", {"Retry-After": "0"})
+        elif name == "busy":
+            self._json(_text(request_id, "not busy"))
+        elif name == "unavailable":
+            self._send(503, b"unavailable", "text/plain")
+
+    def _hold(self, request_id: Any) -> None:
+        """Never answer; note when the client hangs up (or the server stops)."""
+        with self.state.lock:
+            self.state.hanging += 1
+        self.close_connection = True
+        try:
+            while not self.state.stopping.is_set():
+                readable, _, _ = select.select([self.connection], [], [], 0.05)
+                if not readable:
+                    continue
+                try:
+                    data = self.connection.recv(1, socket.MSG_PEEK)
+                except OSError:
+                    data = b""
+                if not data:
+                    self.state.disconnected.append(request_id)
+                    return
+                time.sleep(0.05)
+        finally:
+            with self.state.lock:
+                self.state.hanging -= 1
+
+    def _drip(self, request_id: Any) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "1000000")
+        self.end_headers()
+        self.close_connection = True
+        with self.state.lock:
+            self.state.hanging += 1
+        try:
+            while not self.state.stopping.is_set():
+                try:
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                except OSError:
+                    self.state.disconnected.append(request_id)
+                    return
+                time.sleep(0.05)
+        finally:
+            with self.state.lock:
+                self.state.hanging -= 1
+
+    # --- legacy HTTP+SSE with slow acknowledgements (/slowack) -----------------------------------
+
+    def _legacy_stream(self) -> None:
+        sid = uuid.uuid4().hex
+        outbox: queue.Queue[bytes] = queue.Queue()
+        self.server.outboxes[sid] = outbox
+        self._open_stream()
+        self.wfile.write(f"event: endpoint\ndata: /slowack/messages?sid={sid}\n\n".encode())
+        self.wfile.flush()
+        while not self.state.stopping.is_set():
+            try:
+                item = outbox.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            try:
+                self.wfile.write(item)
+                self.wfile.flush()
+            except OSError:
+                return
+
+    def _legacy_post(self, body: Any) -> None:
+        sid = self.path.split("sid=", 1)[-1]
+        outbox = self.server.outboxes.get(sid)
+        if outbox is None:
+            self._send(404, b"no such session", "text/plain")
+            return
+        method = body.get("method")
+        request_id = body.get("id")
+        self.state.count(f"legacy {method}")
+        name = (body.get("params") or {}).get("name")
+        if method == "tools/call" and name == "hang":
+            self._hold(request_id)
+            return
+        if method == "tools/call" and name == "big202":
+            self._big202()
+            return
+        if method == "tools/call" and name == "busy" and self.state.counts["legacy busy"] < 2:
+            self.state.count("legacy busy")
+            self._send(503, b"busy", "text/plain", {"Retry-After": "0"})
+            return
+        self._send(202, b"Accepted", "text/plain")
+        if request_id is None:
+            if method == "notifications/cancelled":
+                self.state.cancelled.append(body["params"].get("requestId"))
+            return
+        if method == "initialize":
+            answer = _result(
+                request_id,
+                {
+                    "protocolVersion": "2024-11-05",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "fault-legacy", "version": "1.0"},
+                },
+            )
+        elif method == "tools/list":
+            answer = _result(
+                request_id,
+                {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in TOOLS]},
+            )
+        elif method == "tools/call":
+            answer = _text(request_id, f"legacy {name}")
+        else:
+            answer = {"jsonrpc": "2.0", "id": request_id, "result": {}}
+        outbox.put(_sse(answer).replace(b"data:", b"event: message\ndata:", 1))
+
+    def _big202(self) -> None:
+        size = self.state.big202_size
+        self.send_response(202)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(size))
+        self.end_headers()
+        self.close_connection = True
+        block = b"x" * 65536
+        sent = 0
+        try:
+            while sent < size and not self.state.stopping.is_set():
+                self.wfile.write(block)
+                sent += len(block)
+                self.state.sent202 = sent
+        except OSError:
+            pass
 
     def _slow(self, request_id: Any) -> None:
         self._open_stream()
@@ -332,6 +537,19 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(0.05)
 
 
+_BOMBS: dict[int, bytes] = {}
+
+
+def _bomb(size: int) -> bytes:
+    """``size`` bytes of spaces, gzip-compressed (about 1000:1)."""
+    if size not in _BOMBS:
+        packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+        block = b" " * (1024 * 1024)
+        parts = [packer.compress(block) for _ in range(size // len(block))]
+        _BOMBS[size] = b"".join(parts) + packer.flush()
+    return _BOMBS[size]
+
+
 class FaultHttpServer(ThreadingHTTPServer):
     """The server; ``url(path)`` gives a full URL, ``state`` what it saw."""
 
@@ -341,6 +559,7 @@ class FaultHttpServer(ThreadingHTTPServer):
     def __init__(self, port: int = 0) -> None:
         super().__init__(("127.0.0.1", port), Handler)
         self.state = State()
+        self.outboxes: dict[str, queue.Queue[bytes]] = {}
         self._thread: threading.Thread | None = None
 
     def url(self, path: str = "/mcp") -> str:

@@ -1,0 +1,391 @@
+"""Deadlines the HTTP transports can enforce on a socket, and the daemon workers they run on.
+
+A blocked ``recv`` (a server that never sends headers, or drips bytes) only wakes when its
+socket is shut down. ``requests`` never shows the socket before the response headers, so the
+pool's connections register theirs with the ``Slot`` of the exchange running on the current
+thread: ``Slot.abort()`` (from any thread) then shuts that socket down at once. The
+``Watchdog`` thread aborts slots whose total deadline passed; it never reads or writes a
+socket, it only shuts them down.
+
+``Workers`` is a pool of daemon threads: unlike ``ThreadPoolExecutor`` its threads are not
+joined at interpreter exit, so a hung exchange never delays exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import itertools
+import logging
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import urllib3
+from requests import Response
+from requests.adapters import HTTPAdapter
+from requests.structures import CaseInsensitiveDict
+from requests.utils import get_encoding_from_headers
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+__all__ = ["AbortingAdapter", "Slot", "Watchdog", "Workers", "current", "watchdog"]
+
+log = logging.getLogger("mcp_lite.http")
+_local = threading.local()
+
+
+class Slot:
+    """The socket of one exchange, abortable from another thread until ``release()``.
+
+    ``release()`` must run before the connection goes back to the pool, so that a late
+    abort never hits the next exchange on the same keep-alive connection.
+    """
+
+    __slots__ = ("_lock", "_sock", "aborted", "released", "deadline")
+
+    def __init__(self, deadline: float | None = None) -> None:
+        self._lock = threading.Lock()
+        self._sock: socket.socket | None = None
+        self.aborted = False
+        self.released = False
+        self.deadline = deadline
+
+    def attach(self, sock: Any) -> None:
+        if not isinstance(sock, socket.socket):
+            return
+        with self._lock:
+            if self.released:
+                return
+            self._sock = sock
+            aborted = self.aborted
+        if aborted:
+            _shutdown(sock)
+
+    def abort(self) -> None:
+        """Shut the exchange's socket down (now, or as soon as it has one)."""
+        with self._lock:
+            if self.released or self.aborted:
+                return
+            self.aborted = True
+            sock = self._sock
+        if sock is not None:
+            _shutdown(sock)
+
+    def release(self) -> None:
+        with self._lock:
+            self.released = True
+            self._sock = None
+
+    def settimeout(self, seconds: float) -> None:
+        """Set the socket's timeout for the reads still to come in this exchange."""
+        with self._lock:
+            sock = self._sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.settimeout(seconds)
+
+    def disarm(self) -> None:
+        """No deadline any more (the watchdog leaves the slot alone from now on)."""
+        self.deadline = None
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (None: no deadline)."""
+        if self.deadline is None:
+            return None
+        return self.deadline - time.monotonic()
+
+    def active(self) -> _Active:
+        """Connections opened or reused on this thread inside the block register here."""
+        return _Active(self)
+
+
+class _Active:
+    __slots__ = ("_slot", "_previous")
+
+    def __init__(self, slot: Slot) -> None:
+        self._slot = slot
+        self._previous: Slot | None = None
+
+    def __enter__(self) -> Slot:
+        self._previous = getattr(_local, "slot", None)
+        _local.slot = self._slot
+        return self._slot
+
+    def __exit__(self, *exc: object) -> None:
+        _local.slot = self._previous
+
+
+def _origin(url: str) -> str:
+    """``scheme://host:port`` of a prepared URL (the part that picks the pool)."""
+    scheme, _, rest = url.partition("://")
+    return scheme.lower() + "://" + rest.split("/", 1)[0].split("?", 1)[0].lower()
+
+
+def current() -> Slot | None:
+    return getattr(_local, "slot", None)
+
+
+def _shutdown(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def _register(conn: Any) -> None:
+    slot = getattr(_local, "slot", None)
+    if slot is not None:
+        slot.attach(getattr(conn, "sock", None))
+
+
+class _Registering:
+    """Registers the socket with the current ``Slot``; sends a small request's headers and
+    body in one write (urllib3 sends them apart: two packets, two wake-ups of the server)."""
+
+    sock: Any
+    _glue: bytes | None = None
+
+    def connect(self) -> None:
+        super().connect()  # type: ignore[misc]
+        _register(self)
+
+    def request(
+        self, method: str, url: str, body: Any = None, headers: Any = None, **kw: Any
+    ) -> None:
+        if self.sock is not None:  # a reused keep-alive connection
+            _register(self)
+        if (
+            isinstance(body, bytes)
+            and len(body) <= _GLUE_LIMIT
+            and headers is not None
+            and "Content-Length" in headers
+            and not kw.get("chunked")
+        ):
+            self._glue = body
+            body = None
+        try:
+            super().request(method, url, body, headers, **kw)  # type: ignore[misc]
+        finally:
+            self._glue = None
+
+    def send(self, data: Any) -> None:
+        glue = self._glue
+        if glue is not None:  # the headers' write: the body goes with it
+            self._glue = None
+            data = bytes(data) + glue
+        super().send(data)  # type: ignore[misc]
+
+
+_GLUE_LIMIT = 64 * 1024
+
+
+class _Connection(_Registering, HTTPConnection):
+    pass
+
+
+class _TlsConnection(_Registering, HTTPSConnection):
+    pass
+
+
+class _Pool(HTTPConnectionPool):
+    ConnectionCls = _Connection
+
+
+class _TlsPool(HTTPSConnectionPool):
+    ConnectionCls = _TlsConnection
+
+
+_POOLS = {"http": _Pool, "https": _TlsPool}
+
+
+class AbortingAdapter(HTTPAdapter):
+    """``requests``' own adapter whose connections register with the current ``Slot``.
+
+    Its ``send`` (and so its error mapping, TLS settings and proxies) is requests'; three of
+    its documented hooks are made cheaper for the one server a transport talks to: the pool
+    for a URL is looked up once (again when the pool manager dropped it, or for a proxied
+    URL), the request path is computed once per URL, and ``build_response`` skips the
+    cookie jar unless the server sets a cookie.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._pools: dict[tuple[str, Any, Any], Any] = {}
+        self._paths: dict[str, str] = {}
+        super().__init__(*args, **kwargs)
+
+    def get_connection_with_tls_context(
+        self, request: Any, verify: Any, proxies: Any = None, cert: Any = None
+    ) -> Any:
+        if (
+            proxies
+            or not isinstance(verify, (bool, str))
+            or not isinstance(cert, (str, type(None)))
+        ):
+            return super().get_connection_with_tls_context(request, verify, proxies, cert)
+        key = (_origin(request.url), verify, cert)
+        pool = self._pools.get(key)
+        if pool is None or pool.pool is None:  # new, or closed by the pool manager's LRU
+            pool = super().get_connection_with_tls_context(request, verify, proxies, cert)
+            if len(self._pools) >= 16:
+                self._pools.clear()
+            self._pools[key] = pool
+        return pool
+
+    def request_url(self, request: Any, proxies: Any) -> str:
+        if proxies:
+            return str(super().request_url(request, proxies))
+        url = request.url
+        path = self._paths.get(url)
+        if path is None:
+            path = str(super().request_url(request, proxies))
+            if len(self._paths) < 64:
+                self._paths[url] = path
+        return path
+
+    def build_response(self, req: Any, resp: Any) -> Any:
+        if "set-cookie" in resp.headers:
+            return super().build_response(req, resp)
+        response = Response()
+        response.status_code = resp.status
+        response.headers = CaseInsensitiveDict(resp.headers)
+        response.encoding = get_encoding_from_headers(response.headers)
+        response.raw = resp
+        response.reason = resp.reason
+        response.url = req.url
+        response.request = req
+        response.connection = self
+        return response
+
+    def close(self) -> None:
+        self._pools.clear()
+        super().close()
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = dict(_POOLS)
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if type(manager) is urllib3.ProxyManager:  # SOCKS keeps its own pools
+            manager.pool_classes_by_scheme = dict(_POOLS)
+        return manager
+
+
+class Watchdog:
+    """One daemon thread aborting slots at their deadlines (it only shuts sockets down)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int, Slot]] = []
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, slot: Slot, grace: float = 0.0) -> None:
+        """Abort ``slot`` at its deadline plus ``grace`` seconds."""
+        if slot.deadline is None:
+            return
+        when = slot.deadline + grace
+        with self._cond:
+            heap = self._heap
+            if len(heap) > 256 and len(heap) % 256 == 0:
+                heap[:] = [item for item in heap if not item[2].released]
+                heapq.heapify(heap)
+            first = not heap or when < heap[0][0]
+            heapq.heappush(heap, (when, next(self._seq), slot))
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, daemon=True, name="mcp-lite-socket-watchdog"
+                )
+                self._thread.start()
+            elif first:
+                self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            due: list[Slot] = []
+            with self._cond:
+                now = time.monotonic()
+                while self._heap and self._heap[0][0] <= now:
+                    due.append(heapq.heappop(self._heap)[2])
+                if not due:
+                    wait = self._heap[0][0] - now if self._heap else 60.0
+                    # At least 50 ms between rounds: under load every call's entry comes
+                    # due in turn, and waking per call would cost a context switch each.
+                    self._cond.wait(min(max(wait, 0.05), 60.0))
+                    continue
+            for slot in due:
+                deadline = slot.deadline  # None once disarmed
+                if not slot.released and deadline is not None and deadline <= now:
+                    slot.abort()
+
+
+watchdog = Watchdog()
+
+
+class Workers:
+    """Daemon worker threads, started on demand up to ``limit``; idle ones leave after a
+    while. ``shutdown()`` drops what is queued and lets the workers end; ``on_drained`` runs
+    once the last worker has left after a shutdown."""
+
+    def __init__(self, name: str, limit: int, idle: float = 30.0) -> None:
+        self._name = name
+        self._limit = limit
+        self._idle_timeout = idle
+        self._cond = threading.Condition()
+        self._queue: deque[tuple[Callable[..., None], tuple[Any, ...]]] = deque()
+        self._threads = 0
+        self._idle = 0
+        self._stopped = False
+        self._on_drained: Callable[[], None] | None = None
+        self._ids = itertools.count(1)
+
+    def submit(self, fn: Callable[..., None], *args: Any) -> None:
+        """Run ``fn(*args)`` on a worker. Raises RuntimeError after ``shutdown()``."""
+        with self._cond:
+            if self._stopped:
+                raise RuntimeError("workers shut down")
+            self._queue.append((fn, args))
+            if self._idle > len(self._queue) - 1:
+                self._cond.notify()
+                return
+            if self._threads >= self._limit:
+                return
+            self._threads += 1
+        thread = threading.Thread(
+            target=self._loop, daemon=True, name=f"{self._name}_{next(self._ids)}"
+        )
+        thread.start()
+
+    def shutdown(self, on_drained: Callable[[], None] | None = None) -> None:
+        with self._cond:
+            self._stopped = True
+            self._queue.clear()
+            self._on_drained = on_drained
+            self._cond.notify_all()
+            drained = self._threads == 0
+        if drained and on_drained is not None:
+            on_drained()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue and not self._stopped:
+                    self._idle += 1
+                    woke = self._cond.wait(self._idle_timeout)
+                    self._idle -= 1
+                    if not woke and not self._queue:
+                        break
+                if not self._queue:
+                    self._threads -= 1
+                    last = self._stopped and self._threads == 0
+                    on_drained = self._on_drained if last else None
+                    break
+                fn, args = self._queue.popleft()
+            try:
+                fn(*args)
+            except BaseException:  # a task must never take the worker down silently
+                log.exception("HTTP worker task failed")
+        if on_drained is not None:
+            on_drained()
