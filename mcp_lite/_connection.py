@@ -677,9 +677,15 @@ class Connection:
         with self._lock:
             call.expired = True
             sent = call.sent
+        request_id = call.request_id
         if call.cancel_on_timeout and sent:
-            request_id = call.request_id
             self._control.post(lambda: self._cancel(request_id, "timeout"))
+        elif call.inline and not sent:
+            # The caller's own thread is still in the exchange (HTTP POSTs inline): free it
+            # now; the server hears of it once that write returns (see _send_call).
+            abort = getattr(self.transport, "cancel_request", None)
+            if abort is not None:
+                self._control.post(lambda: abort(request_id))
 
     def _cancel(self, request_id: jsonrpc.RequestId, reason: str) -> None:
         """Tell the server to stop working on ``request_id`` (on the control thread)."""

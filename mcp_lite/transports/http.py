@@ -222,8 +222,9 @@ class HttpTransport:
         if legacy is not None:
             return bool(legacy.cancel_request(request_id))
         exch = self._active.get(request_id)
-        if exch is None:
-            return False
+        if exch is None:  # already over; on 2026-07-28 its closed stream said it all
+            version = self._protocol_version
+            return version is not None and v.is_stateless(version)
         exch.cancelled = True
         exch.slot.abort()  # wakes a worker waiting for headers too, not only for the body
         common.abort(exch.response)
