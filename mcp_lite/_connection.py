@@ -562,14 +562,12 @@ class Connection:
         # (its on_close runs here): this call then fails with its own timeout, not the close.
         self._writing.call = call
         try:
-            deadline = call.deadline
             sent = self._write(
                 jsonrpc.make_request(request_id, call.method, params),
                 # The latest moment the caller may still wait (progress can move
                 # call.deadline up to it): HTTP aborts the socket there.
                 deadline=call.hard_deadline,
-                # a blocking caller gives up at its deadline without touching its waiter
-                given_up=lambda: call.future.done() or time.monotonic() >= deadline,
+                given_up=call.future.done,
                 inline=call.inline,
             )
         except McpError as exc:

@@ -125,8 +125,18 @@ def test_a_request_whose_caller_gave_up_is_never_written_later(
 
         threading.Thread(target=big, daemon=True).start()
         assert wait_until(lambda: client.transport._write_lock.locked(), timeout=10)  # type: ignore[union-attr]
+        # (From a worker thread: see the test above about the pure build's main thread.)
+        gave_up: Future[Any] = Future()
+
+        def late_call() -> None:
+            try:
+                gave_up.set_result(client.call_tool("echo", {"text": "gave-up"}, timeout=0.5))
+            except Exception as exc:
+                gave_up.set_exception(exc)
+
+        threading.Thread(target=late_call, daemon=True).start()
         with pytest.raises(RequestTimeout):
-            client.call_tool("echo", {"text": "gave-up"}, timeout=0.5)
+            gave_up.result(60)
         # The server reads again: the big write completes and is answered.
         assert big_done.result(60) == BIG
         assert client.call_tool("echo", {"text": "after"}, timeout=30).text == "after"
