@@ -273,8 +273,13 @@ class AbortingAdapter(HTTPAdapter):
         return manager
 
 
+# Seconds the watchdog thread stays with nothing to watch before it ends.
+_IDLE_EXIT = 2.0
+
+
 class Watchdog:
-    """One daemon thread aborting slots at their deadlines (it only shuts sockets down)."""
+    """One daemon thread aborting slots at their deadlines (it only shuts sockets down);
+    it ends when every slot it watched has been released, and starts again on demand."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
@@ -310,7 +315,17 @@ class Watchdog:
                 while self._heap and self._heap[0][0] <= now:
                     due.append(heapq.heappop(self._heap)[2])
                 if not due:
-                    wait = self._heap[0][0] - now if self._heap else 60.0
+                    if all(item[2].released for item in self._heap):
+                        # Nothing left to abort: leave after a short idle (watch() starts a
+                        # new thread when needed), so a process whose clients are all
+                        # closed keeps no mcp-lite thread.
+                        self._heap.clear()
+                        self._cond.wait(_IDLE_EXIT)
+                        if not self._heap:
+                            self._thread = None
+                            return
+                        continue
+                    wait = self._heap[0][0] - now
                     # At least 50 ms between rounds: under load every call's entry comes
                     # due in turn, and waking per call would cost a context switch each.
                     self._cond.wait(min(max(wait, 0.05), 60.0))
