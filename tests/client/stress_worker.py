@@ -39,6 +39,9 @@ SLACK = 60.0
 
 def main() -> int:
     era, record, seed, seconds = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+    # Python's own Ctrl-C handler, even when started with SIGINT ignored (a background job
+    # of a non-interactive shell, and its children, inherit SIG_IGN).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     logs: collections.Counter[str] = collections.Counter()
     client = mcp_lite.connect(
         [sys.executable, SERVER, record],

@@ -109,6 +109,16 @@ def test_future_cancel_tells_the_server(record: Path, era: str) -> None:
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_during_a_blocking_call_tells_the_server(record: Path, era: str) -> None:
     assert threading.current_thread() is threading.main_thread()
+    # Python's own Ctrl-C handler, even when this run was started with SIGINT ignored (a
+    # background job of a non-interactive shell inherits SIG_IGN).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _ctrl_c_during_a_blocking_call(record, era)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _ctrl_c_during_a_blocking_call(record: Path, era: str) -> None:
     with _connect(record, era) as client:
         main = threading.main_thread().ident
         assert main is not None

@@ -7,6 +7,7 @@ and asserts the outcome a caller gets: a result, or a clear error at once, never
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import wait
 from typing import Any
@@ -184,6 +185,10 @@ def test_close_deletes_the_session(fault_server: Any) -> None:
     client = connect(fault_server.url())
     session_id = client.transport.session_id  # type: ignore[union-attr]
     client.close()
+    # close() waits at most ~1 s for the answer: a loaded server may record it a bit later.
+    end = time.monotonic() + 10
+    while not fault_server.state.deleted and time.monotonic() < end:
+        time.sleep(0.02)
     assert fault_server.state.deleted == [session_id]
 
 
