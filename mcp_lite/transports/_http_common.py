@@ -48,6 +48,7 @@ from ._retry import Retry
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "Auth",
+    "Countdown",
     "abort",
     "answers",
     "iter_body",
@@ -768,3 +769,19 @@ def learn_param_headers(data: bytes, maps: dict[Any, dict[tuple[str, ...], str]]
                 maps.pop(tool.get("name"), None)
     except (ValueError, AttributeError, TypeError):
         pass  # a malformed answer: the session reports it
+
+
+class Countdown:
+    """Calls ``action`` on the ``n``-th call (from whichever thread makes it)."""
+
+    def __init__(self, n: int, action: Any) -> None:
+        self._n = n
+        self._action = action
+        self._lock = threading.Lock()
+
+    def __call__(self) -> None:
+        with self._lock:
+            self._n -= 1
+            last = self._n == 0
+        if last:
+            self._action()

@@ -762,7 +762,7 @@ class HttpTransport:
         # A worker still finishing its POST may open a fresh pooled connection after the
         # close below; close the session once more when the last worker is done, so no
         # socket is left for the garbage collector (without making close() wait for it).
-        drained = _Countdown(2, self._session.close)
+        drained = common.Countdown(2, self._session.close)
         self._pool.shutdown(drained)
         self._ordered.shutdown(drained)
         listener = self._listener
@@ -793,22 +793,6 @@ class HttpTransport:
 
 
 # --- helpers -------------------------------------------------------------------------------------
-
-
-class _Countdown:
-    """Calls ``action`` on the ``n``-th call (from whichever thread makes it)."""
-
-    def __init__(self, n: int, action: Any) -> None:
-        self._n = n
-        self._action = action
-        self._lock = threading.Lock()
-
-    def __call__(self) -> None:
-        with self._lock:
-            self._n -= 1
-            last = self._n == 0
-        if last:
-            self._action()
 
 
 def _is_modern(payload: dict[str, Any]) -> bool:

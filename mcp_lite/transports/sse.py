@@ -20,7 +20,6 @@ import logging
 import os
 import threading
 import time
-from typing import Any
 from urllib.parse import urljoin
 
 import requests
@@ -339,7 +338,7 @@ class SseTransport:
         common.abort(self._response)
         with self._ordered_cond:
             self._ordered_cond.notify_all()
-        drained = _Countdown(2, self._session.close)  # no socket left to the collector
+        drained = common.Countdown(2, self._session.close)  # no socket left to the collector
         self._pool.shutdown(drained)
         self._ordered.shutdown(drained)
         reader = self._reader
@@ -416,22 +415,6 @@ class SseTransport:
         on_message = self._on_message
         if on_message is not None and not self._closing:
             on_message(frame)
-
-
-class _Countdown:
-    """Calls ``action`` on the ``n``-th call (from whichever thread makes it)."""
-
-    def __init__(self, n: int, action: Any) -> None:
-        self._n = n
-        self._action = action
-        self._lock = threading.Lock()
-
-    def __call__(self) -> None:
-        with self._lock:
-            self._n -= 1
-            last = self._n == 0
-        if last:
-            self._action()
 
 
 def _as_connect_error(error: McpError) -> McpError:
