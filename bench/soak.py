@@ -23,6 +23,7 @@ client is closed. Loopback only; bounded in time (the run is killed after second
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import faulthandler
 import gc
@@ -338,7 +339,10 @@ def main() -> int:
         import tracemalloc
 
         tracemalloc.start(10)
-    faulthandler.dump_traceback_later(args.seconds + 180, exit=True)  # never hang the caller
+    # Never hang the caller: past the run's length + 180 s, dump every thread's stack, stop
+    # the servers and exit. SIGTERM (e.g. from `timeout`) also stops the servers first.
+    faulthandler.dump_traceback_later(args.seconds + 180, exit=False)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     import logging
 
@@ -354,6 +358,17 @@ def main() -> int:
     print(f"soak: {args.threads} threads for {args.seconds:.0f} s, mcp_lite {mcp_lite.__version__}, "
           f"compiled kernels: {mcp_lite.USE_EXTENSIONS}", flush=True)
     peers = start_peers()
+    atexit.register(lambda: [peer.stop() for peer in peers.values()])
+
+    def give_up() -> None:
+        for peer in peers.values():
+            with contextlib.suppress(Exception):
+                peer.stop()
+        os._exit(1)
+
+    hang_guard = threading.Timer(args.seconds + 181, give_up)
+    hang_guard.daemon = True
+    hang_guard.start()
     wanted = set(args.transports.split(","))
     target_of = {name: t for name, t in targets(peers).items() if name in wanted}
     baseline = sample(peers)
@@ -432,7 +447,9 @@ def main() -> int:
         client.close()
     clients.clear()
     gc.collect()
-    deadline = time.monotonic() + 10
+    # Threads finishing bounded work (a socket watchdog waiting out the last deadline, idle
+    # workers) may take up to the longest call timeout (15 s) plus a few seconds to end.
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         end = sample(peers)
         if end["threads"] <= baseline["threads"] and end["children"] == 0 and end["fds"] <= baseline["fds"] + 2:
@@ -463,7 +480,8 @@ def main() -> int:
     if growth > RSS_GROWTH_LIMIT_MB:
         failures.append(f"RSS grew {growth:.1f} MB after the warm-up")
     if end["threads"] > baseline["threads"]:
-        failures.append(f"{end['threads'] - baseline['threads']:.0f} threads left")
+        names = sorted(t.name for t in threading.enumerate() if t is not threading.main_thread())
+        failures.append(f"{end['threads'] - baseline['threads']:.0f} threads left {names}")
     if end["fds"] > baseline["fds"] + 2:
         failures.append(f"{end['fds'] - baseline['fds']:.0f} file descriptors left")
     if end["children"]:
