@@ -574,25 +574,25 @@ class Registry:
             out["nextCursor"] = base64.urlsafe_b64encode(f"{kind}:{end}".encode()).decode("ascii")
         return out
 
-    def list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _listing(
+        self, kind: str, registry: dict[str, Any], params: dict[str, Any]
+    ) -> dict[str, Any]:
+        """One page of ``registry``'s definitions under ``kind``."""
         with self.lock:
-            specs = list(self.tools.values())
-        return self._page("tools", [s.definition() for s in specs], params)
+            specs = list(registry.values())
+        return self._page(kind, [s.definition() for s in specs], params)
+
+    def list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self._listing("tools", self.tools, params)
 
     def list_resources(self, params: dict[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            specs = list(self.resources.values())
-        return self._page("resources", [s.definition() for s in specs], params)
+        return self._listing("resources", self.resources, params)
 
     def list_templates(self, params: dict[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            specs = list(self.templates.values())
-        return self._page("resourceTemplates", [s.definition() for s in specs], params)
+        return self._listing("resourceTemplates", self.templates, params)
 
     def list_prompts(self, params: dict[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            specs = list(self.prompts.values())
-        return self._page("prompts", [s.definition() for s in specs], params)
+        return self._listing("prompts", self.prompts, params)
 
     def call_tool(self, params: dict[str, Any], ctx: Any) -> dict[str, Any]:
         """``tools/call``. Bad arguments and tool exceptions give ``isError`` results; an
