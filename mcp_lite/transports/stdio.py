@@ -8,8 +8,8 @@ environment (secrets in the parent's environment stay there).
 Threads: one reader for stdout (frames to ``on_message``), one for stderr (to the
 ``mcp_lite.stderr`` logger and a bounded tail that error messages quote).
 
-Leader/follower reading (compiled kernels, POSIX, ``MCP_LITE_STDIO_LEADER=1``; off by
-default, see ``_LEADING``): a caller that is the only one waiting may
+Leader/follower reading (compiled kernels, POSIX; ``MCP_LITE_STDIO_LEADER=0`` turns it
+off, see ``_LEADING``): a caller that is the only one waiting may
 ``lead()``: read the pipe on its own thread until its answer has come, as a hand-written
 client does, with no hand-off between threads. Whoever holds the pipe lock reads, and routes
 every frame it reads through ``on_message`` (the Connection hands notifications and server
@@ -85,13 +85,12 @@ SAFE_ENV_KEYS = (
 # After the last leader left, the reader thread waits this long before it reads again (a
 # notification arriving while the connection is idle is delivered at most this late).
 _LINGER = 0.2
-# Off unless MCP_LITE_STDIO_LEADER=1: measured on a loaded 2-core machine, a caller waiting
-# in poll() was woken far later than the reader thread blocked in read() (see README,
-# Performance), so by default the reader thread alone reads, with a blocking read.
+# On by default with the compiled kernels on POSIX; MCP_LITE_STDIO_LEADER=0 turns it off
+# (then the reader thread alone reads, with a blocking read: one more thread hand-off a call).
 _LEADING = (
     USE_EXTENSIONS
     and sys.platform != "win32"
-    and os.environ.get("MCP_LITE_STDIO_LEADER", "") not in ("", "0")
+    and os.environ.get("MCP_LITE_STDIO_LEADER", "1") != "0"
 )
 _STDERR_TAIL_LINES = 40
 _STDERR_TAIL_CHARS = 4000
