@@ -288,6 +288,23 @@ def tool_search(targets: Targets) -> None:
         traceback.print_exc(file=sys.stdout)
 
 
+def _bytecode(package: Any) -> str:
+    """Whether the package's modules have up-to-date .pyc files, as an installed wheel has
+    (make bench compiles them first); without them every process compiles the sources."""
+    import importlib.util
+
+    sources = list(Path(package.__file__).parent.rglob("*.py"))
+    fresh = sum(
+        1 for src in sources
+        if Path(importlib.util.cache_from_source(str(src))).exists()
+        and Path(importlib.util.cache_from_source(str(src))).stat().st_mtime >= src.stat().st_mtime
+    )
+    if fresh == len(sources):
+        return "compiled (.pyc present, as after pip install)"
+    return (f"{fresh} of {len(sources)} modules compiled: whole-process figures include "
+            "compiling the rest from source (run `make bench`)")
+
+
 def main() -> None:
     started = time.perf_counter()
     load_start = _load()
@@ -299,6 +316,7 @@ def main() -> None:
           f"load average {load_start}")
     print(f"  mcp_lite {mcp_lite.__version__} (USE_EXTENSIONS={mcp_lite.USE_EXTENSIONS}); "
           f"official SDK mcp {_version('mcp')}; pydantic {_version('pydantic')}")
+    print(f"  mcp_lite bytecode: {_bytecode(mcp_lite)}")
     print(f"  each figure: the median of {c['rounds']} rounds, each round a fresh process "
           f"(connect, warm up {c['warmup']} calls, then time it), clients taking turns.\n"
           f"  A round is: sequential raw {c['seq_raw']}, mcp_lite {c['seq_lite']}, SDK "
