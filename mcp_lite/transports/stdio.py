@@ -92,6 +92,9 @@ _LEADING = (
     and sys.platform != "win32"
     and os.environ.get("MCP_LITE_STDIO_LEADER", "1") != "0"
 )
+# How long the reader thread, while wanted, waits for bytes before it looks at its state
+# again (close() waits up to a second for the pipe).
+_HOLD_WAIT = 0.2
 _STDERR_TAIL_LINES = 40
 _STDERR_TAIL_CHARS = 4000
 # One stderr line is kept up to this many bytes; the rest of it is dropped (and counted).
@@ -524,12 +527,22 @@ class StdioTransport:
                     if not got:
                         continue  # a leader took the pipe: park until it is done
                     # Frames a leader left (it was interrupted) go first, then new bytes.
-                    count = splitter.read_into(fd, 0.0)
-                    frame = splitter.pop_frame()
-                    while frame is not None:
-                        routed = True
-                        on_message(frame)
+                    # While the reader is wanted (several callers wait, futures pending,
+                    # the server talks) it keeps the pipe and waits in read_into: one
+                    # poll and one read per batch, no select and no park round trip. A
+                    # lone caller that wants to lead finds the pipe taken and waits; its
+                    # answer is routed here, and then the pipe is let go.
+                    wait = 0.0
+                    while True:
+                        count = splitter.read_into(fd, wait)
                         frame = splitter.pop_frame()
+                        while frame is not None:
+                            routed = True
+                            on_message(frame)
+                            frame = splitter.pop_frame()
+                        if count < 0 or self._closing or not self._reader_wanted:
+                            break
+                        wait = _HOLD_WAIT
                 if count < 0:
                     break
                 if not routed:  # wait for bytes without holding the pipe
