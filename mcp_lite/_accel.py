@@ -27,6 +27,7 @@ __all__ = [
     "normalize_names",
     "parse_tool_name",
     "scan_response_id",
+    "write_nowait",
 ]
 
 USE_EXTENSIONS = False
@@ -57,4 +58,5 @@ if TYPE_CHECKING or not USE_EXTENSIONS:
         normalize_names,
         parse_tool_name,
         scan_response_id,
+        write_nowait,
     )

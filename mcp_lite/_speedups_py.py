@@ -39,6 +39,7 @@ __all__ = [
     "normalize_names",
     "parse_tool_name",
     "scan_response_id",
+    "write_nowait",
 ]
 
 DEFAULT_MAX_SIZE = 64 * 1024 * 1024
@@ -395,6 +396,19 @@ class HeldLock:
 
 
 READ_CHUNK = 64 * 1024  # one read_into; under the allocator's mmap threshold
+
+
+def write_nowait(fd: int, data: bytes | bytearray | memoryview) -> int:
+    """Write what fits of ``data`` to ``fd`` now: the number of bytes written, or -1 when a
+    non-blocking ``fd`` has no room (nothing written). Other ``OSError``s propagate
+    (``BrokenPipeError`` when the reader is gone). On a blocking ``fd`` it may wait.
+
+    The compiled kernel keeps the GIL around a write on a non-blocking ``fd`` (it never
+    waits); here ``os.write`` lets go of it, as Python always does."""
+    try:
+        return os.write(fd, data)
+    except (BlockingIOError, InterruptedError):
+        return -1
 
 
 class NdjsonSplitter:

@@ -41,9 +41,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from .._accel import USE_EXTENSIONS, HeldLock, NdjsonSplitter
+from .._accel import USE_EXTENSIONS, HeldLock, NdjsonSplitter, write_nowait
 from ..errors import CommandNotFound, ConnectError, ConnectionClosed, McpError, RequestTimeout
 from .base import OnClose, OnMessage, Outgoing
+
+if sys.platform == "win32":  # blocking pipes there; the compiled write is POSIX-only
+    from .._speedups_py import write_nowait
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "SAFE_ENV_KEYS", "StdioTransport", "safe_environment"]
 
@@ -375,9 +378,8 @@ class StdioTransport:
     ) -> None:
         self._written = 0
         while view:
-            try:
-                written = os.write(fd, view)
-            except BlockingIOError:
+            written = write_nowait(fd, view)
+            if written < 0:  # the pipe is full: wait for room, within the deadline
                 remaining = deadline - time.monotonic()
                 if self._closing:
                     raise ConnectionClosed(f"the connection to {self.name!r} is closing") from None

@@ -141,3 +141,77 @@ def test_held_lock_not_taken_is_not_released(speedups: ModuleType) -> None:
         assert not got
     assert time.monotonic() - start >= 0.04
     lock.release()
+
+
+# --- write_nowait: the stdio write step -----------------------------------------------------
+
+
+def test_write_nowait_writes_what_fits_then_says_full(
+    speedups: ModuleType, pipe: tuple[int, int]
+) -> None:
+    r, w = pipe
+    os.set_blocking(w, False)
+    assert speedups.write_nowait(w, b"abc\n") == 4
+    assert os.read(r, 10) == b"abc\n"
+    big = memoryview(b"x" * (4 << 20))  # larger than any pipe buffer
+    put = speedups.write_nowait(w, big)
+    assert 0 < put < len(big)
+    assert speedups.write_nowait(w, big[put:]) == -1  # full: nothing written, no wait
+    got = 0
+    while True:
+        try:
+            got += len(os.read(r, 1 << 20))
+        except BlockingIOError:
+            break
+    assert got == put
+
+
+def test_write_nowait_to_a_closed_reader_raises_broken_pipe(
+    speedups: ModuleType, pipe: tuple[int, int]
+) -> None:
+    r, w = pipe
+    os.set_blocking(w, False)
+    os.close(r)
+    with pytest.raises(BrokenPipeError):
+        speedups.write_nowait(w, b"{}\n")
+
+
+def test_write_nowait_on_a_blocking_fd_waits_for_room(speedups: ModuleType) -> None:
+    r, w = os.pipe()
+    received = []
+
+    def read_to_end() -> None:
+        while chunk := os.read(r, 1 << 16):
+            received.append(len(chunk))
+
+    reader = threading.Thread(target=read_to_end)
+    reader.start()
+    try:
+        data = b"y" * (1 << 20)
+        put = speedups.write_nowait(w, data)  # waits (without the GIL) until some fits
+    finally:
+        os.close(w)
+        reader.join(10)
+        os.close(r)
+    assert 0 < put <= len(data)
+    assert sum(received) == put
+
+
+def test_read_into_reads_waiting_bytes_and_still_waits_when_none(
+    speedups: ModuleType, pipe: tuple[int, int]
+) -> None:
+    # Bytes already there are read at once (the compiled kernel keeps the GIL for that);
+    # with none there it still waits up to its timeout, letting other threads run.
+    r, w = pipe
+    s = speedups.NdjsonSplitter()
+    os.write(w, b'{"a":1}\n')
+    assert s.read_into(r, 5.0) == 1
+    assert drain(s) == [b'{"a":1}']
+    ticks = []
+    ticker = threading.Thread(target=lambda: [ticks.append(time.sleep(0.001)) for _ in range(20)])
+    ticker.start()
+    threading.Timer(0.1, lambda: os.write(w, b'{"b":2}\n')).start()
+    assert s.read_into(r, 5.0) == 1
+    ticker.join(5)
+    assert len(ticks) == 20  # another Python thread ran while this one waited
+    assert drain(s) == [b'{"b":2}']
