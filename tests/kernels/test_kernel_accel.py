@@ -77,6 +77,19 @@ def test_failed_import_falls_back_to_the_twin() -> None:
     assert probe(None, prelude) == [False, "mcp_lite._speedups_py", "a_b"]
 
 
+def test_an_out_of_date_build_falls_back_to_the_twin_and_says_so() -> None:
+    # An in-place build from older sources: a module lacking a newer kernel.
+    prelude = (
+        "import sys, types; import mcp_lite._speedups_py as t; "
+        "old = types.ModuleType('mcp_lite._speedups'); "
+        "[setattr(old, n, getattr(t, n)) for n in t.__all__ if n != 'write_nowait']; "
+        "sys.modules['mcp_lite._speedups'] = old; sys.modules['mcp_lite']._speedups = old; "
+        "import importlib, mcp_lite._accel as a; a = importlib.reload(a); "
+        "assert 'out of date (no write_nowait)' in a.PURE_REASON, a.PURE_REASON; "
+    )
+    assert probe(None, prelude) == [False, "mcp_lite._speedups_py", "a_b"]
+
+
 def test_accel_exports_every_kernel() -> None:
     from mcp_lite import _speedups_py
 
