@@ -170,6 +170,7 @@ class OAuth:
         if dpop is True and not dpop_available():
             raise ConfigError(f"dpop=True needs PyJWT and cryptography: {DPOP_INSTALL_HINT}")
         self._lock = threading.RLock()
+        self._bound: str | None = None  # the last URL bind() accepted, as given
         self._loaded = False
         self._discovery: Discovery | None = None
         self._tokens: TokenSet | None = None
@@ -184,6 +185,8 @@ class OAuth:
         Raises:
             ConfigError: ``url`` is another server: its tokens must not go there.
         """
+        if url == self._bound:
+            return  # the URL checked last time (every request asks: keep it cheap)
         target = canonical_url(url)
         with self._lock:
             if self._server_url is None:
@@ -194,6 +197,7 @@ class OAuth:
                     f"this OAuth object holds credentials for "
                     f"{self._shown_url}; refusing to send them to {redact_url(target)}"
                 )
+            self._bound = url
 
     def token(self, timeout: float | None = None) -> str | None:
         """The access token to send, or None (no login yet: the server's 401 starts one).
@@ -205,6 +209,13 @@ class OAuth:
         Raises:
             RequestTimeout: the lock or a due refresh did not finish within ``timeout``.
         """
+        if self._loaded and self._lock.acquire(blocking=False):
+            try:  # nothing to load or renew, nobody logging in: no deadline to arm
+                tokens = self._tokens
+                if tokens is None or not tokens.expired():
+                    return tokens.access_token if tokens is not None else None
+            finally:
+                self._lock.release()
         with self._locked(timeout):
             self._load()
             tokens = self._tokens

@@ -75,6 +75,12 @@ class Slot:
         if sock is not None:
             _shutdown(sock)
 
+    def detach(self, sock: Any) -> None:
+        """Forget ``sock`` (its connection goes back to the pool): a later abort leaves it."""
+        with self._lock:
+            if self._sock is sock:
+                self._sock = None
+
     def release(self) -> None:
         with self._lock:
             self.released = True

@@ -1,0 +1,379 @@
+"""A cheap HTTP/1.1 POST on a kept-alive connection of the adapter's own urllib3 pool.
+
+``requests`` -> urllib3 -> ``http.client`` spends more CPU on a small JSON-RPC exchange
+than the rest of a call: a ``putheader`` per header, an ``email`` parser for the response
+headers, two response objects. For the common case the exchange is done here instead:
+the request is written in one ``sendall`` and the response head parsed by hand, on a
+connection taken from (and given back to) the same urllib3 pool that ``requests`` uses.
+The answer is a ``requests.Response`` whose ``raw`` is a small bounded body reader.
+
+``post`` returns None, and the caller takes the full ``requests`` path, whenever the common
+case does not hold: a proxy (the caller checks), no idle connection in the pool (opening one,
+TLS included, and mapping its failures stays urllib3's and requests' job), a header value
+``http.client`` would refuse or encode differently. Failures on the way are raised as the
+same ``requests`` exceptions the full path raises for them (``ReadTimeout``,
+``ConnectionError`` wrapping urllib3's ``ProtocolError``), so ``map_error`` gives the same
+``mcp_lite`` errors.
+"""
+
+from __future__ import annotations
+
+import http.client
+import re
+import socket
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import requests
+from requests.structures import CaseInsensitiveDict
+from urllib3.exceptions import ProtocolError, ReadTimeoutError
+
+from . import _http_abort
+
+__all__ = ["post"]
+
+_MAX_LINE = 65536  # as http.client: one header line, one chunk-size line
+_MAX_HEADERS = 100  # as http.client
+_MAX_HEAD = 256 * 1024  # the whole response head
+_RECV = 65536
+# A header block http.client would send as is: legal names, no line breaks in values.
+_HEADER_BLOCK = re.compile(r"(?:[^:\s][^:\r\n]*: [^\r\n]*\r\n)*")
+_HEAD_END = re.compile(rb"\r?\n\r?\n")
+
+
+def post(
+    pool: Any,
+    path: str,
+    headers: Mapping[str, Any],
+    body: bytes | None,
+    timeout: tuple[float, float | None],
+    request: requests.PreparedRequest,
+) -> requests.Response | None:
+    """POST ``body`` to ``path`` on an idle connection of ``pool``; None when the full path
+    must do it (see the module docstring). The caller holds the exchange's ``Slot``."""
+    try:
+        conn = pool._get_conn()
+    except Exception:  # a closed pool: the full path says so in its own words
+        return None
+    sock = getattr(conn, "sock", None)
+    if sock is None:  # a fresh connection: connecting is the full path's job
+        pool._put_conn(conn)
+        return None
+    head = _request_head(conn, path, headers)
+    if head is None:
+        pool._put_conn(conn)
+        return None
+    slot = _http_abort.current()
+    if slot is not None:
+        slot.attach(sock)
+    try:
+        response = _exchange(pool, conn, sock, head, body, timeout, request, slot)
+    except BaseException:
+        if slot is not None:
+            slot.detach(sock)
+        conn.close()
+        pool._put_conn(None)
+        raise
+    return response
+
+
+def _request_head(conn: Any, path: str, headers: Mapping[str, Any]) -> bytes | None:
+    """The request line and headers (``Content-Length`` among them) as http.client would
+    send them; None when it would refuse them or encode them otherwise."""
+    host = conn.host
+    if ":" in host:
+        host = f"[{host}]"
+    if conn.port is not None and conn.port != conn.default_port:
+        host = f"{host}:{conn.port}"
+    try:
+        # ": ".join refuses a bytes value (requests allows them): the full path sends it.
+        lines = "\r\n".join(map(": ".join, headers.items())) + "\r\n" if headers else ""
+        if not _HEADER_BLOCK.fullmatch(lines) or not host.isascii():
+            return None
+        if not any(key.lower() == "host" for key in headers):
+            lines = f"Host: {host}\r\n{lines}"
+        return f"POST {path} HTTP/1.1\r\n{lines}\r\n".encode("latin-1")
+    except (TypeError, UnicodeEncodeError):  # not str, or beyond latin-1: http.client's call
+        return None
+
+
+def _aborted(reason: BaseException, request: requests.PreparedRequest) -> requests.RequestException:
+    """What requests raises when the connection fails before a response (urllib3's shape)."""
+    return requests.ConnectionError(ProtocolError("Connection aborted.", reason), request=request)
+
+
+def _exchange(
+    pool: Any,
+    conn: Any,
+    sock: socket.socket,
+    head: bytes,
+    body: bytes | None,
+    timeout: tuple[float, float | None],
+    request: requests.PreparedRequest,
+    slot: _http_abort.Slot | None,
+) -> requests.Response:
+    sock.settimeout(timeout[0])
+    try:
+        if body and len(body) <= _GLUE:
+            sock.sendall(head + body)  # one packet, one wake-up of the server
+        else:
+            sock.sendall(head)
+            if body:
+                sock.sendall(body)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # as urllib3: the server may have answered already; reading says how it ended
+    except OSError as exc:
+        raise _aborted(exc, request) from exc
+    read_timeout = timeout[1]
+    sock.settimeout(read_timeout)
+    wire = _Wire(sock)
+    try:
+        while True:
+            status, reason, version, fields = wire.head()
+            if status != 100:
+                break
+    except TimeoutError as exc:  # socket.timeout is TimeoutError
+        message = f"Read timed out. (read timeout={read_timeout})"
+        raise requests.ReadTimeout(
+            ReadTimeoutError(pool, request.url, message), request=request
+        ) from exc
+    except (OSError, http.client.HTTPException) as exc:
+        raise _aborted(exc, request) from exc
+    response = requests.Response.__new__(requests.Response)
+    headers: CaseInsensitiveDict[str] = CaseInsensitiveDict()
+    cookies: list[str] = []
+    for name, value in fields:
+        if name.lower() == "set-cookie":
+            cookies.append(value)
+        old = headers.get(name)
+        headers[name] = value if old is None else f"{old}, {value}"
+    response.__dict__.update(
+        _content=False,
+        _content_consumed=False,
+        _next=None,
+        status_code=status,
+        headers=headers,
+        raw=_Body(pool, conn, wire, status, version, headers, slot),
+        url=request.url,
+        encoding=None,
+        history=[],
+        reason=reason,
+        cookies=requests.cookies.RequestsCookieJar(),
+        elapsed=None,
+        request=request,
+        connection=None,
+    )
+    if cookies:  # what requests' cookie extraction reads (``raw._original_response.msg``)
+        response.raw._original_response = _Cookies(cookies)
+    return response
+
+
+class _Cookies:
+    """The ``Set-Cookie`` values of a response, shaped for ``extract_cookies_to_jar``."""
+
+    def __init__(self, values: list[str]) -> None:
+        self.msg = self
+        self._values = values
+
+    def get_all(self, name: str, default: Any = None) -> Any:
+        return list(self._values) if name.lower() == "set-cookie" else default
+
+
+_GLUE = 64 * 1024
+
+
+class _Wire:
+    """A socket with a read buffer: the response head, then the body in pieces."""
+
+    __slots__ = ("sock", "buf")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buf = b""
+
+    def fill(self) -> bool:
+        """Read what the socket has (at least one byte); False at the end of the stream."""
+        data = self.sock.recv(_RECV)
+        if not data:
+            return False
+        self.buf = self.buf + data if self.buf else data
+        return True
+
+    def head(self) -> tuple[int, str, int, list[tuple[str, str]]]:
+        """Status, reason, version (10 or 11) and header fields of the next response."""
+        while True:
+            end = _HEAD_END.search(self.buf)
+            if end is not None:
+                break
+            if len(self.buf) > _MAX_HEAD:
+                raise http.client.LineTooLong("response head")
+            if not self.fill():
+                if self.buf:
+                    raise http.client.IncompleteRead(self.buf)
+                raise http.client.RemoteDisconnected(
+                    "Remote end closed connection without response"
+                )
+        text = self.buf[: end.start()].decode("iso-8859-1")
+        self.buf = self.buf[end.end() :]
+        lines = text.split("\n")
+        status_line = lines[0].rstrip("\r")
+        version, _, rest = status_line.partition(" ")
+        code, _, reason = rest.partition(" ")
+        if not version.startswith("HTTP/") or len(code) != 3 or not code.isdigit():
+            raise http.client.BadStatusLine(status_line)
+        if len(lines) > _MAX_HEADERS + 1:
+            raise http.client.HTTPException(f"got more than {_MAX_HEADERS} headers")
+        fields: list[tuple[str, str]] = []
+        for line in lines[1:]:
+            if len(line) > _MAX_LINE:
+                raise http.client.LineTooLong("header line")
+            if line[:1] in (" ", "\t") and fields:  # an obsolete folded continuation
+                name, value = fields[-1]
+                fields[-1] = (name, f"{value} {line.strip()}")
+                continue
+            name, sep, value = line.partition(":")
+            if sep:
+                fields.append((name.strip(), value.strip()))
+        return int(code), reason.strip(), 10 if version == "HTTP/1.0" else 11, fields
+
+
+class _Body:
+    """The body of one response, read in bounded pieces (``read1``); the connection goes
+    back to the pool once the body has been read to its end, else it is closed."""
+
+    def __init__(
+        self,
+        pool: Any,
+        conn: Any,
+        wire: _Wire,
+        status: int,
+        version: int,
+        headers: CaseInsensitiveDict[str],
+        slot: _http_abort.Slot | None,
+    ) -> None:
+        self._pool = pool
+        self._connection: Any = conn  # common.abort() finds the socket here
+        self._wire = wire
+        self._slot = slot
+        self._lock = threading.Lock()
+        self._done = False
+        tokens = headers.get("connection", "").lower()
+        self._reusable = ("keep-alive" in tokens) if version == 10 else ("close" not in tokens)
+        self._chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+        self._left: int | None = None  # bytes left (None: to the end of the stream)
+        self._chunk_left = 0  # bytes left in the current chunk
+        self._crlf_due = False
+        if status in (204, 304) or status < 200:
+            self._left = 0
+        elif not self._chunked:
+            length = headers.get("content-length")
+            if length is not None and length.strip().isdigit():
+                self._left = int(length)
+            else:
+                self._reusable = False  # read to the end: the connection ends with the body
+        self._ended = self._left == 0
+
+    def read1(self, amount: int = _RECV, decode_content: bool = False) -> bytes:
+        """At most ``amount`` bytes, as soon as some arrived; b"" at the end of the body.
+
+        Raises:
+            ProtocolError: the body broke off or its chunking is malformed.
+        """
+        if self._ended:
+            self._finish(reuse=True)
+            return b""
+        if self._done:
+            raise ProtocolError("the response was closed")
+        if self._chunked:
+            return self._read_chunked(amount)
+        return self._read_plain(amount)
+
+    def _read_plain(self, amount: int) -> bytes:
+        wire = self._wire
+        left = self._left
+        if not wire.buf and not wire.fill():
+            if left is None:
+                self._ended = True
+                return self.read1(amount)
+            raise ProtocolError(f"Connection broken: IncompleteRead({left} bytes more expected)")
+        take = amount if left is None else min(amount, left)
+        data, wire.buf = wire.buf[:take], wire.buf[take:]
+        if left is not None:
+            self._left = left - len(data)
+            self._ended = self._left == 0
+        return data
+
+    def _read_chunked(self, amount: int) -> bytes:
+        wire = self._wire
+        if self._chunk_left == 0:
+            if self._crlf_due:  # the line break after the previous chunk's data
+                self._crlf_due = False
+                if self._line():
+                    raise ProtocolError("Connection broken: no line break after a chunk")
+            size = self._line()
+            try:
+                self._chunk_left = int(size.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                raise ProtocolError(
+                    f"Connection broken: invalid chunk length {size[:40]!r}"
+                ) from None
+            if self._chunk_left == 0:  # the last chunk: skip the trailers
+                while self._line():
+                    pass
+                self._ended = True
+                return self.read1(amount)
+        if not wire.buf and not wire.fill():
+            raise ProtocolError("Connection broken: the chunked body ended early")
+        take = min(amount, self._chunk_left)
+        data, wire.buf = wire.buf[:take], wire.buf[take:]
+        self._chunk_left -= len(data)
+        self._crlf_due = self._chunk_left == 0
+        return data
+
+    def _line(self) -> bytes:
+        wire = self._wire
+        while True:
+            end = wire.buf.find(b"\n")
+            if end >= 0:
+                line, wire.buf = wire.buf[:end], wire.buf[end + 1 :]
+                return line.rstrip(b"\r")
+            if len(wire.buf) > _MAX_LINE:
+                raise ProtocolError("Connection broken: chunk-size line too long")
+            if not wire.fill():
+                raise ProtocolError("Connection broken: the chunked body ended early")
+
+    def read(self, amount: int | None = None, decode_content: bool = False) -> bytes:
+        parts = []
+        while amount is None or amount > 0:
+            data = self.read1(_RECV if amount is None else min(amount, _RECV))
+            if not data:
+                break
+            parts.append(data)
+            if amount is not None:
+                amount -= len(data)
+        return b"".join(parts)
+
+    def _finish(self, reuse: bool) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+            conn, self._connection = self._connection, None
+        if self._slot is not None:  # a late deadline must not hit the connection's next user
+            self._slot.detach(conn.sock)
+        if reuse and self._reusable and not self._wire.buf:
+            self._pool._put_conn(conn)
+        else:
+            conn.close()
+            self._pool._put_conn(None)
+
+    def close(self) -> None:
+        self._finish(reuse=self._ended)
+
+    def release_conn(self) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._done
