@@ -37,6 +37,7 @@ _MAX_LINE = 65536  # as http.client: one header line, one chunk-size line
 _MAX_HEADERS = 100  # as http.client
 _MAX_HEAD = 256 * 1024  # the whole response head
 _RECV = 65536
+_GLUE = 64 * 1024  # a body up to this size goes out in the headers' write
 # A header block http.client would send as is: legal names, no line breaks in values.
 _HEADER_BLOCK = re.compile(r"(?:[^:\s][^:\r\n]*: [^\r\n]*\r\n)*")
 _HEAD_END = re.compile(rb"\r?\n\r?\n")
@@ -178,9 +179,6 @@ class _Cookies:
 
     def get_all(self, name: str, default: Any = None) -> Any:
         return list(self._values) if name.lower() == "set-cookie" else default
-
-
-_GLUE = 64 * 1024
 
 
 class _Wire:
