@@ -36,8 +36,8 @@ from .errors import (
 if TYPE_CHECKING:
     from .client import Client, connect
     from .hub import Hub, McpTool, ServerStatus
+    from .protocol.results import CallToolResult
     from .protocol.types import (
-        CallToolResult,
         GetPromptResult,
         Params,
         Progress,
@@ -100,7 +100,7 @@ _LAZY = {
     "McpTool": "hub",
     "ServerStatus": "hub",
     "Context": "server",
-    "CallToolResult": "protocol.types",
+    "CallToolResult": "protocol.results",
     "GetPromptResult": "protocol.types",
     "Params": "protocol.types",
     "Progress": "protocol.types",

@@ -45,6 +45,7 @@ from .protocol import caching as _cache
 from .protocol import session as proto
 from .protocol import versions as v
 from .protocol.jsonrpc import ErrorResponse, Response
+from .protocol.results import tool_result
 from .protocol.session import SessionInfo
 from .tasks import Task, TaskReceiver, TaskStatus
 from .transports._retry import Retry, as_retry
@@ -493,7 +494,7 @@ class Client:
             if raw.get("resultType") == "task":  # 2026-07-28: the server made it a task
                 result = Task(self, raw, modern=True, tool=name).result(timeout=timeout)
             else:
-                result = _call_tool_result(raw)
+                result = tool_result(raw)
         schema = self._output_schemas.get(name)
         if schema is not None and not result.is_error:
             if result.structured_content is None and result.text:
@@ -932,19 +933,6 @@ def _wait(future: Future[dict[str, Any]], limit: float) -> dict[str, Any]:
         if isinstance(exc, McpError):  # our own RequestTimeout is a TimeoutError too
             raise
         raise RequestTimeout(f"no answer within {limit:g} s", limit) from None
-
-
-_CallToolResult: Any = None
-
-
-def _call_tool_result(raw: dict[str, Any]) -> CallToolResult:
-    global _CallToolResult
-    if _CallToolResult is None:  # the models load on first use, once
-        from .protocol.types import CallToolResult
-
-        _CallToolResult = CallToolResult
-    result: CallToolResult = _CallToolResult.model_validate(raw)
-    return result
 
 
 def _weak_observer(client: Client) -> Callable[[str, dict[str, Any]], None]:

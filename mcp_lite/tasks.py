@@ -40,7 +40,7 @@ from .protocol.session import Pager
 
 if TYPE_CHECKING:
     from .client import Client
-    from .protocol.types import CallToolResult
+    from .protocol.results import CallToolResult
 
 __all__ = ["RELATED_TASK", "TASKS_EXTENSION", "Task", "TaskReceiver", "TaskStatus"]
 
@@ -153,7 +153,7 @@ class Task:
             McpError: the task was cancelled.
             RequestTimeout: not finished in time (the task keeps running; ``cancel()`` it).
         """
-        from .protocol.types import CallToolResult
+        from .protocol.results import tool_result
 
         limit = self._client._timeout(timeout)
         deadline = time.monotonic() + limit
@@ -164,7 +164,7 @@ class Task:
                 else:
                     self._final = self._run_core(deadline, limit)
             final = self._final
-        return CallToolResult.model_validate(final)
+        return tool_result(final, copy=True)  # the dict is kept for the next result() call
 
     # --- the two loops -------------------------------------------------------------------
 

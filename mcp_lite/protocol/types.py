@@ -1,5 +1,8 @@
 """Wire types as pydantic models: what the client hands back to its caller.
 
+``CallToolResult`` and ``Content`` are the exception: light classes with the same fields and
+the model API on demand (``results``), so that a tool call never waits for pydantic.
+
 Forward compatible by construction: every model keeps unknown fields (``extra="allow"``,
 readable as attributes and in ``model_extra``), and content blocks are one open model keyed
 by ``type`` rather than a closed union, so a server from a newer revision never breaks a
@@ -10,10 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter
+from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
-from ..errors import ToolError
+# The tool-call result and its content blocks are light classes (no pydantic until a model
+# feature is used); they are the public types, re-exported here.
+from .results import CallToolResult, Content, WireObject
 
 __all__ = [
     "CallToolResult",
@@ -119,59 +124,6 @@ class ResourceContents(WireModel):
     meta: dict[str, Any] | None = None
 
 
-class Content(WireModel):
-    """One content block: ``text``, ``image``, ``audio``, ``resource_link``, ``resource`` or newer.
-
-    Fields present depend on ``type``: ``text``; ``data`` + ``mime_type`` (base64, image and
-    audio); ``uri``/``name`` (resource_link); ``resource`` (embedded ``ResourceContents``).
-    """
-
-    type: str
-    text: str | None = None
-    data: str | None = None
-    mime_type: str | None = None
-    uri: str | None = None
-    name: str | None = None
-    resource: ResourceContents | None = None
-    annotations: dict[str, Any] | None = None
-    meta: dict[str, Any] | None = None
-
-
-class CallToolResult(WireModel):
-    """The result of ``tools/call``.
-
-    ``text`` joins the text blocks; ``structured_content`` is the JSON value when the tool
-    declared an ``outputSchema``; ``is_error`` is the tool's own failure flag.
-    """
-
-    content: list[Content] = Field(default_factory=list)
-    structured_content: Any = None
-    is_error: bool = False
-    meta: dict[str, Any] | None = None
-    # the text parsed as JSON, set by the client when the tool declares an outputSchema but
-    # sent only text (older servers); see ``data``
-    _text_json: Any = PrivateAttr(default=None)
-
-    @property
-    def text(self) -> str:
-        return "\n".join(block.text for block in self.content if block.text is not None)
-
-    @property
-    def data(self) -> Any:
-        """The tool's structured result: ``structured_content``, or, when the tool declares
-        an ``outputSchema`` and sent only text, that text parsed as JSON (what users of other
-        MCP clients expect). ``None`` when there is neither."""
-        if self.structured_content is not None:
-            return self.structured_content
-        return self._text_json
-
-    def raise_for_error(self) -> CallToolResult:
-        """Raise ``ToolError`` when the tool reported failure; return self otherwise."""
-        if self.is_error:
-            raise ToolError(f"tool reported an error: {self.text or '(no text)'}"[:2000], self)
-        return self
-
-
 class Resource(WireModel):
     uri: str
     name: str = ""
@@ -268,6 +220,6 @@ def validate_tools(items: list[Any]) -> list[Tool]:
 
 def dump(value: Any) -> Any:
     """A handler's return value as wire JSON: models dumped by alias, dicts as they are."""
-    if isinstance(value, BaseModel):
+    if isinstance(value, (BaseModel, WireObject)):
         return value.model_dump(by_alias=True, exclude_none=True, mode="json")
     return value

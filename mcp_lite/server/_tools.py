@@ -29,6 +29,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import to_jsonable_python
 
 from ..errors import InternalError, InvalidParams, RpcError
+from ..protocol.results import CallToolResult
 from ..protocol.skills import SKILLS_EXTENSION
 from ._skills import SkillSet
 from ._tasks import TASKS_EXTENSION, TaskStore
@@ -191,7 +192,8 @@ class ToolSpec:
     - anything else (``int``, ``list[int]``, ``X | None`` …): wrapped as
       ``{"result": value}`` — the convention of the official Python SDK.
 
-    A returned dict holding a ``"content"`` list is taken as a complete ``CallToolResult``.
+    A returned dict holding a ``"content"`` list, or a ``CallToolResult``, is taken as a
+    complete result.
     """
 
     fn: Callable[..., Any]
@@ -259,6 +261,8 @@ class ToolSpec:
         """The ``CallToolResult`` for a return value; raises ``ValueError`` on a bad output."""
         if isinstance(value, dict) and isinstance(value.get("content"), list):
             return value
+        if isinstance(value, CallToolResult):  # a client's result, passed on (a proxy tool)
+            return value.to_wire()
         if self.output is None:
             return {"content": content_blocks(value), "isError": False}
         try:

@@ -34,3 +34,32 @@ def test_a_one_shot_cli_call_never_loads_pydantic_models(tmp_path):
         [sys.executable, "-c", code, echo], capture_output=True, text=True, timeout=60, check=True
     )
     assert out.stdout.split()[-2:] == ["CLEAN", "0"], out.stdout + out.stderr
+
+
+ONE_SHOT = """
+import sys, mcp_lite
+with mcp_lite.connect([sys.executable, sys.argv[1], "echo"]) as client:
+    loaded_by_connect = "pydantic" in sys.modules
+    result = client.call_tool("echo", {"text": "hi"})
+    seen = [result.text, result.content[0].text, result.content[0].type, result.is_error,
+            result.structured_content, result.data, result.meta, repr(result),
+            result.raise_for_error() is result, isinstance(result, mcp_lite.CallToolResult)]
+print("LOADED" if loaded_by_connect or "pydantic" in sys.modules else "CLEAN", seen[:2], seen[-2:])
+print(result.model_dump(by_alias=True, exclude_none=True), "pydantic" in sys.modules)
+"""
+
+
+def test_a_one_shot_api_call_loads_pydantic_only_for_a_model_feature():
+    """connect() and a call's result (``text``, ``content``, ``is_error``...) need no pydantic;
+    ``model_dump()`` loads it then and gives the model's dump."""
+    server = str(PACKAGE.parent / "tests" / "peers" / "fault_server.py")
+    out = subprocess.run(
+        [sys.executable, "-c", ONE_SHOT, server],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    lines = out.stdout.splitlines()
+    assert lines[0] == "CLEAN ['hi', 'hi'] [True, True]", out.stdout + out.stderr
+    assert lines[1] == "{'content': [{'type': 'text', 'text': 'hi'}], 'isError': False} True"

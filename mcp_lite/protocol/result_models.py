@@ -1,0 +1,49 @@
+"""The pydantic models behind ``CallToolResult`` and ``Content`` (see ``results``).
+
+The public classes read their fields straight from the wire dict; these models, with the
+same names and fields, give them the pydantic features (dumps, JSON schema, equality, a
+core schema for use inside other models). They load with pydantic, on first such use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, PrivateAttr
+
+from .types import ResourceContents, WireModel
+
+__all__ = ["CallToolResult", "Content"]
+
+
+class Content(WireModel):
+    """One content block: ``text``, ``image``, ``audio``, ``resource_link``, ``resource`` or newer.
+
+    Fields present depend on ``type``: ``text``; ``data`` + ``mime_type`` (base64, image and
+    audio); ``uri``/``name`` (resource_link); ``resource`` (embedded ``ResourceContents``).
+    """
+
+    type: str
+    text: str | None = None
+    data: str | None = None
+    mime_type: str | None = None
+    uri: str | None = None
+    name: str | None = None
+    resource: ResourceContents | None = None
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+
+
+class CallToolResult(WireModel):
+    """The result of ``tools/call``.
+
+    ``text`` joins the text blocks; ``structured_content`` is the JSON value when the tool
+    declared an ``outputSchema``; ``is_error`` is the tool's own failure flag.
+    """
+
+    content: list[Content] = Field(default_factory=list)
+    structured_content: Any = None
+    is_error: bool = False
+    meta: dict[str, Any] | None = None
+    # ``data`` of a text-only structured result: compared by ``==`` like the other fields
+    _text_json: Any = PrivateAttr(default=None)
