@@ -9,7 +9,6 @@ configured (they would split the HTTP request), naming the header, never the val
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
@@ -111,6 +110,8 @@ def is_loopback_host(host: str | None) -> bool:
     host = host.strip("[]").lower()
     if host == "localhost" or host.endswith(".localhost"):
         return True
+    import ipaddress  # here: only remote targets need it, and a stdio start-up is timed
+
     try:
         address = ipaddress.ip_address(host)
     except ValueError:

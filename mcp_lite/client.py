@@ -48,7 +48,6 @@ from .protocol.jsonrpc import ErrorResponse, Response
 from .protocol.results import tool_result
 from .protocol.session import SessionInfo
 from .tasks import Task, TaskReceiver, TaskStatus
-from .transports._retry import Retry, as_retry
 from .transports.base import Transport
 
 if TYPE_CHECKING:
@@ -70,6 +69,7 @@ if TYPE_CHECKING:
     )
     from .server import Server
     from .skills import LoadedSkill, Skill
+    from .transports._retry import Retry
 
 __all__ = ["Client", "connect"]
 
@@ -200,7 +200,7 @@ class Client:
             "max_message_size": max_message_size,
             "headers": headers,
             "auth": auth,
-            "retry": None if retry is None else as_retry(retry),
+            "retry": None if retry is None else _as_retry(retry),
         }
         self._handlers = Handlers(
             client_info=dict(client_info or {"name": "mcp-lite", "version": __version__}),
@@ -968,6 +968,14 @@ def _after_fork() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
+
+
+def _as_retry(retry: bool | Retry | Mapping[str, Any]) -> Retry:
+    # HTTP only: imported here, since its date parsing (email.utils) costs a stdio client
+    # ~8 ms at start-up
+    from .transports._retry import as_retry
+
+    return as_retry(retry)
 
 
 def _root(root: str | Mapping[str, Any]) -> dict[str, Any]:

@@ -19,8 +19,6 @@ task result); ``Client.call_tool_as_task`` returns the ``Task`` handle.
 
 from __future__ import annotations
 
-import datetime
-import secrets
 import threading
 import time
 from dataclasses import dataclass, field
@@ -240,11 +238,15 @@ class Task:
 
 
 def _now() -> str:
+    import datetime  # here: a client that receives no task never needs it
+
     return datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
 
 
 class _Received:
     def __init__(self, ttl_ms: int) -> None:
+        import secrets  # here: it loads hashlib and random, which a one-shot call never needs
+
         self.id = secrets.token_urlsafe(16)
         self.created = self.updated = _now()
         self.ttl_ms = ttl_ms
