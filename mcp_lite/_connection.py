@@ -552,7 +552,9 @@ class Connection:
             )
         if need_reader:
             self._need_reader()
-        params = self._prepare_params(call.method, call.params)
+        params = call.params
+        if self.info is not None and self.info.era == "stateless":
+            params = self._prepare_params(call.method, params)
         if call.on_progress is not None or call.reset_on_progress:
             params = dict(params or {})
             params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}

@@ -54,7 +54,7 @@ class SendFailed:
     error: McpError
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built once per message, and a frozen init costs twice
 class Outgoing:
     """One outgoing message: its JSON object and the same object encoded.
 

@@ -364,9 +364,13 @@ class StdioTransport:
                 thread.join(max(0.0, deadline - time.monotonic()))
 
     def _write_all(self, fd: int, data: bytes, deadline: float, message: Outgoing) -> None:
-        view = memoryview(data)
+        self._written = 0
         try:
-            self._write_view(fd, view, data, deadline, message)
+            written = write_nowait(fd, data)  # the common case: it all fits at once
+            if written == len(data):
+                return
+            self._written = max(written, 0)
+            self._write_view(fd, memoryview(data)[self._written :], data, deadline, message)
         except BaseException:
             # An interrupt (Ctrl-C) between two partial writes leaves a torn frame.
             if not isinstance(sys.exc_info()[1], Exception) and 0 < self._written < len(data):
@@ -376,7 +380,6 @@ class StdioTransport:
     def _write_view(
         self, fd: int, view: memoryview, data: bytes, deadline: float, message: Outgoing
     ) -> None:
-        self._written = 0
         while view:
             written = write_nowait(fd, view)
             if written < 0:  # the pipe is full: wait for room, within the deadline
