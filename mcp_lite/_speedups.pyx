@@ -633,13 +633,11 @@ cdef class NdjsonSplitter:
                 raise MemoryError()
         if timeout > 0:
             ms = <int>(timeout * 1000.0) + 1 if timeout < 2000000.0 else 2000000000
-        # Bytes already waiting are read with the GIL kept (a non-blocking read never
-        # waits; see write_nowait); only an actual wait lets go of it.
-        cdef bint nonblocking = mcpl_nonblocking(fd)
-        got = -1
-        if nonblocking:
+        # No wait asked for, on a non-blocking fd: read with the GIL kept (such a read
+        # never waits, see write_nowait). A wait lets go of the GIL (poll, then read).
+        if ms == 0 and mcpl_nonblocking(fd):
             got = mcpl_read_now(fd, self._buf, DEF_READ_CHUNK, &err)
-        if not nonblocking or (got == -1 and ms > 0):
+        else:
             with nogil:
                 got = mcpl_wait_read(fd, ms, self._buf, DEF_READ_CHUNK, &err)
         if got == -2:

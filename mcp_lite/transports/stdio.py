@@ -537,6 +537,7 @@ class StdioTransport:
                     # poll and one read per batch, no select and no park round trip. A
                     # lone caller that wants to lead finds the pipe taken and waits; its
                     # answer is routed here, and then the pipe is let go.
+                    # (What is already there is read without a wait, with the GIL kept.)
                     wait = 0.0
                     while True:
                         count = splitter.read_into(fd, wait)
@@ -547,7 +548,7 @@ class StdioTransport:
                             frame = splitter.pop_frame()
                         if count < 0 or self._closing or not self._reader_wanted:
                             break
-                        wait = _HOLD_WAIT
+                        wait = _HOLD_WAIT if count == 0 else 0.0
                 if count < 0:
                     break
                 if not routed:  # wait for bytes without holding the pipe
