@@ -200,7 +200,14 @@ def make_session(options: HttpOptions) -> requests.Session:
     # SSE must not be buffered by a decompressor; JSON bodies are small enough.
     session.headers["Accept-Encoding"] = "identity"
     session.headers.update(dict(options.headers))
+    # What _send merges under each request's headers, lowercased once (fixed from here on).
+    session.__dict__["_mcp_lite_headers"] = _base_headers(session)
     return session
+
+
+def _base_headers(session: requests.Session) -> tuple[tuple[str, str, Any], ...]:
+    """The session's headers as ``(name, lowercase name, value)``."""
+    return tuple((k, k.lower(), v) for k, v in session.headers.items())
 
 
 def origin(url: str) -> tuple[str, str, int | None]:
@@ -284,7 +291,8 @@ def _send(
     # The session's headers under ours, case-insensitively (a plain dict: cheaper than
     # CaseInsensitiveDict, and the adapter only asks for "Content-Length", set here).
     ours = {key.lower() for key in headers}
-    merged = {k: v for k, v in session.headers.items() if k.lower() not in ours}
+    base = session.__dict__.get("_mcp_lite_headers") or _base_headers(session)
+    merged = {k: v for k, low, v in base if low not in ours}
     merged.update(headers)
     merged.pop("content-length", None)
     prepared.headers = merged  # type: ignore[assignment]
@@ -301,7 +309,8 @@ def _send(
         # connection of the same pool (``_http_wire``); None when it does not apply.
         pool = adapter.get_connection_with_tls_context(prepared, session.verify, None, session.cert)
         path = adapter.request_url(prepared, None)
-        response = _http_wire.post(pool, path, merged, data, timeout, prepared)
+        host = "host" in ours or any(low == "host" for _, low, _ in base)
+        response = _http_wire.post(pool, path, merged, data, timeout, prepared, host)
     if response is None:
         response = adapter.send(
             prepared,

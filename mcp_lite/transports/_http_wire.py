@@ -50,9 +50,11 @@ def post(
     body: bytes | None,
     timeout: tuple[float, float | None],
     request: requests.PreparedRequest,
+    host: bool = False,
 ) -> requests.Response | None:
     """POST ``body`` to ``path`` on an idle connection of ``pool``; None when the full path
-    must do it (see the module docstring). The caller holds the exchange's ``Slot``."""
+    must do it (see the module docstring). ``host``: ``headers`` name the Host already.
+    The caller holds the exchange's ``Slot``."""
     try:
         conn = pool._get_conn()
     except Exception:  # a closed pool: the full path says so in its own words
@@ -61,7 +63,7 @@ def post(
     if sock is None:  # a fresh connection: connecting is the full path's job
         pool._put_conn(conn)
         return None
-    head = _request_head(conn, path, headers)
+    head = _request_head(conn, path, headers, host)
     if head is None:
         pool._put_conn(conn)
         return None
@@ -79,7 +81,9 @@ def post(
     return response
 
 
-def _request_head(conn: Any, path: str, headers: Mapping[str, Any]) -> bytes | None:
+def _request_head(
+    conn: Any, path: str, headers: Mapping[str, Any], host_given: bool
+) -> bytes | None:
     """The request line and headers (``Content-Length`` among them) as http.client would
     send them; None when it would refuse them or encode them otherwise."""
     host = conn.host
@@ -92,7 +96,7 @@ def _request_head(conn: Any, path: str, headers: Mapping[str, Any]) -> bytes | N
         lines = "\r\n".join(map(": ".join, headers.items())) + "\r\n" if headers else ""
         if not _HEADER_BLOCK.fullmatch(lines) or not host.isascii():
             return None
-        if not any(key.lower() == "host" for key in headers):
+        if not host_given:
             lines = f"Host: {host}\r\n{lines}"
         return f"POST {path} HTTP/1.1\r\n{lines}\r\n".encode("latin-1")
     except (TypeError, UnicodeEncodeError):  # not str, or beyond latin-1: http.client's call
@@ -131,7 +135,7 @@ def _exchange(
     wire = _Wire(sock)
     try:
         while True:
-            status, reason, version, fields = wire.head()
+            status, reason, version, fields, cookies = wire.head()
             if status != 100:
                 break
     except TimeoutError as exc:  # socket.timeout is TimeoutError
@@ -142,20 +146,14 @@ def _exchange(
     except (OSError, http.client.HTTPException) as exc:
         raise _aborted(exc, request) from exc
     response = requests.Response.__new__(requests.Response)
-    headers: CaseInsensitiveDict[str] = CaseInsensitiveDict()
-    cookies: list[str] = []
-    for name, value in fields:
-        if name.lower() == "set-cookie":
-            cookies.append(value)
-        old = headers.get(name)
-        headers[name] = value if old is None else f"{old}, {value}"
+    headers: CaseInsensitiveDict[str] = CaseInsensitiveDict(list(fields.values()))
     response.__dict__.update(
         _content=False,
         _content_consumed=False,
         _next=None,
         status_code=status,
         headers=headers,
-        raw=_Body(pool, conn, wire, status, version, headers, slot),
+        raw=_Body(pool, conn, wire, status, version, fields, slot),
         url=request.url,
         encoding=None,
         history=[],
@@ -198,10 +196,12 @@ class _Wire:
         self.buf = self.buf + data if self.buf else data
         return True
 
-    def head(self) -> tuple[int, str, int, list[tuple[str, str]]]:
-        """Status, reason, version (10 or 11) and header fields of the next response."""
+    def head(self) -> tuple[int, str, int, dict[str, tuple[str, str]], list[str]]:
+        """Status, reason, version (10 or 11), header fields and ``Set-Cookie`` values of
+        the next response. The fields are keyed by lowercase name, each ``(name, value)``;
+        a repeated field's values are joined with ", " (as urllib3 does)."""
         while True:
-            end = _HEAD_END.search(self.buf)
+            end = _HEAD_END.search(self.buf)  # "\r\n\r\n", or bare line feeds
             if end is not None:
                 break
             if len(self.buf) > _MAX_HEAD:
@@ -222,18 +222,26 @@ class _Wire:
             raise http.client.BadStatusLine(status_line)
         if len(lines) > _MAX_HEADERS + 1:
             raise http.client.HTTPException(f"got more than {_MAX_HEADERS} headers")
-        fields: list[tuple[str, str]] = []
+        if len(text) > _MAX_LINE and any(len(line) > _MAX_LINE for line in lines):
+            raise http.client.LineTooLong("header line")
+        fields: dict[str, tuple[str, str]] = {}
+        cookies: list[str] = []
+        low = ""
         for line in lines[1:]:
-            if len(line) > _MAX_LINE:
-                raise http.client.LineTooLong("header line")
-            if line[:1] in (" ", "\t") and fields:  # an obsolete folded continuation
-                name, value = fields[-1]
-                fields[-1] = (name, f"{value} {line.strip()}")
+            if line[:1] in (" ", "\t") and low:  # an obsolete folded continuation
+                name, value = fields[low]
+                fields[low] = (name, f"{value} {line.strip()}")
                 continue
             name, sep, value = line.partition(":")
-            if sep:
-                fields.append((name.strip(), value.strip()))
-        return int(code), reason.strip(), 10 if version == "HTTP/1.0" else 11, fields
+            if not sep:
+                continue
+            name, value = name.strip(), value.strip()
+            low = name.lower()
+            old = fields.get(low)
+            fields[low] = (name, value) if old is None else (old[0], f"{old[1]}, {value}")
+            if low == "set-cookie":
+                cookies.append(value)
+        return int(code), reason.strip(), 10 if version == "HTTP/1.0" else 11, fields, cookies
 
 
 class _Body:
@@ -247,7 +255,7 @@ class _Body:
         wire: _Wire,
         status: int,
         version: int,
-        headers: CaseInsensitiveDict[str],
+        fields: dict[str, tuple[str, str]],
         slot: _http_abort.Slot | None,
     ) -> None:
         self._pool = pool
@@ -256,17 +264,17 @@ class _Body:
         self._slot = slot
         self._lock = threading.Lock()
         self._done = False
-        tokens = headers.get("connection", "").lower()
+        tokens = fields.get("connection", ("", ""))[1].lower()
         self._reusable = ("keep-alive" in tokens) if version == 10 else ("close" not in tokens)
-        self._chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+        self._chunked = "chunked" in fields.get("transfer-encoding", ("", ""))[1].lower()
         self._left: int | None = None  # bytes left (None: to the end of the stream)
         self._chunk_left = 0  # bytes left in the current chunk
         self._crlf_due = False
         if status in (204, 304) or status < 200:
             self._left = 0
         elif not self._chunked:
-            length = headers.get("content-length")
-            if length is not None and length.strip().isdigit():
+            length = fields.get("content-length", ("", ""))[1]
+            if length.isdigit():
                 self._left = int(length)
             else:
                 self._reusable = False  # read to the end: the connection ends with the body
