@@ -8,12 +8,17 @@ make it set a cookie, redirect, close connections, vanish mid-exchange or chunk 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
+import ssl
+import subprocess
 import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -136,20 +141,50 @@ class _Server(ThreadingHTTPServer):
             self.state.closed.add(port)
 
 
-@pytest.fixture
-def server() -> Iterator[Server]:
+@contextlib.contextmanager
+def _serving(tls: ssl.SSLContext | None = None) -> Iterator[Server]:
     state = State()
     handler = type("BoundHandler", (Handler,), {"state": state})
     httpd = _Server(("127.0.0.1", 0), handler)
     httpd.state = state
+    if tls is not None:
+        httpd.socket = tls.wrap_socket(httpd.socket, server_side=True)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
+    scheme = "https" if tls is not None else "http"
     try:
-        yield Server(f"http://127.0.0.1:{httpd.server_address[1]}/mcp", state)
+        yield Server(f"{scheme}://127.0.0.1:{httpd.server_address[1]}/mcp", state)
     finally:
         httpd.shutdown()
         httpd.server_close()
         thread.join(5)
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    with _serving() as running:
+        yield running
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+    """The same server over TLS, with a self-signed certificate for 127.0.0.1 that the
+    client trusts through ``REQUESTS_CA_BUNDLE``."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("needs the openssl command to make a test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert))
+    with _serving(context) as running:
+        yield running
 
 
 @dataclass
@@ -193,7 +228,18 @@ def test_calls_on_a_kept_alive_connection_take_the_cheap_path(
         for i in range(5):
             assert client.call_tool("echo", {"text": f"hi {i}"}).text == f"hi {i}"
     assert wire_calls.carried >= 5
+    assert wire_calls.handed_back >= 1  # initialize: no open connection yet, the full path
     assert len(set(server.state.ports[-5:])) == 1  # one connection for all five
+
+
+def test_tls_calls_take_the_cheap_path_once_the_connection_is_open(
+    tls_server: Server, wire_calls: WireCalls
+) -> None:
+    with connect(tls_server.url) as client:
+        for i in range(5):
+            assert client.call_tool("chunked", {"text": f"tls {i}"}).text == f"tls {i}"
+    assert wire_calls.carried >= 5
+    assert len(set(tls_server.state.ports[-5:])) == 1
 
 
 def test_a_proxy_takes_the_full_path(
