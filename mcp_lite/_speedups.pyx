@@ -527,24 +527,22 @@ cdef extern from *:
     Py_ssize_t mcpl_wait_read(int fd, int timeout_ms, char* buf, Py_ssize_t n, int* err) nogil
     int mcpl_nonblocking(int fd)
     Py_ssize_t mcpl_read_now(int fd, char* buf, Py_ssize_t n, int* err)
-    Py_ssize_t mcpl_write_now(int fd, const char* buf, Py_ssize_t n, int* err) nogil
+    Py_ssize_t mcpl_write_now(int fd, const char* buf, Py_ssize_t n, int* err)
 
 
 def write_nowait(int fd, data):
-    """Write what fits of ``data`` (bytes-like) to ``fd`` now; see the twin. On a
-    non-blocking fd the GIL is kept: such a write never waits, and letting go of the GIL
-    around it only hands the GIL to another thread and makes this one queue to get it back
-    (with 8 threads on one connection that was several futex round trips a call)."""
+    """Write what fits of ``data`` (bytes-like) to the non-blocking ``fd`` now; see the
+    twin. The GIL is kept: such a write never waits, and letting go of the GIL around it
+    only hands the GIL to another thread and makes this one queue to get it back (with 8
+    threads on one connection that was several futex round trips a call). ``fd`` must be
+    in non-blocking mode (the stdio transport sets it so at start; it is not checked here,
+    which saves a system call a write): a blocking write would hold the GIL while it waits."""
     cdef Py_buffer view
     cdef Py_ssize_t put
     cdef int err = 0
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
-        if mcpl_nonblocking(fd):
-            put = mcpl_write_now(fd, <const char*>view.buf, view.len, &err)
-        else:
-            with nogil:
-                put = mcpl_write_now(fd, <const char*>view.buf, view.len, &err)
+        put = mcpl_write_now(fd, <const char*>view.buf, view.len, &err)
     finally:
         PyBuffer_Release(&view)
     if put == -2:

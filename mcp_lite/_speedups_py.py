@@ -399,12 +399,13 @@ READ_CHUNK = 64 * 1024  # one read_into; under the allocator's mmap threshold
 
 
 def write_nowait(fd: int, data: bytes | bytearray | memoryview) -> int:
-    """Write what fits of ``data`` to ``fd`` now: the number of bytes written, or -1 when a
-    non-blocking ``fd`` has no room (nothing written). Other ``OSError``s propagate
-    (``BrokenPipeError`` when the reader is gone). On a blocking ``fd`` it may wait.
+    """Write what fits of ``data`` to the non-blocking ``fd`` now: the number of bytes
+    written, or -1 when it has no room (nothing written). Other ``OSError``s propagate
+    (``BrokenPipeError`` when the reader is gone).
 
-    The compiled kernel keeps the GIL around a write on a non-blocking ``fd`` (it never
-    waits); here ``os.write`` lets go of it, as Python always does."""
+    ``fd`` must be in non-blocking mode: the compiled kernel keeps the GIL around the write
+    (such a write never waits) and does not check; here ``os.write`` lets go of the GIL, as
+    Python always does (on Windows, where pipes block, the stdio transport uses this one)."""
     try:
         return os.write(fd, data)
     except (BlockingIOError, InterruptedError):

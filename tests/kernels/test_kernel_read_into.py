@@ -176,27 +176,6 @@ def test_write_nowait_to_a_closed_reader_raises_broken_pipe(
         speedups.write_nowait(w, b"{}\n")
 
 
-def test_write_nowait_on_a_blocking_fd_waits_for_room(speedups: ModuleType) -> None:
-    r, w = os.pipe()
-    received = []
-
-    def read_to_end() -> None:
-        while chunk := os.read(r, 1 << 16):
-            received.append(len(chunk))
-
-    reader = threading.Thread(target=read_to_end)
-    reader.start()
-    try:
-        data = b"y" * (1 << 20)
-        put = speedups.write_nowait(w, data)  # waits (without the GIL) until some fits
-    finally:
-        os.close(w)
-        reader.join(10)
-        os.close(r)
-    assert 0 < put <= len(data)
-    assert sum(received) == put
-
-
 def test_read_into_reads_waiting_bytes_and_still_waits_when_none(
     speedups: ModuleType, pipe: tuple[int, int]
 ) -> None:
