@@ -247,7 +247,6 @@ class Connection:
         # on its own thread, and whether it must hand the pipe back to the reader thread.
         self._can_lead = bool(getattr(transport, "can_lead", False))
         self._leader: _Call | None = None
-        self._handoff = False
         self._routing: tuple[_Call, Any, RpcError | None, int] | None = None
         self._workers = ThreadPoolExecutor(
             max_workers, thread_name_prefix=f"mcp-lite-worker[{name}]"
@@ -442,12 +441,11 @@ class Connection:
             ):
                 return
             self._leader = call
-            self._handoff = False
             self.transport.want_reader(False)  # type: ignore[attr-defined]
         try:
-            self.transport.lead(  # type: ignore[attr-defined]
-                lambda: self._handoff or waiter.done(), call.deadline
-            )
+            # Until the answer is in, or the Connection wants the reader (want_reader(True)
+            # ends a lead: several callers, a future, server traffic).
+            self.transport.lead(waiter.done, call.deadline)  # type: ignore[attr-defined]
         finally:
             self._leader = None
 
@@ -471,7 +469,6 @@ class Connection:
 
     def _need_reader(self) -> None:
         """Someone else waits too, or the server talks: the reader thread takes the pipe."""
-        self._handoff = True
         self.transport.want_reader(True)  # type: ignore[attr-defined]
 
     def _await(self, call: _Call, waiter: _Waiter, cancel_event: threading.Event | None) -> None:

@@ -483,14 +483,13 @@ class Client:
         ``jsonschema`` package is installed, ``structured_content`` is validated against it
         (``RemoteProtocolError`` when it does not match).
         """
-        if self._must_use_task(name):  # 2025-11-25 taskSupport "required": a task, transparently
+        conn = self._connection()
+        if self._must_use_task(name, conn):  # 2025-11-25 "required": a task, transparently
             task = self.call_tool_as_task(name, arguments, timeout=timeout)
             result = task.result(timeout=timeout)
         else:
             params = {"name": name, "arguments": dict(arguments or {})}
-            raw = self._request_once(
-                self._connection(), "tools/call", params, timeout, on_progress, cancel_event
-            )
+            raw = self._request_once(conn, "tools/call", params, timeout, on_progress, cancel_event)
             if raw.get("resultType") == "task":  # 2026-07-28: the server made it a task
                 result = Task(self, raw, modern=True, tool=name).result(timeout=timeout)
             else:
@@ -532,8 +531,11 @@ class Client:
         """
         return _tasks.list_tasks(self, timeout)
 
-    def _must_use_task(self, name: str) -> bool:
+    def _must_use_task(self, name: str, conn: Connection) -> bool:
         """2025-11-25: is ``name`` a ``taskSupport: "required"`` tool? (tools listed once)"""
+        info = conn.info
+        if info is None or info.era == "stateless" or "tasks" not in info.capabilities:
+            return False  # the common case, decided without a call
         return _tasks.must_use_task(self, name)
 
     # --- resources ---------------------------------------------------------------------------------

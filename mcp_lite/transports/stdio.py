@@ -456,7 +456,8 @@ class StdioTransport:
                 self._park.notify()
 
     def lead(self, stop: Callable[[], bool], deadline: float) -> bool:
-        """Read and route frames on this thread until ``stop()`` or ``deadline``.
+        """Read and route frames on this thread until ``stop()``, ``deadline``, or the
+        Connection wants the reader thread back (``want_reader(True)``).
 
         False (at once) when this build cannot lead or the reader is reading right now:
         the caller then just waits for its answer. Ends early at end of stream or on a
@@ -488,7 +489,7 @@ class StdioTransport:
         self, fd: int, on_message: OnMessage, stop: Callable[[], bool], deadline: float
     ) -> None:
         splitter = self._splitter
-        while not stop():
+        while not (stop() or self._reader_wanted):
             remaining = deadline - time.monotonic()
             if remaining <= 0 or self._closing:
                 return
