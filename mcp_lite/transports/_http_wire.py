@@ -180,40 +180,45 @@ class _Cookies:
 
 
 class _Wire:
-    """A socket with a read buffer: the response head, then the body in pieces."""
+    """A socket with a read buffer: the response head, then the body in pieces. The buffer
+    is a bytearray (appending and taking from the front cost what they move, so a server
+    dripping its head in byte by byte costs linear time, not quadratic)."""
 
     __slots__ = ("sock", "buf")
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
-        self.buf = b""
+        self.buf = bytearray()
 
     def fill(self) -> bool:
         """Read what the socket has (at least one byte); False at the end of the stream."""
         data = self.sock.recv(_RECV)
         if not data:
             return False
-        self.buf = self.buf + data if self.buf else data
+        self.buf += data
         return True
 
     def head(self) -> tuple[int, str, int, dict[str, tuple[str, str]], list[str]]:
         """Status, reason, version (10 or 11), header fields and ``Set-Cookie`` values of
         the next response. The fields are keyed by lowercase name, each ``(name, value)``;
         a repeated field's values are joined with ", " (as urllib3 does)."""
+        scanned = 0  # a head dripping in byte by byte is searched once, not once a byte
         while True:
-            end = _HEAD_END.search(self.buf)  # "\r\n\r\n", or bare line feeds
+            # "\r\n\r\n", or bare line feeds; a match may straddle the previous end
+            end = _HEAD_END.search(self.buf, max(0, scanned - 3))
             if end is not None:
                 break
             if len(self.buf) > _MAX_HEAD:
                 raise http.client.LineTooLong("response head")
+            scanned = len(self.buf)
             if not self.fill():
                 if self.buf:
-                    raise http.client.IncompleteRead(self.buf)
+                    raise http.client.IncompleteRead(bytes(self.buf))
                 raise http.client.RemoteDisconnected(
                     "Remote end closed connection without response"
                 )
         text = self.buf[: end.start()].decode("iso-8859-1")
-        self.buf = self.buf[end.end() :]
+        del self.buf[: end.end()]
         lines = text.split("\n")
         status_line = lines[0].rstrip("\r")
         version, _, rest = status_line.partition(" ")
@@ -304,7 +309,8 @@ class _Body:
                 return self.read1(amount)
             raise ProtocolError(f"Connection broken: IncompleteRead({left} bytes more expected)")
         take = amount if left is None else min(amount, left)
-        data, wire.buf = wire.buf[:take], wire.buf[take:]
+        data = bytes(wire.buf[:take])
+        del wire.buf[:take]
         if left is not None:
             self._left = left - len(data)
             self._ended = self._left == 0
@@ -332,18 +338,22 @@ class _Body:
         if not wire.buf and not wire.fill():
             raise ProtocolError("Connection broken: the chunked body ended early")
         take = min(amount, self._chunk_left)
-        data, wire.buf = wire.buf[:take], wire.buf[take:]
+        data = bytes(wire.buf[:take])
+        del wire.buf[:take]
         self._chunk_left -= len(data)
         self._crlf_due = self._chunk_left == 0
         return data
 
     def _line(self) -> bytes:
         wire = self._wire
+        scanned = 0
         while True:
-            end = wire.buf.find(b"\n")
+            end = wire.buf.find(b"\n", scanned)
             if end >= 0:
-                line, wire.buf = wire.buf[:end], wire.buf[end + 1 :]
+                line = bytes(wire.buf[:end])
+                del wire.buf[: end + 1]
                 return line.rstrip(b"\r")
+            scanned = len(wire.buf)
             if len(wire.buf) > _MAX_LINE:
                 raise ProtocolError("Connection broken: chunk-size line too long")
             if not wire.fill():

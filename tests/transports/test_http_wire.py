@@ -353,3 +353,44 @@ def test_eight_callers_share_one_client(server: Server, wire_calls: WireCalls) -
     assert not errors
     assert wire_calls.carried >= 100
     assert len(set(server.state.ports)) <= 10  # connections are reused, not one per call
+
+
+class _Drip:
+    """A socket stand-in whose ``recv`` gives a few bytes at a time (a slow server)."""
+
+    def __init__(self, data: bytes, step: int) -> None:
+        self.data, self.step = data, step
+
+    def recv(self, n: int) -> bytes:
+        piece, self.data = self.data[: min(n, self.step)], self.data[min(n, self.step) :]
+        return piece
+
+
+@pytest.mark.parametrize("step", [1, 2, 3, 5, 7])
+def test_a_head_and_chunks_dripping_in_are_read_exactly(step: int) -> None:
+    # The end of the head ("\r\n\r\n") and each chunk-size line arrive split across reads
+    # at every offset; the parser searches only what is new and must still find them.
+    head = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        + b"".join(b"X-Pad-%d: %s\r\n" % (i, b"v" * i) for i in range(40))
+        + b"Transfer-Encoding: chunked\r\n\r\n"
+    )
+    body = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+    chunked = b"%x;ext=1\r\n%s\r\n0\r\nTrailer: t\r\n\r\n" % (len(body), body)
+    wire = _http_wire._Wire(_Drip(head + chunked, step))  # type: ignore[arg-type]
+    status, _, version, fields, _ = wire.head()
+    assert (status, version) == (200, 11)
+    assert fields["x-pad-39"] == ("X-Pad-39", "v" * 39)
+    returned: list[object] = []
+
+    class Pool:
+        def _put_conn(self, conn: object) -> None:
+            returned.append(conn)
+
+    conn = object()
+    reader = _http_wire._Body(Pool(), conn, wire, status, version, fields, None)
+    got = b""
+    while piece := reader.read1(1 << 16):
+        got += piece
+    assert got == body
+    assert returned == [conn]  # read to its end, trailers included: the connection is reused
