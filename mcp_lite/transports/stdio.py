@@ -232,10 +232,10 @@ class StdioTransport:
         self._on_message = on_message
         if self.can_lead:
             os.set_blocking(self._proc.stdout.fileno(), False)
-            reader = self._read_stdout_shared
+            loop = self._read_stdout_shared
         else:
-            reader = self._read_stdout
-        self._spawn(reader, f"mcp-lite-stdio-reader[{self.name}]", on_message)
+            loop = self._read_stdout
+        self._spawn(self._reader, f"mcp-lite-stdio-reader[{self.name}]", loop, on_message)
         self._spawn(self._read_stderr, f"mcp-lite-stdio-stderr[{self.name}]")
         if sys.platform != "win32":
             self._spawn(self._watch_process, f"mcp-lite-stdio-watch[{self.name}]")
@@ -417,22 +417,15 @@ class StdioTransport:
         log.warning("%s", error)
         self._report_close(error)
 
-    def _read_stdout(self, on_message: OnMessage) -> None:
+    def _reader(self, read_loop: Callable[[int, OnMessage], None], on_message: OnMessage) -> None:
+        """The reader thread: ``read_loop`` reads stdout until the stream ends; then say how
+        it ended (unless we closed it)."""
         proc = self._proc
         assert proc is not None and proc.stdout is not None
-        fd = proc.stdout.fileno()
-        splitter = NdjsonSplitter(self._max_message_size)
         error: McpError | None = None
         try:
-            while True:
-                chunk = os.read(fd, _READ_CHUNK)
-                if not chunk:
-                    for last in splitter.flush():
-                        on_message(last)
-                    break
-                for frame in splitter.feed(chunk):
-                    on_message(frame)
-        except OSError as exc:
+            read_loop(proc.stdout.fileno(), on_message)
+        except (OSError, ValueError) as exc:
             if not self._closing:
                 error = ConnectionClosed(f"reading from MCP server {self.name!r} failed: {exc}")
         except Exception as exc:  # a bug in routing: report it, never die silently
@@ -442,6 +435,18 @@ class StdioTransport:
         if self._closing:
             return
         self._report_close(error)
+
+    def _read_stdout(self, fd: int, on_message: OnMessage) -> None:
+        """The reader thread alone reads: a blocking read, frames to ``on_message``."""
+        splitter = NdjsonSplitter(self._max_message_size)
+        while True:
+            chunk = os.read(fd, _READ_CHUNK)
+            if not chunk:
+                for last in splitter.flush():
+                    on_message(last)
+                return
+            for frame in splitter.feed(chunk):
+                on_message(frame)
 
     # --- leader/follower ---------------------------------------------------------------------
 
@@ -495,75 +500,64 @@ class StdioTransport:
                 return
             # The wait is capped so that close() and a moved deadline are noticed.
             count = splitter.read_into(fd, min(remaining, 0.5))
-            frame = splitter.pop_frame()
-            while frame is not None:
-                on_message(frame)
-                frame = splitter.pop_frame()
+            self._route_ready(on_message)
             if count < 0:
                 self._reader_wanted = True  # end of stream: the reader reports it
                 return
 
-    def _read_stdout_shared(self, on_message: OnMessage) -> None:
+    def _read_stdout_shared(self, fd: int, on_message: OnMessage) -> None:
         """The reader thread when callers may lead: wait for data without holding the pipe,
         then read only if nobody leads (see the module docstring)."""
-        proc = self._proc
-        assert proc is not None and proc.stdout is not None
-        fd = proc.stdout.fileno()
-        splitter = self._splitter
+        while self._park_while_led():
+            routed = False
+            with HeldLock(self._pipe, -1.0) as got:
+                if not got:
+                    continue  # a leader took the pipe: park until it is done
+                # Frames a leader left (it was interrupted) go first, then new bytes.
+                # While the reader is wanted (several callers wait, futures pending, the
+                # server talks) it keeps the pipe and waits in read_into: one poll and one
+                # read per batch, no select and no park round trip. A lone caller that
+                # wants to lead finds the pipe taken and waits; its answer is routed here,
+                # and then the pipe is let go. (What is already there is read without a
+                # wait, with the GIL kept.)
+                wait = 0.0
+                while True:
+                    count = self._splitter.read_into(fd, wait)
+                    routed = self._route_ready(on_message) or routed
+                    if count < 0:
+                        return
+                    if self._closing or not self._reader_wanted:
+                        break
+                    wait = _HOLD_WAIT if count == 0 else 0.0
+            if not routed:  # wait for bytes without holding the pipe
+                select.select([fd], [], [], _LINGER * 25)
+
+    def _park_while_led(self) -> bool:
+        """Wait while a caller leads or lingers after leading; False once closing."""
         park = self._park
-        error: McpError | None = None
-        try:
+        with park:
             while not self._closing:
-                with park:
-                    while not self._closing:
-                        # (_leading alone could be stale after an interrupt; the lock is not)
-                        if self._leading and self._pipe.locked():
-                            park.wait(_LINGER)
-                            continue
-                        if self._reader_wanted:
-                            break
-                        idle = time.monotonic() - self._lead_ended
-                        if idle >= _LINGER:
-                            break
-                        park.wait(_LINGER - idle)
-                if self._closing:
-                    break
-                routed = False
-                with HeldLock(self._pipe, -1.0) as got:
-                    if not got:
-                        continue  # a leader took the pipe: park until it is done
-                    # Frames a leader left (it was interrupted) go first, then new bytes.
-                    # While the reader is wanted (several callers wait, futures pending,
-                    # the server talks) it keeps the pipe and waits in read_into: one
-                    # poll and one read per batch, no select and no park round trip. A
-                    # lone caller that wants to lead finds the pipe taken and waits; its
-                    # answer is routed here, and then the pipe is let go.
-                    # (What is already there is read without a wait, with the GIL kept.)
-                    wait = 0.0
-                    while True:
-                        count = splitter.read_into(fd, wait)
-                        frame = splitter.pop_frame()
-                        while frame is not None:
-                            routed = True
-                            on_message(frame)
-                            frame = splitter.pop_frame()
-                        if count < 0 or self._closing or not self._reader_wanted:
-                            break
-                        wait = _HOLD_WAIT if count == 0 else 0.0
-                if count < 0:
-                    break
-                if not routed:  # wait for bytes without holding the pipe
-                    select.select([fd], [], [], _LINGER * 25)
-        except (OSError, ValueError) as exc:
-            if not self._closing:
-                error = ConnectionClosed(f"reading from MCP server {self.name!r} failed: {exc}")
-        except Exception as exc:  # a bug in routing: report it, never die silently
-            log.exception("stdio reader for %r crashed", self.name)
-            error = ConnectionClosed(f"internal error reading from {self.name!r}: {exc!r}")
-        self._reader_done.set()
-        if self._closing:
-            return
-        self._report_close(error)
+                # (_leading alone could be stale after an interrupt; the lock is not)
+                if self._leading and self._pipe.locked():
+                    park.wait(_LINGER)
+                    continue
+                if self._reader_wanted:
+                    return True
+                idle = time.monotonic() - self._lead_ended
+                if idle >= _LINGER:
+                    return True
+                park.wait(_LINGER - idle)
+        return False
+
+    def _route_ready(self, on_message: OnMessage) -> bool:
+        """Hand every frame the splitter holds to ``on_message``; True if there was one."""
+        splitter = self._splitter
+        frame = splitter.pop_frame()
+        routed = frame is not None
+        while frame is not None:
+            on_message(frame)
+            frame = splitter.pop_frame()
+        return routed
 
     def _watch_process(self) -> None:
         """Report the server's death even when an orphaned grandchild keeps its stdout open
