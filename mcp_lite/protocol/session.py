@@ -13,7 +13,6 @@ capabilities we declare. Nothing here performs I/O; the ``Client`` drives it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,6 +24,7 @@ from ..errors import (
 )
 from . import versions as v
 from .jsonrpc import ErrorResponse, Response
+from .param_headers import HEADER_TOKEN, HEADER_TYPES
 
 __all__ = [
     "DiscoverOutcome",
@@ -288,9 +288,6 @@ def retry_params(
 
 # --- x-mcp-header (2026-07-28, checklist §8.6) -----------------------------------------------
 
-_HEADER_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-_HEADER_TYPES = ("string", "integer", "boolean")
-
 
 def mcp_header_problem(schema: Any) -> str | None:
     """Why a tool's ``x-mcp-header`` annotations are invalid, or None when they are fine.
@@ -312,11 +309,11 @@ def mcp_header_problem(schema: Any) -> str | None:
             token = node["x-mcp-header"]
             if not reachable or node is schema:
                 return "x-mcp-header outside a top-level chain of 'properties'"
-            if not isinstance(token, str) or not _HEADER_TOKEN.match(token):
+            if not isinstance(token, str) or not HEADER_TOKEN.match(token):
                 return f"x-mcp-header {token!r} is not an HTTP token"
             if token.lower() in seen:
                 return f"x-mcp-header {token!r} is used twice"
-            if node.get("type") not in _HEADER_TYPES:
+            if node.get("type") not in HEADER_TYPES:
                 return f"x-mcp-header {token!r} is on a {node.get('type')!r} property"
             seen.add(token.lower())
         for key, value in node.items():

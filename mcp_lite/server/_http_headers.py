@@ -12,6 +12,7 @@ from email.message import Message
 from typing import Any
 
 from ..protocol import versions as pv
+from ..protocol.param_headers import argument_at, header_map, header_text
 
 __all__ = ["check_headers", "decode_header"]
 
@@ -36,31 +37,6 @@ def decode_header(value: str) -> str | None:
         return base64.b64decode(m.group(1), validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
         return None
-
-
-def _param_paths(schema: Any) -> dict[tuple[str, ...], str]:
-    """``{property path: x-mcp-header name}`` of a tool's inputSchema (``properties`` only)."""
-    found: dict[tuple[str, ...], str] = {}
-    stack: list[tuple[tuple[str, ...], Any]] = [((), schema)]
-    while stack:
-        path, node = stack.pop()
-        if not isinstance(node, dict):
-            continue
-        name = node.get("x-mcp-header")
-        if path and isinstance(name, str):
-            found[path] = name
-        props = node.get("properties")
-        if isinstance(props, dict):
-            stack.extend(((*path, str(k)), v) for k, v in props.items())
-    return found
-
-
-def _header_text(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (str, int)):
-        return str(value)
-    return None
 
 
 def _same_int(text: str, value: int) -> bool:
@@ -104,13 +80,10 @@ def check_headers(
 def _check_params(
     headers: Message, params: dict[str, Any], tool_schema: Callable[[str], Any]
 ) -> str | None:
-    paths = _param_paths(tool_schema(params["name"]))
     args = params.get("arguments")
-    for path, name in paths.items():
-        value = args
-        for k in path:
-            value = value.get(k) if isinstance(value, dict) else None
-        want = _header_text(value)
+    for path, name in header_map(tool_schema(params["name"])).items():
+        value = argument_at(args, path)
+        want = header_text(value)
         got = headers.get(f"Mcp-Param-{name}")
         if want is None:
             continue  # null or absent: the header is not expected

@@ -41,6 +41,7 @@ from ..errors import (
     McpError,
     RequestTimeout,
 )
+from ..protocol.param_headers import argument_at, header_map, header_text
 from . import _http_abort, _http_wire
 from ._causes import network_cause
 from ._http_abort import AbortingAdapter
@@ -742,53 +743,18 @@ def reconnect_delay(retry_ms: int | None, failures: int) -> float:
     return max(floor, backoff)
 
 
-# --- x-mcp-header (2026-07-28, checklist §8.6) ------------------------------------------------
-# A tool's inputSchema may annotate a primitive property, reachable from the root through
-# "properties" only, with "x-mcp-header": TOKEN; a tools/call then mirrors that argument into
-# the header Mcp-Param-TOKEN (string as is, integer in decimal, boolean as true/false, left
-# out when absent or null; non-header-safe values in the base64 sentinel).
+# --- x-mcp-header (2026-07-28, checklist §8.6): see protocol/param_headers.py -------------
 
-_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-_PRIMITIVES = ("string", "integer", "boolean")
-
-
-def param_header_map(schema: Any) -> dict[tuple[str, ...], str]:
-    """``{property path: header token}`` for the valid annotations in ``schema``."""
-    found: dict[tuple[str, ...], str] = {}
-    stack: list[tuple[tuple[str, ...], Any]] = [((), schema)]
-    while stack:
-        path, node = stack.pop()
-        if not isinstance(node, dict):
-            continue
-        token = node.get("x-mcp-header")
-        if (
-            path
-            and isinstance(token, str)
-            and _TOKEN.match(token)
-            and node.get("type") in _PRIMITIVES
-            and token.lower() not in {t.lower() for t in found.values()}
-        ):
-            found[path] = token
-        properties = node.get("properties")
-        if isinstance(properties, dict):
-            stack.extend(((*path, str(name)), sub) for name, sub in properties.items())
-    return found
+param_header_map = header_map
 
 
 def param_headers(mapping: Mapping[tuple[str, ...], str], arguments: Any) -> dict[str, str]:
     """The ``Mcp-Param-*`` headers for one call's ``arguments``."""
     headers: dict[str, str] = {}
     for path, token in mapping.items():
-        value = arguments
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
-        if isinstance(value, bool):
-            text = "true" if value else "false"
-        elif isinstance(value, (str, int)):
-            text = str(value)
-        else:
-            continue  # absent, null, or not a primitive: no header
-        headers[f"Mcp-Param-{token}"] = encode_header_value(text)
+        text = header_text(argument_at(arguments, path))
+        if text is not None:  # absent, null, or not a primitive: no header
+            headers[f"Mcp-Param-{token}"] = encode_header_value(text)
     return headers
 
 
