@@ -26,6 +26,7 @@ __all__ = [
     "normalize_name",
     "normalize_names",
     "parse_tool_name",
+    "plain_shape",
     "scan_response_id",
     "write_nowait",
 ]
@@ -64,6 +65,7 @@ if TYPE_CHECKING or not USE_EXTENSIONS:
         normalize_name,
         normalize_names,
         parse_tool_name,
+        plain_shape,
         scan_response_id,
         write_nowait,
     )

@@ -110,7 +110,7 @@ class Handlers:
         )
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Call:
     """One request the caller waits for (across ``input_required`` rounds and their ids)."""
 
@@ -139,43 +139,51 @@ class _Waiter:
 
     Quacks like the part of ``Future`` that the routing code and the event observer use
     (``set_result``, ``set_exception``, ``done``, ``add_done_callback``, ``result``...), so a
-    call is completed the same way whichever it has. Completion is claimed with a
-    non-blocking acquire, so two racing completers (an answer and a shutdown) cannot both win.
+    call is completed the same way whichever it has. Completion is claimed under one
+    module-wide lock (held for a few attribute writes), so two racing completers (an answer
+    and a shutdown) cannot both win, and a blocking call costs one lock of its own.
     """
 
-    __slots__ = ("_callbacks", "_claim", "_ready", "error", "value")
+    __slots__ = ("_callbacks", "_ready", "error", "value")
 
     def __init__(self) -> None:
-        self._claim = threading.Lock()
         self._ready = threading.Lock()
         self._ready.acquire()
         self.value: Any = None
         self.error: BaseException | None = None
+        # None: pending, no callback yet; a list: pending, callbacks to run; _FIRED: done.
         self._callbacks: list[Callable[[_Waiter], Any]] | None = None
 
     def done(self) -> bool:
-        return self._claim.locked()
+        return self._callbacks is _FIRED
 
     def cancelled(self) -> bool:
         return False
 
     def set_result(self, result: Any) -> None:
-        if not self._claim.acquire(False):
-            raise InvalidStateError("already completed")
-        self.value = result
-        self._complete()
+        with _CALLBACKS_LOCK:
+            callbacks = self._callbacks
+            if callbacks is _FIRED:
+                raise InvalidStateError("already completed")
+            self.value = result
+            self._callbacks = _FIRED  # after the value: done() means it can be read
+        self._ready.release()
+        if callbacks:
+            self._run_callbacks(callbacks)
 
     def set_exception(self, error: BaseException) -> None:
-        if not self._claim.acquire(False):
-            raise InvalidStateError("already completed")
-        self.error = error
-        self._complete()
-
-    def _complete(self) -> None:
-        self._ready.release()
         with _CALLBACKS_LOCK:
-            callbacks, self._callbacks = self._callbacks, _FIRED
-        for fn in callbacks or ():
+            callbacks = self._callbacks
+            if callbacks is _FIRED:
+                raise InvalidStateError("already completed")
+            self.error = error
+            self._callbacks = _FIRED
+        self._ready.release()
+        if callbacks:
+            self._run_callbacks(callbacks)
+
+    def _run_callbacks(self, callbacks: list[Callable[[_Waiter], Any]]) -> None:
+        for fn in callbacks:
             _guarded(fn, self)
 
     def add_done_callback(self, fn: Callable[[_Waiter], Any]) -> None:
@@ -246,6 +254,9 @@ class Connection:
         # Leader/follower (stdio, compiled kernels): the one blocking call reading the pipe
         # on its own thread, and whether it must hand the pipe back to the reader thread.
         self._can_lead = bool(getattr(transport, "can_lead", False))
+        self._transport_dead: Callable[[], McpError | None] | None = getattr(
+            transport, "dead", None
+        )
         self._leader: _Call | None = None
         self._routing: tuple[_Call, Any, RpcError | None, int] | None = None
         self._workers = ThreadPoolExecutor(
@@ -283,7 +294,7 @@ class Connection:
             return False
         # A death the reader has not reported yet (a stdio server already reaped): close
         # now with the transport's reason, so the next call reconnects instead of failing.
-        dead = getattr(self.transport, "dead", None)
+        dead = self._transport_dead
         error = dead() if dead is not None else None
         if error is not None:
             self._on_transport_closed(error)
@@ -391,11 +402,12 @@ class Connection:
         # Nothing but the deadline to watch: HTTP may do the exchange on this thread (its
         # transport aborts the socket at the deadline; _await then expires the call).
         call.inline = cancel_event is None and not reset_on_progress
-        self._send_call(call)
+        leading = self._send_call(call, may_lead=cancel_event is None and on_progress is None)
         try:
-            if self._can_lead and cancel_event is None and on_progress is None:
+            if leading:
                 self._lead(call, waiter)
-            self._await(call, waiter, cancel_event)
+            if not waiter.done():  # (a leader has mostly read its answer by now)
+                self._await(call, waiter, cancel_event)
         except BaseException:
             self._finish_interrupted_routing()
             if not waiter.done():
@@ -432,19 +444,10 @@ class Connection:
         )
 
     def _lead(self, call: _Call, waiter: _Waiter) -> None:
-        """When ``call`` is the only one waiting, read its answer on this thread."""
-        with self._lock:
-            if (
-                self._leader is not None
-                or len(self._pending) != 1
-                or self._pending.get(call.request_id) is not call
-            ):
-                return
-            self._leader = call
-            self.transport.want_reader(False)  # type: ignore[attr-defined]
+        """``call`` was sent as the only one waiting (see ``_send_call``): read its answer on
+        this thread, until it is in or the Connection wants the reader (``want_reader(True)``
+        ends a lead: several callers, a future, server traffic)."""
         try:
-            # Until the answer is in, or the Connection wants the reader (want_reader(True)
-            # ends a lead: several callers, a future, server traffic).
             self.transport.lead(waiter.done, call.deadline)  # type: ignore[attr-defined]
         finally:
             self._leader = None
@@ -531,22 +534,29 @@ class Connection:
             request_id = call.request_id
             self._control.post(lambda: self._cancel(request_id, reason))
 
-    def _send_call(self, call: _Call) -> None:
+    def _send_call(self, call: _Call, *, may_lead: bool = False) -> bool:
+        """Register and write ``call``'s request. True: it is to lead (``may_lead``, and it
+        is the only call waiting), and ``self._leader`` is set for it."""
         with self._lock:
             if self._stopping:
                 raise self.closed_error or ConnectionClosed("connection closed")
             if call.cancelled:
                 raise RequestCancelled(f"{call.method} was cancelled")
-            request_id = self._pending.allocate_id()
-            call.request_id = request_id
+            pending = self._pending
+            request_id = call.request_id = pending.register(call)
             call.sent = False
-            self._pending.add(request_id, call)
             call.in_round = False
-            if type(call.future) is not _Waiter:  # a blocking call keeps its own deadline
+            blocking = type(call.future) is _Waiter
+            if not blocking:  # a blocking call keeps its own deadline
                 self._schedule(call)
-            need_reader = self._can_lead and (
-                len(self._pending) > 1 or type(call.future) is not _Waiter
-            )
+            leading = need_reader = False
+            if self._can_lead:
+                if not blocking or len(pending) > 1:
+                    need_reader = True
+                elif may_lead and self._leader is None:
+                    leading = True
+                    self._leader = call
+                    self.transport.want_reader(False)  # type: ignore[attr-defined]
         if need_reader:
             self._need_reader()
         params = call.params
@@ -570,15 +580,13 @@ class Connection:
                 inline=call.inline,
             )
         except McpError as exc:
-            with self._lock:
-                self._pending.pop(request_id)
+            self._unsend(request_id, leading)
             if isinstance(exc, ConnectionClosed):
                 exc.unsent = True  # type: ignore[attr-defined]  # safe to retry elsewhere
             _fail(call.future, exc)
-            return
+            return False
         except BaseException:  # Ctrl-C during an inline exchange: forget the call
-            with self._lock:
-                self._pending.pop(request_id)
+            self._unsend(request_id, leading)
             raise
         finally:
             self._writing.call = None
@@ -588,6 +596,14 @@ class Connection:
         if late and call.cancel_on_timeout:  # it expired while being written: cancel it now
             why = "cancelled by the caller" if call.cancelled else "timeout"
             self._control.post(lambda: self._cancel(request_id, why))
+        return leading
+
+    def _unsend(self, request_id: jsonrpc.RequestId, leading: bool) -> None:
+        """The request could not be written: forget it (and its lead)."""
+        with self._lock:
+            self._pending.pop(request_id)
+            if leading:
+                self._leader = None
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         self._write(jsonrpc.make_notification(method, params))
@@ -702,15 +718,16 @@ class Connection:
     # --- receiving -----------------------------------------------------------------------------
 
     def _on_frame(self, frame: bytes | MessageTooLarge | SendFailed) -> None:
-        if isinstance(frame, MessageTooLarge):
-            self._on_oversized(frame)
-            return
-        if isinstance(frame, SendFailed):
-            with self._lock:
-                failed = self._pending.pop(frame.request_id)
-            if failed is not None:
-                _fail(failed.future, frame.error)
-            return
+        if type(frame) is not bytes:
+            if isinstance(frame, MessageTooLarge):
+                self._on_oversized(frame)
+                return
+            if isinstance(frame, SendFailed):
+                with self._lock:
+                    failed = self._pending.pop(frame.request_id)
+                if failed is not None:
+                    _fail(failed.future, frame.error)
+                return
         # The common case, a plain result, goes straight to its call: no event object.
         try:
             message = decode_message(frame)

@@ -53,6 +53,7 @@ __all__ = [
     "normalize_name",
     "normalize_names",
     "parse_tool_name",
+    "plain_shape",
     "scan_response_id",
     "write_nowait",
 ]
@@ -1118,6 +1119,44 @@ def decode_message(data):
     """
     from_json = _from_json if _from_json is not None else _load_json()[1]
     return from_json(data)
+
+
+# --- shapes ----------------------------------------------------------------------------
+
+cdef object _UNKNOWN = object()
+
+
+def plain_shape(raw, dict checks, frozenset names):
+    """True when ``raw`` is a dict whose known keys hold values of the exact expected types
+    and which uses none of ``names``. See ``_speedups_py.plain_shape`` for the checks."""
+    return _plain_shape(raw, checks, names)
+
+
+cdef bint _plain_shape(object raw, dict checks, frozenset names) except -1:
+    cdef object key, value, check, item
+    cdef tuple spec
+    if type(raw) is not dict:
+        return False
+    for key, value in (<dict>raw).items():
+        check = checks.get(key, _UNKNOWN)
+        if check is _UNKNOWN:
+            if key in names:
+                return False
+        elif check is None:
+            continue
+        elif type(check) is frozenset:
+            if type(value) not in <frozenset>check:
+                return False
+        elif type(check) is tuple:
+            if type(value) is not list:
+                return False
+            spec = <tuple>check
+            for item in <list>value:
+                if not (_plain_shape(item, spec[0], spec[1]) and spec[2] in item):
+                    return False
+        elif not check(value):
+            return False
+    return True
 
 
 # --- LRU cache -------------------------------------------------------------------------

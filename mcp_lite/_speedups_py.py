@@ -38,6 +38,7 @@ __all__ = [
     "normalize_name",
     "normalize_names",
     "parse_tool_name",
+    "plain_shape",
     "scan_response_id",
     "write_nowait",
 ]
@@ -854,6 +855,48 @@ def decode_message(data: bytes | bytearray | str) -> Any:
     """
     from_json = _from_json if _from_json is not None else _load_json()[1]
     return from_json(data)
+
+
+# --- shapes ----------------------------------------------------------------------------
+
+_UNKNOWN = object()
+
+
+def plain_shape(raw: Any, checks: dict[str, Any], names: frozenset[str]) -> bool:
+    """True when ``raw`` is a dict whose known keys hold values of the exact expected types
+    and which uses none of ``names`` (a field's Python name). Unknown keys are fine.
+
+    This is how ``protocol.results`` decides that a server's dict can be used as it is,
+    without pydantic. ``checks`` maps a wire key to its check:
+
+    - ``None``: any value;
+    - a ``frozenset`` of types: the value's exact type is one of them (no subclasses);
+    - a tuple ``(item_checks, item_names, required)``: a list of dicts, each plain by
+      ``item_checks`` and ``item_names`` and holding the key ``required``;
+    - anything else: a function of the value, true when it is plain.
+    """
+    if type(raw) is not dict:
+        return False
+    for key, value in raw.items():
+        check = checks.get(key, _UNKNOWN)
+        if check is _UNKNOWN:
+            if key in names:
+                return False
+        elif check is None:
+            continue
+        elif type(check) is frozenset:
+            if type(value) not in check:
+                return False
+        elif type(check) is tuple:
+            if type(value) is not list:
+                return False
+            item_checks, item_names, required = check
+            for item in value:
+                if not (plain_shape(item, item_checks, item_names) and required in item):
+                    return False
+        elif not check(value):
+            return False
+    return True
 
 
 # --- LRU cache -------------------------------------------------------------------------

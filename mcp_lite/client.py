@@ -388,9 +388,8 @@ class Client:
         cancel_event: threading.Event | None = None,
     ) -> dict[str, Any]:
         try:
-            return _not_a_task(
-                method, self._call(conn, method, params, timeout, on_progress, cancel_event)
-            )
+            result = self._call(conn, method, params, timeout, on_progress, cancel_event)
+            return result if "resultType" not in result else _not_a_task(method, result)
         except SessionExpired:
             log.info("session with %r expired; re-initializing and retrying %s", self.name, method)
         except ConnectionClosed as exc:
@@ -421,11 +420,12 @@ class Client:
         """One blocking round trip on ``conn`` (no Future, no deadline thread)."""
         info = conn.info
         assert info is not None
-        proto.check_method_allowed(method, info)
+        if info.era == "stateless":
+            proto.check_method_allowed(method, info)
         return conn.call(
             method,
             params,
-            timeout=self._timeout(timeout),
+            timeout=self.timeout if timeout is None else self._timeout(timeout),
             max_total_timeout=self.max_total_timeout if self.reset_timeout_on_progress else None,
             on_progress=on_progress,
             reset_on_progress=self.reset_timeout_on_progress,

@@ -12,8 +12,8 @@ junk on stdout) is logged and dropped: it must not kill the link.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from .._accel import ResponseIdScanner, decode_message
 from ..errors import RpcError, rpc_error_from_wire
@@ -182,45 +182,47 @@ def parse_frame(data: bytes, *, allow_batch: bool = True) -> list[Incoming]:
 T = TypeVar("T")
 
 
-@dataclass
-class PendingTable(Generic[T]):
+class PendingTable(dict[RequestId, T]):
     """Requests we sent and still wait for, by id. Ids are allocated here, never reused.
 
+    A dict (id -> entry), so ``len``, ``in`` and ``get`` cost no Python call on the hot path.
     Not thread-safe by itself: the session guards it with its own lock.
     """
 
-    _entries: dict[RequestId, T] = field(default_factory=dict)
-    _next_id: int = 0
+    __slots__ = ("_next_id",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._next_id = 0
 
     def allocate_id(self) -> int:
         self._next_id += 1
         return self._next_id
 
-    def add(self, request_id: RequestId, entry: T) -> None:
-        if request_id in self._entries:
-            raise ValueError(f"request id {request_id!r} is already pending")
-        self._entries[request_id] = entry
+    def register(self, entry: T) -> int:
+        """Add ``entry`` under a new id, and return the id."""
+        self._next_id += 1
+        request_id = self._next_id
+        self[request_id] = entry
+        return request_id
 
-    def pop(self, request_id: RequestId | None) -> T | None:
+    def add(self, request_id: RequestId, entry: T) -> None:
+        if request_id in self:
+            raise ValueError(f"request id {request_id!r} is already pending")
+        self[request_id] = entry
+
+    def pop(self, request_id: RequestId | None) -> T | None:  # type: ignore[override]
+        """The entry for ``request_id``, removed; None when there is none."""
         if request_id is None:
             return None
-        entry = self._entries.pop(request_id, None)
-        if entry is None and isinstance(request_id, str) and request_id.isdigit():
+        entry = dict.pop(self, request_id, None)
+        if entry is None and type(request_id) is str and request_id.isdigit():
             # Some peers echo integer ids back as strings; be lenient.
-            entry = self._entries.pop(int(request_id), None)
+            entry = dict.pop(self, int(request_id), None)
         return entry
-
-    def get(self, request_id: RequestId) -> T | None:
-        return self._entries.get(request_id)
 
     def drain(self) -> list[T]:
         """Remove and return every entry (used when the connection dies)."""
-        entries = list(self._entries.values())
-        self._entries.clear()
+        entries = list(self.values())
+        self.clear()
         return entries
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def __contains__(self, request_id: object) -> bool:
-        return request_id in self._entries

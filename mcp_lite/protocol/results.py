@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from .._accel import plain_shape
 from ..errors import RemoteProtocolError, ToolError
 
 if TYPE_CHECKING:
@@ -50,59 +51,30 @@ def _field(key: str, default: Any = None) -> Any:
 
 # --- shape checks: True when pydantic would take the value exactly as it is -----------------
 
-
-# A check is a frozenset of the exact types a value may have (one ``type()`` test, no call)
-# or, for what nests, a function.
+# ``plain_shape`` (a kernel) checks a dict against one of these tables: the exact types each
+# known key may hold (one ``type()`` test, no call), ``None`` for any value, a tuple for a
+# list of objects (their table, their Python names, a key they must have), or a function
+# for what is rare. The Python names (``mime_type``...) are left to pydantic, which accepts
+# them too. Unknown keys are kept.
 _STR = frozenset({str})
 _OPT_STR = frozenset({str, type(None)})
 _OPT_DICT = frozenset({dict, type(None)})
 _BOOL = frozenset({bool})
 
 
-def _anything(value: Any) -> bool:
-    return True
-
-
-def _plain(raw: Any, checks: dict[str, Any], names: frozenset[str]) -> bool:
-    """``raw`` is a dict whose known keys hold values of their exact types and which uses no
-    field's Python name (pydantic accepts those too: left to it). Unknown keys are kept."""
-    if type(raw) is not dict:
-        return False
-    for key, value in raw.items():
-        check = checks.get(key)
-        if check is None:
-            if key in names:
-                return False
-        elif type(check) is frozenset:
-            if type(value) not in check:
-                return False
-        elif not check(value):
-            return False
-    return True
-
-
 def _resource_ok(value: Any) -> bool:
-    return value is None or _plain(value, _RESOURCE_CHECKS, _RESOURCE_NAMES)
+    return value is None or plain_shape(value, _RESOURCE_CHECKS, _RESOURCE_NAMES)
 
 
 def _block_ok(value: Any) -> bool:
-    return _plain(value, _CONTENT_CHECKS, _CONTENT_NAMES) and "type" in value
-
-
-def _blocks_ok(value: Any) -> bool:
-    if type(value) is not list:
-        return False
-    for block in value:  # (a loop, not all(map(...)): one call less a block)
-        if not (_plain(block, _CONTENT_CHECKS, _CONTENT_NAMES) and "type" in block):
-            return False
-    return True
+    return plain_shape(value, _CONTENT_CHECKS, _CONTENT_NAMES) and "type" in value
 
 
 def _result_ok(value: Any) -> bool:
-    return _plain(value, _RESULT_CHECKS, _RESULT_NAMES)
+    return plain_shape(value, _RESULT_CHECKS, _RESULT_NAMES)
 
 
-_RESOURCE_CHECKS = {
+_RESOURCE_CHECKS: dict[str, Any] = {
     "uri": _STR,
     "mimeType": _OPT_STR,
     "text": _OPT_STR,
@@ -110,7 +82,7 @@ _RESOURCE_CHECKS = {
     "_meta": _OPT_DICT,
 }
 _RESOURCE_NAMES = frozenset({"mime_type", "meta"})
-_CONTENT_CHECKS = {
+_CONTENT_CHECKS: dict[str, Any] = {
     "type": _STR,
     "text": _OPT_STR,
     "data": _OPT_STR,
@@ -122,9 +94,9 @@ _CONTENT_CHECKS = {
     "_meta": _OPT_DICT,
 }
 _CONTENT_NAMES = frozenset({"mime_type", "meta"})
-_RESULT_CHECKS = {
-    "content": _blocks_ok,
-    "structuredContent": _anything,
+_RESULT_CHECKS: dict[str, Any] = {
+    "content": (_CONTENT_CHECKS, _CONTENT_NAMES, "type"),  # a list of content blocks
+    "structuredContent": None,
     "isError": _BOOL,
     "_meta": _OPT_DICT,
 }
@@ -147,7 +119,7 @@ class WireObject(metaclass=_ModelAPI):
     """A wire object backed by its JSON dict, with the pydantic model API on demand.
 
     Subclasses name their twin (the pydantic model in ``result_models``), their fields
-    (Python name -> wire key, in the model's order) and their shape check (``_plain``).
+    (Python name -> wire key, in the model's order) and their shape check (``plain_shape``).
     """
 
     __slots__ = ("__weakref__", "_wire")
@@ -167,7 +139,7 @@ class WireObject(metaclass=_ModelAPI):
 
     @staticmethod
     def _shape_ok(value: Any) -> bool:
-        """``value`` can be used as it is (see ``_plain``)."""
+        """``value`` can be used as it is (see ``plain_shape``)."""
         raise NotImplementedError
 
     @classmethod
@@ -494,6 +466,8 @@ def tool_result(raw: dict[str, Any], *, copy: bool = False) -> CallToolResult:
     Raises:
         RemoteProtocolError: the dict is not a valid result (which field, and why).
     """
+    if not copy and plain_shape(raw, _RESULT_CHECKS, _RESULT_NAMES):  # the common case
+        return CallToolResult._trusted(raw)
     try:
         return CallToolResult._trusted(CallToolResult._checked(raw, copy=copy))
     except ValueError as exc:  # pydantic.ValidationError

@@ -269,11 +269,11 @@ class StdioTransport:
         proc = self._proc
         if proc is None or proc.stdin is None or self._closing or self._broken is not None:
             raise self._broken or ConnectionClosed(f"MCP server {self.name!r} is not running")
-        data = message.data if message.data.endswith(b"\n") else message.data + b"\n"
+        data = message.data  # (ends in a newline: see Outgoing)
         now = time.monotonic()
         deadline = now + self._write_timeout
-        if message.deadline is not None:
-            deadline = min(deadline, message.deadline)
+        if message.deadline is not None and message.deadline < deadline:
+            deadline = message.deadline
         if not USE_EXTENSIONS and threading.current_thread() is threading.main_thread():
             # Pure-Python build, the thread Ctrl-C lands on: no interrupt-proof timed acquire
             # here, so wait (bounded by the deadline) until the lock is free, then take it
@@ -288,7 +288,7 @@ class StdioTransport:
             return
         # HeldLock: the timed acquire and the release are C code (compiled build), so no
         # Ctrl-C can leave the lock held.
-        with HeldLock(self._write_lock, max(0.0, deadline - now)) as got:
+        with HeldLock(self._write_lock, deadline - now if deadline > now else 0.0) as got:
             if not got:
                 raise self._write_timed_out(message, "another write is still blocked")
             self._send_locked(proc, data, deadline, message)
@@ -300,7 +300,8 @@ class StdioTransport:
         try:
             if self._broken is not None or self._closing:
                 raise self._broken or ConnectionClosed(f"MCP server {self.name!r} is not running")
-            if message.abandoned():
+            given_up = message.given_up
+            if given_up is not None and given_up():  # (Outgoing.abandoned, one call less)
                 raise RequestTimeout(
                     f"not sent to MCP server {self.name!r}: its caller already gave up", None
                 )
@@ -472,6 +473,7 @@ class StdioTransport:
             return False
         on_message = self._on_message
         proc = self._proc
+        splitter = self._splitter
         with HeldLock(self._pipe, -1.0) as got:
             if not got:
                 return False
@@ -479,7 +481,17 @@ class StdioTransport:
                 if on_message is None or proc is None or proc.stdout is None or self._closing:
                     return False
                 self._leading = True
-                self._lead_loop(proc.stdout.fileno(), on_message, stop, deadline)
+                fd = proc.stdout.fileno()
+                while not (stop() or self._reader_wanted):
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0 or self._closing:
+                        break
+                    # The wait is capped so that close() and a moved deadline are noticed.
+                    count = splitter.read_into(fd, remaining if remaining < 0.5 else 0.5)
+                    self._route_ready(on_message)
+                    if count < 0:
+                        self._reader_wanted = True  # end of stream: the reader reports it
+                        break
             except OSError:
                 self._reader_wanted = True  # the reader reports the failure
             finally:
@@ -489,21 +501,6 @@ class StdioTransport:
             with self._park:
                 self._park.notify()
         return True
-
-    def _lead_loop(
-        self, fd: int, on_message: OnMessage, stop: Callable[[], bool], deadline: float
-    ) -> None:
-        splitter = self._splitter
-        while not (stop() or self._reader_wanted):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or self._closing:
-                return
-            # The wait is capped so that close() and a moved deadline are noticed.
-            count = splitter.read_into(fd, min(remaining, 0.5))
-            self._route_ready(on_message)
-            if count < 0:
-                self._reader_wanted = True  # end of stream: the reader reports it
-                return
 
     def _read_stdout_shared(self, fd: int, on_message: OnMessage) -> None:
         """The reader thread when callers may lead: wait for data without holding the pipe,
@@ -519,7 +516,8 @@ class StdioTransport:
                 # read per batch, no select and no park round trip. A lone caller that
                 # wants to lead finds the pipe taken and waits; its answer is routed here,
                 # and then the pipe is let go. (What is already there is read without a
-                # wait, with the GIL kept.)
+                # wait, with the GIL kept. After routing, the next read waits first, without
+                # the GIL: the callers just woken find it free instead of queueing for it.)
                 wait = 0.0
                 while True:
                     count = self._splitter.read_into(fd, wait)
@@ -528,7 +526,7 @@ class StdioTransport:
                         return
                     if self._closing or not self._reader_wanted:
                         break
-                    wait = _HOLD_WAIT if count == 0 else 0.0
+                    wait = _HOLD_WAIT
             if not routed:  # wait for bytes without holding the pipe
                 select.select([fd], [], [], _LINGER * 25)
 
