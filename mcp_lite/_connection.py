@@ -402,7 +402,9 @@ class Connection:
         # Nothing but the deadline to watch: HTTP may do the exchange on this thread (its
         # transport aborts the socket at the deadline; _await then expires the call).
         call.inline = cancel_event is None and not reset_on_progress
-        leading = self._send_call(call, may_lead=cancel_event is None and on_progress is None)
+        leading = self._send_call(
+            call, may_lead=cancel_event is None and on_progress is None, by_caller=True
+        )
         try:
             if leading:
                 self._lead(call, waiter)
@@ -429,13 +431,14 @@ class Connection:
         reset_on_progress: bool,
     ) -> _Call:
         now = time.monotonic()
-        hard = now + (max_total_timeout if max_total_timeout is not None else timeout)
+        soft = now + timeout
+        hard = now + max_total_timeout if max_total_timeout is not None else soft
         return _Call(
             future,
             method,
             params,
             timeout,
-            min(now + timeout, hard),
+            soft if soft < hard else hard,
             hard,
             on_progress,
             reset_on_progress,
@@ -534,9 +537,10 @@ class Connection:
             request_id = call.request_id
             self._control.post(lambda: self._cancel(request_id, reason))
 
-    def _send_call(self, call: _Call, *, may_lead: bool = False) -> bool:
+    def _send_call(self, call: _Call, *, may_lead: bool = False, by_caller: bool = False) -> bool:
         """Register and write ``call``'s request. True: it is to lead (``may_lead``, and it
-        is the only call waiting), and ``self._leader`` is set for it."""
+        is the only call waiting), and ``self._leader`` is set for it. ``by_caller``: this is
+        the blocking caller's own thread, the only one that expires or cancels its call."""
         with self._lock:
             if self._stopping:
                 raise self.closed_error or ConnectionClosed("connection closed")
@@ -575,9 +579,9 @@ class Connection:
                 jsonrpc.make_request(request_id, call.method, params),
                 # The latest moment the caller may still wait (progress can move
                 # call.deadline up to it): HTTP aborts the socket there.
-                deadline=call.hard_deadline,
-                given_up=call.future.done,
-                inline=call.inline,
+                call.hard_deadline,
+                call.future.done,
+                call.inline,
             )
         except McpError as exc:
             self._unsend(request_id, leading)
@@ -590,6 +594,9 @@ class Connection:
             raise
         finally:
             self._writing.call = None
+        if by_caller:  # nothing can have expired it yet: it expires on this thread, later
+            call.sent = sent
+            return leading
         with self._lock:
             call.sent = sent
             late = sent and call.expired
@@ -623,7 +630,6 @@ class Connection:
     def _write(
         self,
         message: dict[str, Any],
-        *,
         deadline: float | None = None,
         given_up: Callable[[], bool] | None = None,
         inline: bool = False,
@@ -872,7 +878,10 @@ class Connection:
             if not self._run(self._notifier, _resolve, call.future, result):
                 _resolve(call.future, result)
         else:
-            _resolve(call.future, result)
+            try:
+                call.future.set_result(result)
+            except Exception:  # (as _resolve) cancelled by the caller, or already resolved
+                pass
 
     def _on_notification(self, event: jsonrpc.Notification) -> None:
         method, params = event.method, event.params

@@ -305,7 +305,10 @@ class StdioTransport:
                 raise RequestTimeout(
                     f"not sent to MCP server {self.name!r}: its caller already gave up", None
                 )
-            self._write_all(proc.stdin.fileno(), data, deadline, message)
+            fd = proc.stdin.fileno()
+            written = write_nowait(fd, data)  # the common case: it all fits at once
+            if written != len(data):
+                self._write_rest(fd, data, written if written > 0 else 0, deadline, message)
         except McpError:  # ours (RequestTimeout is an OSError too): as is
             raise
         except (BrokenPipeError, ConnectionResetError, ValueError, OSError) as exc:
@@ -364,14 +367,13 @@ class StdioTransport:
             if thread is not threading.current_thread() and thread.is_alive():
                 thread.join(max(0.0, deadline - time.monotonic()))
 
-    def _write_all(self, fd: int, data: bytes, deadline: float, message: Outgoing) -> None:
-        self._written = 0
+    def _write_rest(
+        self, fd: int, data: bytes, written: int, deadline: float, message: Outgoing
+    ) -> None:
+        """The pipe took ``written`` bytes of ``data``: write the rest, within ``deadline``."""
+        self._written = written
         try:
-            written = write_nowait(fd, data)  # the common case: it all fits at once
-            if written == len(data):
-                return
-            self._written = max(written, 0)
-            self._write_view(fd, memoryview(data)[self._written :], data, deadline, message)
+            self._write_view(fd, memoryview(data)[written:], data, deadline, message)
         except BaseException:
             # An interrupt (Ctrl-C) between two partial writes leaves a torn frame.
             if not isinstance(sys.exc_info()[1], Exception) and 0 < self._written < len(data):
