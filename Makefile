@@ -77,6 +77,12 @@ annotate: $(VENV)/.installed
 	@echo "open mcp_lite/_speedups.html"
 	@echo "(yellow lines call into the Python C-API; the hot loops should be white)"
 
+# Instructions per call_tool (valgrind's callgrind), mcp_lite vs the raw client: a figure that
+# does not swing with the machine's load, for comparing two versions of the call path.
+.PHONY: bench-instructions
+bench-instructions: $(VENV)/.installed
+	$(PY) bench/instructions.py
+
 # Kernel micro-benchmarks alone: compiled vs pure-Python twin, one line per kernel.
 .PHONY: bench-kernels
 bench-kernels: $(VENV)/.installed

@@ -334,6 +334,7 @@ def main() -> None:
     oneshot(targets, c["proc_runs"])
     remote_http(targets)
     tool_search(targets)
+    summary()
     targets.show()
     print(f"\ntotal benchmark time {time.perf_counter() - started:.0f} s; load average at "
           f"start {load_start}, at end {_load()} (a busy machine skews wall times)")

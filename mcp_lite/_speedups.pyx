@@ -660,6 +660,22 @@ cdef class NdjsonSplitter:
             self._taken = 0
         return frame
 
+    def route(self, on_message):
+        """Hand every message ``read_into`` completed to ``on_message``, in order; True if
+        there was one (see the twin)."""
+        cdef list ready = self._ready
+        cdef bint routed = False
+        cdef object frame
+        while self._taken < len(ready):
+            frame = ready[self._taken]
+            self._taken += 1
+            if self._taken == len(ready):
+                del ready[:]
+                self._taken = 0
+            routed = True
+            on_message(frame)
+        return routed
+
     @property
     def max_size(self):
         """The size limit in bytes."""

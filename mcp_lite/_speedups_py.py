@@ -483,6 +483,17 @@ class NdjsonSplitter:
             self._taken = 0
         return frame
 
+    def route(self, on_message: Callable[[bytes | MessageTooLarge], object]) -> bool:
+        """Hand every message ``read_into`` completed to ``on_message``, in order; True if
+        there was one. Each is taken before its call, so an exception out of
+        ``on_message`` leaves the ones after it for the next ``route``."""
+        frame = self.pop_frame()
+        routed = frame is not None
+        while frame is not None:
+            on_message(frame)
+            frame = self.pop_frame()
+        return routed
+
     @property
     def max_size(self) -> int:
         """The size limit in bytes."""

@@ -490,7 +490,7 @@ class StdioTransport:
                         break
                     # The wait is capped so that close() and a moved deadline are noticed.
                     count = splitter.read_into(fd, remaining if remaining < 0.5 else 0.5)
-                    self._route_ready(on_message)
+                    splitter.route(on_message)
                     if count < 0:
                         self._reader_wanted = True  # end of stream: the reader reports it
                         break
@@ -520,10 +520,11 @@ class StdioTransport:
                 # and then the pipe is let go. (What is already there is read without a
                 # wait, with the GIL kept. After routing, the next read waits first, without
                 # the GIL: the callers just woken find it free instead of queueing for it.)
+                splitter = self._splitter
                 wait = 0.0
                 while True:
-                    count = self._splitter.read_into(fd, wait)
-                    routed = self._route_ready(on_message) or routed
+                    count = splitter.read_into(fd, wait)
+                    routed = splitter.route(on_message) or routed
                     if count < 0:
                         return
                     if self._closing or not self._reader_wanted:
@@ -548,16 +549,6 @@ class StdioTransport:
                     return True
                 park.wait(_LINGER - idle)
         return False
-
-    def _route_ready(self, on_message: OnMessage) -> bool:
-        """Hand every frame the splitter holds to ``on_message``; True if there was one."""
-        splitter = self._splitter
-        frame = splitter.pop_frame()
-        routed = frame is not None
-        while frame is not None:
-            on_message(frame)
-            frame = splitter.pop_frame()
-        return routed
 
     def _watch_process(self) -> None:
         """Report the server's death even when an orphaned grandchild keeps its stdout open

@@ -190,3 +190,26 @@ def test_read_into_reads_waiting_bytes_and_still_waits_when_none(
     threading.Timer(0.1, lambda: os.write(w, b'{"b":2}\n')).start()
     assert s.read_into(r, 5.0) == 1
     assert drain(s) == [b'{"b":2}']
+
+
+def test_route_hands_frames_in_order_and_keeps_the_rest_after_an_exception(
+    speedups: ModuleType, pipe: tuple[int, int]
+) -> None:
+    r, w = pipe
+    s = speedups.NdjsonSplitter()
+    assert s.route(lambda frame: None) is False  # nothing read yet
+    os.write(w, b"1\n2\n3\n")
+    assert s.read_into(r, 5.0) == 3
+    seen: list[object] = []
+
+    def fail_on_two(frame: object) -> None:
+        seen.append(frame)
+        if frame == b"2":
+            raise KeyboardInterrupt  # as a Ctrl-C inside the routing of one frame
+
+    with pytest.raises(KeyboardInterrupt):
+        s.route(fail_on_two)
+    assert seen == [b"1", b"2"]  # the frame it was routing is taken, not routed twice
+    assert s.route(seen.append) is True
+    assert seen == [b"1", b"2", b"3"]
+    assert s.route(seen.append) is False and s.pop_frame() is None
