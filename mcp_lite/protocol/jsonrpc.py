@@ -195,21 +195,12 @@ class PendingTable(dict[RequestId, T]):
         super().__init__()
         self._next_id = 0
 
-    def allocate_id(self) -> int:
-        self._next_id += 1
-        return self._next_id
-
     def register(self, entry: T) -> int:
         """Add ``entry`` under a new id, and return the id."""
         self._next_id += 1
         request_id = self._next_id
         self[request_id] = entry
         return request_id
-
-    def add(self, request_id: RequestId, entry: T) -> None:
-        if request_id in self:
-            raise ValueError(f"request id {request_id!r} is already pending")
-        self[request_id] = entry
 
     def pop(self, request_id: RequestId | None) -> T | None:  # type: ignore[override]
         """The entry for ``request_id``, removed; None when there is none."""

@@ -78,15 +78,12 @@ def test_malformed_error_member_still_gives_an_rpc_error():
     assert "malformed" in event.error.message
 
 
-def test_pending_table_allocates_unique_ids_and_tolerates_string_echo():
+def test_pending_table_registers_unique_ids_and_tolerates_string_echo():
     table: j.PendingTable[str] = j.PendingTable()
-    ids = {table.allocate_id() for _ in range(100)}
-    assert len(ids) == 100
-    table.add(7, "seven")
-    with pytest.raises(ValueError):
-        table.add(7, "again")
-    assert table.pop("7") == "seven"
-    assert table.pop(7) is None and table.pop(None) is None
-    table.add(1, "a")
-    table.add(2, "b")
-    assert sorted(table.drain()) == ["a", "b"] and len(table) == 0
+    ids = [table.register(f"entry {i}") for i in range(100)]
+    assert len(set(ids)) == 100 and len(table) == 100
+    assert table.pop(str(ids[6])) == "entry 6"  # an integer id echoed back as a string
+    assert table.pop(ids[6]) is None and table.pop(None) is None
+    assert table.get(ids[0]) == "entry 0" and ids[1] in table
+    drained = table.drain()
+    assert len(drained) == 99 and "entry 0" in drained and len(table) == 0
