@@ -564,8 +564,9 @@ class Connection:
         if need_reader:
             self._need_reader()
         params = call.params
-        if self.info is not None and self.info.era == "stateless":
-            params = self._prepare_params(call.method, params)
+        info = self.info
+        if info is not None and info.era == "stateless":  # its _meta goes on every request
+            params = self._stateless_params(info, params)
         if call.on_progress is not None or call.reset_on_progress:
             params = dict(params or {})
             params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
@@ -615,10 +616,9 @@ class Connection:
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         self._write(jsonrpc.make_notification(method, params))
 
-    def _prepare_params(self, method: str, params: dict[str, Any] | None) -> dict[str, Any] | None:
-        info = self.info
-        if info is None or info.era != "stateless":
-            return params
+    def _stateless_params(
+        self, info: SessionInfo, params: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
         return proto.add_stateless_meta(
             params,
             version=info.protocol_version,
@@ -878,10 +878,7 @@ class Connection:
             if not self._run(self._notifier, _resolve, call.future, result):
                 _resolve(call.future, result)
         else:
-            try:
-                call.future.set_result(result)
-            except Exception:  # (as _resolve) cancelled by the caller, or already resolved
-                pass
+            _resolve(call.future, result)
 
     def _on_notification(self, event: jsonrpc.Notification) -> None:
         method, params = event.method, event.params

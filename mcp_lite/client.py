@@ -388,8 +388,9 @@ class Client:
         cancel_event: threading.Event | None = None,
     ) -> dict[str, Any]:
         try:
-            result = self._call(conn, method, params, timeout, on_progress, cancel_event)
-            return result if "resultType" not in result else _not_a_task(method, result)
+            return _not_a_task(
+                method, self._call(conn, method, params, timeout, on_progress, cancel_event)
+            )
         except SessionExpired:
             log.info("session with %r expired; re-initializing and retrying %s", self.name, method)
         except ConnectionClosed as exc:
@@ -420,8 +421,7 @@ class Client:
         """One blocking round trip on ``conn`` (no Future, no deadline thread)."""
         info = conn.info
         assert info is not None
-        if info.era == "stateless":
-            proto.check_method_allowed(method, info)
+        proto.check_method_allowed(method, info)
         return conn.call(
             method,
             params,

@@ -300,8 +300,7 @@ class StdioTransport:
         try:
             if self._broken is not None or self._closing:
                 raise self._broken or ConnectionClosed(f"MCP server {self.name!r} is not running")
-            given_up = message.given_up
-            if given_up is not None and given_up():  # (Outgoing.abandoned, one call less)
+            if message.abandoned():
                 raise RequestTimeout(
                     f"not sent to MCP server {self.name!r}: its caller already gave up", None
                 )
