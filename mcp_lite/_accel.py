@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 __all__ = [
     "PURE_REASON",
     "USE_EXTENSIONS",
+    "Gate",
     "HeldLock",
     "LruCache",
     "NdjsonSplitter",
@@ -25,6 +26,7 @@ __all__ = [
     "encode_message",
     "normalize_name",
     "normalize_names",
+    "open_deferred",
     "parse_tool_name",
     "plain_shape",
     "scan_response_id",
@@ -52,6 +54,7 @@ if not TYPE_CHECKING and os.environ.get("MCP_LITE_NO_EXTENSIONS", "") in ("", "0
             PURE_REASON = None
 if TYPE_CHECKING or not USE_EXTENSIONS:
     from mcp_lite._speedups_py import (
+        Gate,
         HeldLock,
         LruCache,
         NdjsonSplitter,
@@ -64,6 +67,7 @@ if TYPE_CHECKING or not USE_EXTENSIONS:
         encode_message,
         normalize_name,
         normalize_names,
+        open_deferred,
         parse_tool_name,
         plain_shape,
         scan_response_id,

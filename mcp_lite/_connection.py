@@ -27,7 +27,7 @@ from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._accel import ResponseIdScanner, decode_message, encode_message
+from ._accel import Gate, ResponseIdScanner, decode_message, encode_message
 from ._backlog import Backlog, ControlSender
 from .errors import (
     ConnectionClosed,
@@ -141,14 +141,15 @@ class _Waiter:
     (``set_result``, ``set_exception``, ``done``, ``add_done_callback``, ``result``...), so a
     call is completed the same way whichever it has. Completion is claimed under one
     module-wide lock (held for a few attribute writes), so two racing completers (an answer
-    and a shutdown) cannot both win, and a blocking call costs one lock of its own.
+    and a shutdown) cannot both win, and a blocking call costs one ``Gate`` of its own (a
+    kernel: the stdio reader can defer its wake-up until the woken thread would find the GIL
+    free).
     """
 
     __slots__ = ("_callbacks", "_ready", "error", "value")
 
     def __init__(self) -> None:
-        self._ready = threading.Lock()
-        self._ready.acquire()
+        self._ready = Gate()
         self.value: Any = None
         self.error: BaseException | None = None
         # None: pending, no callback yet; a list: pending, callbacks to run; _FIRED: done.
@@ -167,7 +168,7 @@ class _Waiter:
                 raise InvalidStateError("already completed")
             self.value = result
             self._callbacks = _FIRED  # after the value: done() means it can be read
-        self._ready.release()
+        self._ready.open()
         if callbacks:
             self._run_callbacks(callbacks)
 
@@ -178,7 +179,7 @@ class _Waiter:
                 raise InvalidStateError("already completed")
             self.error = error
             self._callbacks = _FIRED
-        self._ready.release()
+        self._ready.open()
         if callbacks:
             self._run_callbacks(callbacks)
 
@@ -196,11 +197,9 @@ class _Waiter:
         _guarded(fn, self)
 
     def wait(self, timeout: float) -> bool:
-        """True once completed (the outcome is then in ``value``/``error``)."""
-        if self._ready.acquire(True, timeout):
-            self._ready.release()  # later waits (a retry loop) see it at once
-            return True
-        return False
+        """True once completed (the outcome is then in ``value``/``error``), even when the
+        wake-up itself is still queued (see ``Gate``)."""
+        return self._ready.wait(timeout)
 
     def exception(self) -> BaseException | None:
         return self.error

@@ -19,6 +19,12 @@ from cpython.pythread cimport (
     PyThread_free_lock,
     PyThread_release_lock,
     PyThread_type_lock,
+    PyThread_tss_create,
+    PyThread_tss_get,
+    PyThread_tss_set,
+    PyLockStatus,
+    PY_LOCK_ACQUIRED,
+    PY_LOCK_INTR,
 )
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdlib cimport free, realloc
@@ -28,11 +34,17 @@ import operator
 import os
 import re
 import sys
+from time import monotonic as _time_monotonic
 
 
 from mcp_lite.errors import MessageTooLarge
 
+cdef extern from "pythread.h":
+    PyLockStatus PyThread_acquire_lock_timed(PyThread_type_lock, long long microseconds,
+                                             int intr_flag) nogil
+
 cdef extern from "Python.h":
+    int PyErr_CheckSignals() except -1
     object _Py_NewAscii "PyUnicode_New"(Py_ssize_t size, Py_UCS4 maxchar)
     void* _Py_UDATA "PyUnicode_DATA"(object o)
     int _Py_UKIND "PyUnicode_KIND"(object o)
@@ -40,6 +52,7 @@ cdef extern from "Python.h":
     Py_ssize_t _Py_ULEN "PyUnicode_GET_LENGTH"(object o)
 
 __all__ = [
+    "Gate",
     "HeldLock",
     "LruCache",
     "NdjsonSplitter",
@@ -52,6 +65,7 @@ __all__ = [
     "encode_message",
     "normalize_name",
     "normalize_names",
+    "open_deferred",
     "parse_tool_name",
     "plain_shape",
     "scan_response_id",
@@ -589,6 +603,110 @@ cdef class HeldLock:
         return False
 
 
+# --- Gates: what a blocking call waits on, and deferred wake-ups ----------------------------
+
+# Gates a reader thread completed while routing a batch (see Gate.open): opened one at a time,
+# each by a thread that has just let go of the GIL, so the thread woken finds the GIL free.
+cdef list _deferred = []
+# Set (to a non-NULL marker) on a thread while it routes with defer_wakes: per thread, so
+# two readers routing at once (two connections) never see each other's setting.
+cdef Py_tss_t _deferring
+if PyThread_tss_create(&_deferring) != 0:
+    raise MemoryError("no thread-specific storage key for mcp_lite._speedups")
+cdef int _GUARD_MS = 1  # a reader with deferred gates left waits at most this long
+
+
+cdef double _monotonic() except? -1.0:
+    return _time_monotonic()
+
+
+cdef inline Gate _next_deferred():
+    if _deferred:
+        return <Gate>_deferred.pop(0)
+    return None
+
+
+cdef class Gate:
+    """A one-shot event for one waiting thread: closed at birth, ``open()`` once.
+
+    ``wait(timeout)`` blocks on a PyThread lock without the GIL and returns True once open
+    (it stays open). A reader thread routing with ``route(..., defer_wakes=True)`` does not
+    open a gate at once: it queues it, and the gate is opened right after some thread lets
+    go of the GIL to wait (the reader before its next poll, or a woken caller before it
+    blocks again), one at a time. A thread woken while the reader still routes would only
+    queue for the GIL and sleep again; woken this way it runs at once. Opening early is
+    always safe, so every path that stops routing calls ``open_deferred()``.
+    """
+
+    cdef PyThread_type_lock _lock
+    cdef bint _opened
+
+    def __cinit__(self):
+        self._lock = PyThread_allocate_lock()
+        if self._lock == NULL:
+            raise MemoryError()
+        PyThread_acquire_lock(self._lock, WAIT_LOCK)
+
+    def __dealloc__(self):
+        if self._lock != NULL:
+            PyThread_free_lock(self._lock)
+            self._lock = NULL
+
+    def is_open(self):
+        """True once ``open()`` was called (the wake-up itself may still be queued)."""
+        return self._opened
+
+    def open(self):
+        if self._opened:
+            return
+        self._opened = True
+        if PyThread_tss_get(&_deferring) != NULL:
+            _deferred.append(self)
+        else:
+            PyThread_release_lock(self._lock)
+
+    def wait(self, double timeout):
+        """Block up to ``timeout`` seconds (< 0: no limit) until open; True if it is.
+
+        Hands one deferred wake-up on first, after letting go of the GIL. Signals are
+        handled as ``threading.Lock.acquire`` does: a handler that raises (Ctrl-C) ends the
+        wait with its exception; otherwise the wait goes on to the same deadline."""
+        cdef Gate after = _next_deferred()
+        cdef PyLockStatus got
+        cdef long long us
+        cdef double deadline = 0.0
+        if timeout >= 0:
+            deadline = _monotonic() + timeout
+        while True:
+            if timeout < 0:
+                us = -1
+            else:
+                us = <long long>((deadline - _monotonic()) * 1e6)
+                if us < 0:
+                    us = 0
+                elif us > 4000000000000:
+                    us = 4000000000000
+            with nogil:
+                if after is not None:
+                    PyThread_release_lock(after._lock)
+                got = PyThread_acquire_lock_timed(self._lock, us, 1)
+            after = None
+            if got == PY_LOCK_ACQUIRED:
+                PyThread_release_lock(self._lock)  # open stays open
+                return True
+            if got != PY_LOCK_INTR:
+                return self._opened  # timed out (an open may be queued: it counts)
+            PyErr_CheckSignals()
+
+
+def open_deferred():
+    """Open every gate whose wake-up is still queued (a reader stops routing)."""
+    cdef Gate gate
+    while _deferred:
+        gate = <Gate>_deferred.pop(0)
+        PyThread_release_lock(gate._lock)
+
+
 cdef class NdjsonSplitter:
     """Split a byte stream into newline-delimited messages (the stdio transport's framing).
 
@@ -626,6 +744,7 @@ cdef class NdjsonSplitter:
         cdef int err = 0
         cdef int ms = 0
         cdef Py_ssize_t got
+        cdef Gate after = None
         if self._buf == NULL:
             self._buf = <char*>realloc(NULL, DEF_READ_CHUNK)
             if self._buf == NULL:
@@ -637,8 +756,17 @@ cdef class NdjsonSplitter:
         if ms == 0 and mcpl_nonblocking(fd):
             got = mcpl_read_now(fd, self._buf, DEF_READ_CHUNK, &err)
         else:
+            # A wait lets go of the GIL: the moment to wake one deferred caller. While more
+            # are queued the wait is short, so none waits long on a caller that never
+            # blocks again to pass the wake-up on.
+            after = _next_deferred()
+            if _deferred and ms > _GUARD_MS:
+                ms = _GUARD_MS
             with nogil:
+                if after is not None:
+                    PyThread_release_lock(after._lock)
                 got = mcpl_wait_read(fd, ms, self._buf, DEF_READ_CHUNK, &err)
+            after = None
         if got == -2:
             raise OSError(err, "read_into failed")
         if got == 0:
@@ -660,20 +788,28 @@ cdef class NdjsonSplitter:
             self._taken = 0
         return frame
 
-    def route(self, on_message):
+    def route(self, on_message, bint defer_wakes=False):
         """Hand every message ``read_into`` completed to ``on_message``, in order; True if
-        there was one (see the twin)."""
+        there was one (see the twin). ``defer_wakes``: gates opened meanwhile on this
+        thread are queued (see ``Gate``)."""
         cdef list ready = self._ready
         cdef bint routed = False
         cdef object frame
-        while self._taken < len(ready):
-            frame = ready[self._taken]
-            self._taken += 1
-            if self._taken == len(ready):
-                del ready[:]
-                self._taken = 0
-            routed = True
-            on_message(frame)
+        cdef void* before = PyThread_tss_get(&_deferring)
+        if defer_wakes:
+            PyThread_tss_set(&_deferring, <void*>1)
+        try:
+            while self._taken < len(ready):
+                frame = ready[self._taken]
+                self._taken += 1
+                if self._taken == len(ready):
+                    del ready[:]
+                    self._taken = 0
+                routed = True
+                on_message(frame)
+        finally:
+            if defer_wakes:
+                PyThread_tss_set(&_deferring, before)
         return routed
 
     @property

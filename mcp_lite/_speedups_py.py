@@ -25,6 +25,7 @@ from typing import Any
 from mcp_lite.errors import MessageTooLarge
 
 __all__ = [
+    "Gate",
     "HeldLock",
     "LruCache",
     "NdjsonSplitter",
@@ -37,6 +38,7 @@ __all__ = [
     "encode_message",
     "normalize_name",
     "normalize_names",
+    "open_deferred",
     "parse_tool_name",
     "plain_shape",
     "scan_response_id",
@@ -368,6 +370,40 @@ def scan_response_id(data: bytes) -> int | str | None:
 # --- NDJSON ----------------------------------------------------------------------------
 
 
+class Gate:
+    """A one-shot event for one waiting thread: closed at birth, ``open()`` once;
+    ``wait(timeout)`` (< 0: no limit) returns True once open, and it stays open.
+
+    The compiled twin can defer an ``open()`` made while a reader routes a batch, so that
+    the woken thread finds the GIL free; this build opens at once (the same outcome,
+    without that saving)."""
+
+    __slots__ = ("_lock", "_opened")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lock.acquire()
+        self._opened = False
+
+    def is_open(self) -> bool:
+        return self._opened
+
+    def open(self) -> None:
+        if not self._opened:
+            self._opened = True
+            self._lock.release()
+
+    def wait(self, timeout: float) -> bool:
+        if self._lock.acquire(True, timeout if timeout >= 0 else -1):
+            self._lock.release()
+            return True
+        return self._opened
+
+
+def open_deferred() -> None:
+    """Open every gate whose wake-up is queued: none in this build (see ``Gate``)."""
+
+
 class HeldLock:
     """``with HeldLock(lock, timeout) as got:`` — take ``lock`` (waiting up to ``timeout``
     seconds; a negative timeout does not wait), run the block, release it if it was taken.
@@ -483,10 +519,13 @@ class NdjsonSplitter:
             self._taken = 0
         return frame
 
-    def route(self, on_message: Callable[[bytes | MessageTooLarge], object]) -> bool:
+    def route(
+        self, on_message: Callable[[bytes | MessageTooLarge], object], defer_wakes: bool = False
+    ) -> bool:
         """Hand every message ``read_into`` completed to ``on_message``, in order; True if
         there was one. Each is taken before its call, so an exception out of
-        ``on_message`` leaves the ones after it for the next ``route``."""
+        ``on_message`` leaves the ones after it for the next ``route``. ``defer_wakes``
+        changes nothing here: this build opens every ``Gate`` at once."""
         frame = self.pop_frame()
         routed = frame is not None
         while frame is not None:

@@ -41,7 +41,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from .._accel import USE_EXTENSIONS, HeldLock, NdjsonSplitter, write_nowait
+from .._accel import USE_EXTENSIONS, HeldLock, NdjsonSplitter, open_deferred, write_nowait
 from ..errors import CommandNotFound, ConnectError, ConnectionClosed, McpError, RequestTimeout
 from .base import OnClose, OnMessage, Outgoing
 
@@ -519,16 +519,22 @@ class StdioTransport:
                 # and then the pipe is let go. (What is already there is read without a
                 # wait, with the GIL kept. After routing, the next read waits first, without
                 # the GIL: the callers just woken find it free instead of queueing for it.)
+                # The callers whose answers are routed here are woken one at a time, each
+                # once a thread has let go of the GIL (``route(..., True)``: see ``Gate``);
+                # leaving this loop wakes any still queued.
                 splitter = self._splitter
                 wait = 0.0
-                while True:
-                    count = splitter.read_into(fd, wait)
-                    routed = splitter.route(on_message) or routed
-                    if count < 0:
-                        return
-                    if self._closing or not self._reader_wanted:
-                        break
-                    wait = _HOLD_WAIT
+                try:
+                    while True:
+                        count = splitter.read_into(fd, wait)
+                        routed = splitter.route(on_message, True) or routed
+                        if count < 0:
+                            return
+                        if self._closing or not self._reader_wanted:
+                            break
+                        wait = _HOLD_WAIT
+                finally:
+                    open_deferred()  # no wake-up waits on this thread's next poll
             if not routed:  # wait for bytes without holding the pipe
                 select.select([fd], [], [], _LINGER * 25)
 
