@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
@@ -43,3 +44,16 @@ def compiled() -> ModuleType:
 @pytest.fixture(scope="session")
 def pure() -> ModuleType:
     return load_pure()
+
+
+@pytest.fixture
+def pipe() -> Iterator[tuple[int, int]]:
+    """A pipe (read end non-blocking, as the stdio transport keeps it), closed afterwards."""
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    yield r, w
+    for fd in (r, w):
+        try:
+            os.close(fd)
+        except OSError:
+            pass

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import ModuleType
 
 import pytest
@@ -21,18 +21,6 @@ pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX pipes and signals
 
 class Interrupted(Exception):
     pass
-
-
-@pytest.fixture
-def pipe() -> Iterator[tuple[int, int]]:
-    r, w = os.pipe()
-    os.set_blocking(r, False)
-    yield r, w
-    for fd in (r, w):
-        try:
-            os.close(fd)
-        except OSError:
-            pass
 
 
 def waiting_thread(gate: object, results: list[bool], timeout: float = 10.0) -> threading.Thread:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
@@ -13,18 +12,6 @@ import pytest
 from mcp_lite.errors import MessageTooLarge
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX pipes")
-
-
-@pytest.fixture
-def pipe() -> Iterator[tuple[int, int]]:
-    r, w = os.pipe()
-    os.set_blocking(r, False)
-    yield r, w
-    for fd in (r, w):
-        try:
-            os.close(fd)
-        except OSError:
-            pass
 
 
 def drain(s: object) -> list[object]:
