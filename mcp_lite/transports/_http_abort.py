@@ -18,6 +18,7 @@ import heapq
 import itertools
 import logging
 import socket
+import sys
 import threading
 import time
 from collections import deque
@@ -31,6 +32,10 @@ from requests.structures import CaseInsensitiveDict
 from requests.utils import get_encoding_from_headers
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.util.connection import allowed_gai_family
+
+from ._resolve import LookupTimeout, TooManyLookups, connect_to, is_literal, lookup
 
 __all__ = ["AbortingAdapter", "Slot", "Watchdog", "Workers", "current", "watchdog"]
 
@@ -152,6 +157,41 @@ class _Registering:
 
     sock: Any
     _glue: bytes | None = None
+    _dns_host: str
+    host: str
+    port: int
+    timeout: Any
+    source_address: Any
+    socket_options: Any
+
+    def _new_conn(self) -> socket.socket:
+        """urllib3's, with the host-name lookup bounded by the exchange's deadline
+        (``getaddrinfo`` takes no timeout). Same errors as urllib3's for the same failures;
+        a lookup cut short by the deadline is a connect timeout."""
+        slot = current()
+        remaining = None if slot is None else slot.remaining()
+        if remaining is None or is_literal(self._dns_host):
+            return super()._new_conn()  # type: ignore[misc,no-any-return]
+        try:
+            addresses = lookup(self._dns_host, self.port, allowed_gai_family(), remaining)
+        except socket.gaierror as exc:
+            raise NameResolutionError(self.host, self, exc) from exc  # type: ignore[arg-type]
+        except (LookupTimeout, TooManyLookups) as exc:
+            raise ConnectTimeoutError(self, f"Connection to {self.host} timed out: {exc}") from exc
+        timeout = self.timeout if isinstance(self.timeout, (int, float)) else None
+        try:
+            sock = connect_to(addresses, timeout, self.source_address, self.socket_options)
+        except TimeoutError as exc:
+            raise ConnectTimeoutError(
+                self, f"Connection to {self.host} timed out. (connect timeout={timeout})"
+            ) from exc
+        except OSError as exc:
+            raise NewConnectionError(
+                self,  # type: ignore[arg-type]
+                f"Failed to establish a new connection: {exc}",
+            ) from exc
+        sys.audit("http.client.connect", self, self.host, self.port)
+        return sock
 
     def connect(self) -> None:
         super().connect()  # type: ignore[misc]
