@@ -108,7 +108,7 @@ _LAZY = {
     "ReadResourceResult": "protocol.types",
     "Resource": "protocol.types",
     "ResourceTemplate": "protocol.types",
-    "Tool": "protocol.types",
+    "Tool": "protocol.tools",
     "Skill": "skills",
     "LoadedSkill": "skills",
     "Retry": "transports._retry",

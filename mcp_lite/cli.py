@@ -415,7 +415,7 @@ def _run(args: argparse.Namespace) -> int:
             tools = client.list_tools()
             _emit(
                 args,
-                [t.to_wire() for t in tools],
+                [t.to_wire() for t in tools] if args.json else None,  # (pydantic: --json only)
                 "\n".join(
                     f"{t.name}\t{(t.description or '').splitlines()[0] if t.description else ''}"
                     for t in tools

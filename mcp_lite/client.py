@@ -47,6 +47,7 @@ from .protocol import versions as v
 from .protocol.jsonrpc import ErrorResponse, Response
 from .protocol.results import tool_result
 from .protocol.session import SessionInfo
+from .protocol.tools import validate_tools
 from .tasks import Task, TaskReceiver, TaskStatus
 from .transports.base import Transport
 
@@ -443,8 +444,6 @@ class Client:
         items = self._list_all("tools/list", "tools", "tools", timeout)
         if self.session.era == "stateless":
             items = [item for item in items if self._valid_header_annotations(item)]
-        from .protocol.types import validate_tools
-
         tools = validate_tools(items)
         self._output_schemas = {t.name: t.output_schema for t in tools if t.output_schema}
         self._task_support = {

@@ -1,4 +1,5 @@
-"""The pydantic models behind ``CallToolResult`` and ``Content`` (see ``results``).
+"""The pydantic models behind the light classes ``CallToolResult``, ``Content`` (see
+``results``), ``Tool`` and ``ToolAnnotations`` (see ``tools``).
 
 The public classes read their fields straight from the wire dict; these models, with the
 same names and fields, give them the pydantic features (dumps, JSON schema, equality, a
@@ -13,7 +14,7 @@ from pydantic import Field, PrivateAttr
 
 from .types import ResourceContents, WireModel
 
-__all__ = ["CallToolResult", "Content"]
+__all__ = ["CallToolResult", "Content", "Tool", "ToolAnnotations"]
 
 
 class Content(WireModel):
@@ -47,3 +48,22 @@ class CallToolResult(WireModel):
     meta: dict[str, Any] | None = None
     # ``data`` of a text-only structured result: compared by ``==`` like the other fields
     _text_json: Any = PrivateAttr(default=None)
+
+
+class ToolAnnotations(WireModel):
+    title: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+
+
+class Tool(WireModel):
+    name: str
+    title: str | None = None
+    description: str | None = None
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+    output_schema: dict[str, Any] | None = None
+    annotations: ToolAnnotations | None = None
+    icons: list[dict[str, Any]] | None = None
+    meta: dict[str, Any] | None = None

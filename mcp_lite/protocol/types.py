@@ -1,7 +1,8 @@
 """Wire types as pydantic models: what the client hands back to its caller.
 
-``CallToolResult`` and ``Content`` are the exception: light classes with the same fields and
-the model API on demand (``results``), so that a tool call never waits for pydantic.
+``CallToolResult``, ``Content``, ``Tool`` and ``ToolAnnotations`` are the exception: light
+classes with the same fields and the model API on demand (``results``, ``tools``), so that
+neither a tool call nor a tool list waits for pydantic.
 
 Forward compatible by construction: every model keeps unknown fields (``extra="allow"``,
 readable as attributes and in ``model_extra``), and content blocks are one open model keyed
@@ -13,12 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AliasGenerator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-# The tool-call result and its content blocks are light classes (no pydantic until a model
-# feature is used); they are the public types, re-exported here.
+# The tool-call result, its content blocks and the tools are light classes (no pydantic
+# until a model feature is used); they are the public types, re-exported here.
 from .results import CallToolResult, Content, WireObject
+from .tools import Tool, ToolAnnotations, validate_tools
 
 __all__ = [
     "CallToolResult",
@@ -86,34 +88,6 @@ class Implementation(WireModel):
     name: str = ""
     version: str = ""
     title: str | None = None
-
-
-class ToolAnnotations(WireModel):
-    title: str | None = None
-    read_only_hint: bool | None = None
-    destructive_hint: bool | None = None
-    idempotent_hint: bool | None = None
-    open_world_hint: bool | None = None
-
-
-class Tool(WireModel):
-    name: str
-    title: str | None = None
-    description: str | None = None
-    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
-    output_schema: dict[str, Any] | None = None
-    annotations: ToolAnnotations | None = None
-    icons: list[dict[str, Any]] | None = None
-    meta: dict[str, Any] | None = None
-
-    @property
-    def display_name(self) -> str:
-        """``title``, else ``annotations.title``, else ``name`` (the spec's precedence)."""
-        if self.title:
-            return self.title
-        if self.annotations is not None and self.annotations.title:
-            return self.annotations.title
-        return self.name
 
 
 class ResourceContents(WireModel):
@@ -205,17 +179,6 @@ class Progress(WireModel):
     progress: float = 0.0
     total: float | None = None
     message: str | None = None
-
-
-_tool_list: TypeAdapter[list[Tool]] | None = None
-
-
-def validate_tools(items: list[Any]) -> list[Tool]:
-    """Parse a ``tools/list`` page (or all pages) in one pass."""
-    global _tool_list
-    if _tool_list is None:
-        _tool_list = TypeAdapter(list[Tool])
-    return _tool_list.validate_python(items)
 
 
 def dump(value: Any) -> Any:
