@@ -38,6 +38,10 @@ def _annotations_ok(value: Any) -> bool:
     return plain_shape(value, _ANNOTATION_CHECKS, _ANNOTATION_NAMES)
 
 
+def _optional_annotations_ok(value: Any) -> bool:
+    return value is None or _annotations_ok(value)
+
+
 def _icons_ok(value: Any) -> bool:
     return value is None or (type(value) is list and all(type(i) is dict for i in value))
 
@@ -48,7 +52,7 @@ _TOOL_CHECKS: dict[str, Any] = {
     "description": _OPT_STR,
     "inputSchema": _DICT,
     "outputSchema": _OPT_DICT,
-    "annotations": lambda value: value is None or _annotations_ok(value),
+    "annotations": _optional_annotations_ok,
     "icons": _icons_ok,
     "_meta": _OPT_DICT,
 }

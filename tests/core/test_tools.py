@@ -39,6 +39,7 @@ TOOLS: list[dict[str, Any]] = [
     },
     {"name": "n", "inputSchema": {}, "annotations": {}, "title": None, "icons": None},
     {"name": "ann", "inputSchema": {}, "annotations": {"openWorldHint": None, "x-new": 1}},
+    {"name": "at", "inputSchema": {}, "annotations": {"title": "From annotations"}},
     # shapes the fast check leaves to pydantic: Python names, values it coerces
     {"name": "py", "input_schema": {"type": "object"}, "meta": {"k": 1}},
     {"name": "co", "inputSchema": {}, "annotations": {"readOnlyHint": "true"}},
