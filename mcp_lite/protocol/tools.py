@@ -58,7 +58,7 @@ _TOOL_CHECKS: dict[str, Any] = {
 }
 _TOOL_NAMES = frozenset({"input_schema", "output_schema", "meta"})
 # The object-valued fields a copy gets its own of: the model made new ones too.
-_COPIED_KEYS = ("inputSchema", "outputSchema", "annotations", "_meta")
+_COPIED_KEYS = ("inputSchema", "outputSchema", "annotations", "icons", "_meta")
 
 
 def _tool_ok(value: Any) -> bool:
@@ -129,6 +129,8 @@ class Tool(WireObject):
             value = wire.get(key)
             if type(value) is dict:
                 wire[key] = dict(value)
+            elif type(value) is list:  # the icons
+                wire[key] = [dict(item) if type(item) is dict else item for item in value]
             elif isinstance(value, WireObject):  # a ToolAnnotations given to the constructor
                 wire[key] = dict(value._wire)
         return wire

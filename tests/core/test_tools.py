@@ -157,6 +157,8 @@ def test_each_tool_gets_its_own_dicts_so_a_cached_list_stays_as_sent() -> None:
     tool.input_schema["added"] = True
     tool.annotations.title = "mine"  # type: ignore[union-attr]
     tool.meta["mine"] = 1  # type: ignore[index]
+    tool.icons[0]["src"] = "mine"  # type: ignore[index]
+    tool.icons.append({})  # type: ignore[union-attr]
     assert raw == sent
     assert tool.model_dump(by_alias=True)["annotations"]["title"] == "mine"
     assert tool.to_wire()["inputSchema"]["added"] is True
