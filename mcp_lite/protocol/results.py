@@ -476,13 +476,14 @@ def tool_result(raw: dict[str, Any], *, copy: bool = False) -> CallToolResult:
         ) from None
 
 
-def _problems(exc: ValueError) -> str:
-    """What a ``ValidationError`` found, without the values (they may hold secrets)."""
+def _problems(exc: ValueError, whole: str = "the result") -> str:
+    """What a ``ValidationError`` found, without the values (they may hold secrets);
+    ``whole`` names the object itself when the problem is not in one of its fields."""
     errors = getattr(exc, "errors", None)
     if errors is None:
         return str(exc)
     found = errors(include_url=False, include_input=False)
     first = found[0]
-    where = ".".join(str(part) for part in first["loc"]) or "the result"
+    where = ".".join(str(part) for part in first["loc"]) or whole
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
     return f"{where}: {first['msg']}{more}"

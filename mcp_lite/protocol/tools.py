@@ -184,6 +184,7 @@ def validate_tools(items: list[Any]) -> list[Tool]:
             tools.append(Tool._trusted(Tool._checked(item, copy=True)))
         except ValueError as exc:  # pydantic.ValidationError
             raise RemoteProtocolError(
-                f"the server sent an invalid tool (tools/list entry {index}): {_problems(exc)}"
+                f"the server sent an invalid tool (tools/list entry {index}): "
+                f"{_problems(exc, 'the entry')}"
             ) from None
     return tools

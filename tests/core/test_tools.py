@@ -137,7 +137,7 @@ def test_invalid_tools_are_refused_naming_the_entry_and_field(raw: Any, where: s
 
 
 def test_an_entry_that_is_no_object_is_refused() -> None:
-    with pytest.raises(RemoteProtocolError, match="entry 0"):
+    with pytest.raises(RemoteProtocolError, match=r"entry 0\): the entry: "):
         validate_tools(["not a tool"])
 
 
