@@ -165,9 +165,9 @@ class Tool(WireObject):
         """``title``, else ``annotations.title``, else ``name`` (the spec's precedence)."""
         if self.title:
             return self.title
-        annotations = self._wire.get("annotations")
-        if type(annotations) is dict and annotations.get("title"):
-            return annotations["title"]  # type: ignore[no-any-return]
+        annotations = self.annotations
+        if annotations is not None and annotations.title:
+            return annotations.title
         return self.name
 
 
