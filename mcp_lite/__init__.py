@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     )
     from .server import Context, Server
     from .skills import LoadedSkill, Skill
-    from .transports._retry import Retry
+    from ._http.retry import Retry
 
 __all__ = [
     "USE_EXTENSIONS",
@@ -111,7 +111,7 @@ _LAZY = {
     "Tool": "protocol.tools",
     "Skill": "skills",
     "LoadedSkill": "skills",
-    "Retry": "transports._retry",
+    "Retry": "_http.retry",
 }
 
 

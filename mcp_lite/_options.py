@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .hub._auth_cache import AuthCache
     from .hub._connections import Backoff, ElicitationHook
     from .protocol.types import Params
-    from .transports._retry import Retry
+    from ._http.retry import Retry
 
 __all__ = [
     "ClientOptions",

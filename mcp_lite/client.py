@@ -24,6 +24,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from . import _fork
 from . import events as _events
 from . import tasks as _tasks
 from ._connection import LOAD_STATS_KEYS, Connection, Handlers
@@ -70,7 +71,7 @@ if TYPE_CHECKING:
     )
     from .server import Server
     from .skills import LoadedSkill, Skill
-    from .transports._retry import Retry
+    from ._http.retry import Retry
 
 __all__ = ["Client", "connect"]
 
@@ -967,14 +968,13 @@ def _after_fork() -> None:
         client._after_fork_in_child()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork)
+_fork.on_child(_after_fork)
 
 
 def _as_retry(retry: bool | Retry | Mapping[str, Any]) -> Retry:
     # HTTP only: imported here, since its date parsing (email.utils) costs a stdio client
     # ~8 ms at start-up
-    from .transports._retry import as_retry
+    from ._http.retry import as_retry
 
     return as_retry(retry)
 

@@ -35,7 +35,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from .._secrets import is_loopback_host, redact_text, redact_url, scrub
 from .._version import __version__
 from ..errors import AuthRequired, ConfigError, ConnectError, RequestTimeout
-from ..transports._causes import network_cause
+from .._http.causes import network_cause
 
 log = logging.getLogger("mcp_lite.auth")
 

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import ConfigError, ConnectError, RequestTimeout
-from ..transports._causes import network_cause
+from .._http.causes import network_cause
 
 __all__ = ["RedisNeedsAuthCache", "RedisTokenStore"]
 

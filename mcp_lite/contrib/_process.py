@@ -18,6 +18,8 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .. import _fork
+
 if TYPE_CHECKING:
     from ..hub import Hub
 
@@ -78,6 +80,5 @@ def _close_all() -> None:
         process_hub.close()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork)
+_fork.on_child(_after_fork)
 atexit.register(_close_all)

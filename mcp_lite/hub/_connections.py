@@ -40,6 +40,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from .. import _fork
 from ..errors import (
     AuthRequired,
     ConfigError,
@@ -718,5 +719,4 @@ def _after_fork() -> None:
         conns._after_fork_in_child()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork)
+_fork.on_child(_after_fork)

@@ -171,7 +171,7 @@ class _Remote(_Base):
     @field_validator("retry")
     @classmethod
     def _check_retry(cls, retry: Any) -> Any:
-        from ..transports._retry import as_retry
+        from .._http.retry import as_retry
 
         as_retry(retry)  # ConfigError (a ValueError) names the bad setting
         return retry

@@ -153,8 +153,8 @@ def _remote(
     ``false``, or ``{"attempts", "backoff", "max_backoff", "max_retry_after"}``).
     ``headers``/``auth``/``retry`` arguments (from ``connect``) override the config's.
     """
-    from ._http_common import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, HttpOptions, as_auth
-    from ._retry import as_retry
+    from .._http.common import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, HttpOptions, as_auth
+    from .._http.retry import as_retry
 
     url = config.get("url")
     if not isinstance(url, str) or "://" not in url:

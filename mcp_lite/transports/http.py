@@ -47,9 +47,9 @@ from ..errors import (
     TransportError,
 )
 from ..protocol import versions as v
-from . import _http_common as common
-from ._http_abort import Slot, Workers, watchdog
-from ._retry import retry_delay
+from .._http import common
+from .._http.abort import Slot, Workers, watchdog
+from .._http.retry import retry_delay
 from .base import OnClose, OnMessage, Outgoing, SendFailed
 
 __all__ = ["HttpTransport"]
@@ -104,7 +104,7 @@ class HttpTransport:
     """Streamable HTTP to ``options.url``; see the module docstring.
 
     Args:
-        options: URL, headers, auth, timeouts and limits (``_http_common.HttpOptions``).
+        options: URL, headers, auth, timeouts and limits (``_http.common.HttpOptions``).
         fallback_to_sse: try legacy HTTP+SSE at the same URL when ``initialize`` is refused.
     """
 

@@ -35,9 +35,9 @@ from ..errors import (
     RequestTimeout,
     TransportError,
 )
-from . import _http_common as common
-from ._http_abort import Slot, Workers, watchdog
-from ._retry import retry_delay
+from .._http import common
+from .._http.abort import Slot, Workers, watchdog
+from .._http.retry import retry_delay
 from .base import OnClose, OnMessage, Outgoing, SendFailed
 
 __all__ = ["SseTransport"]

@@ -31,9 +31,9 @@ from websocket._abnf import frame_buffer
 
 from .._secrets import redact_text, redact_url
 from ..errors import AuthRequired, ConnectError, ConnectionClosed, McpError, RequestTimeout
-from . import _http_common as common
-from ._causes import network_cause
-from ._http_common import Auth
+from .._http import common
+from .._http.causes import network_cause
+from .._http.common import Auth
 from .base import OnClose, OnMessage, Outgoing
 
 __all__ = ["WebSocketTransport"]

@@ -17,7 +17,8 @@ import pytest
 
 import mcp_lite
 from mcp_lite.errors import ConnectError, McpError, RequestTimeout
-from mcp_lite.transports import _http_abort, _resolve
+from mcp_lite._http import abort as _http_abort
+from mcp_lite._http import resolve as _resolve
 
 HANG = "hangs.mcp-lite.test"
 MISSING = "missing.mcp-lite.test"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from mcp_lite.transports._http_abort import Slot, Watchdog
+from mcp_lite._http.abort import Slot, Watchdog
 
 
 def _alive(dog: Watchdog) -> bool:

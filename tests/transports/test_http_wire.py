@@ -25,7 +25,7 @@ import pytest
 
 import mcp_lite
 from mcp_lite.errors import ConnectionClosed
-from mcp_lite.transports import _http_wire
+from mcp_lite._http import wire as _http_wire
 
 HANDSHAKE = "2025-11-25"
 

@@ -42,10 +42,11 @@ from ..errors import (
     RequestTimeout,
 )
 from ..protocol.param_headers import argument_at, header_map, header_text
-from . import _http_abort, _http_wire
-from ._causes import network_cause
-from ._http_abort import AbortingAdapter
-from ._retry import Retry
+from . import abort as _http_abort
+from . import wire as _http_wire
+from .causes import network_cause
+from .abort import AbortingAdapter
+from .retry import Retry
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -307,7 +308,7 @@ def _send(
     response: requests.Response | None = None
     if stream and method == "POST" and not session.proxies and isinstance(adapter, AbortingAdapter):
         # The common case (no proxy, a kept-alive connection): a cheaper exchange on a
-        # connection of the same pool (``_http_wire``); None when it does not apply.
+        # connection of the same pool (``_http.wire``); None when it does not apply.
         pool = adapter.get_connection_with_tls_context(prepared, session.verify, None, session.cert)
         path = adapter.request_url(prepared, None)
         host = "host" in ours or any(low == "host" for _, low, _ in base)

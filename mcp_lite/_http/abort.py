@@ -35,7 +35,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 from urllib3.util.connection import allowed_gai_family
 
-from ._resolve import LookupTimeout, TooManyLookups, connect_to, is_literal, lookup
+from .resolve import LookupTimeout, TooManyLookups, connect_to, is_literal, lookup
 
 __all__ = ["AbortingAdapter", "Slot", "Watchdog", "Workers", "current", "watchdog"]
 
