@@ -15,7 +15,10 @@ directory; the user's ``~/.claude.json`` and ``~/.claude/settings.json``; ``--co
 
 Exit codes (stable, for scripts): 0 success, 1 the tool returned ``isError``, 2 usage or
 configuration error, 3 connection failure, 4 authorization needed, 5 protocol error,
-124 timeout. Errors go to stderr as one line; ``--json`` makes stdout machine-readable.
+124 timeout (``--timeout`` bounds the whole run, connecting included), 141 stdout closed early
+(``| head``). Errors go to stderr as one line; with ``--json`` stdout also gets a JSON error
+object. What a server sends (names, descriptions, messages) is printed with its control
+characters escaped, so it cannot move the cursor, rewrite lines or set the clipboard.
 """
 
 from __future__ import annotations
@@ -41,6 +44,10 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, EXIT_CONNECT, EXIT_AUTH, EXIT_PROTOCOL = 0, 1, 2, 3, 4, 5
 EXIT_TIMEOUT = 124
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what the shell reports for `yes | head`
+# After the deadline, the process ends even if some path is still blocked (a backstop: every
+# call already has the remaining time as its own timeout).
+_BACKSTOP_GRACE = 1.0
 
 
 class UsageError(Exception):
@@ -61,17 +68,21 @@ examples:
 Options go before or after the command. Without --stdio/--url the commands work on the
 configured servers (.mcp.json and .claude/ of --project, ~/.claude.json, --config FILE).
 
-defaults: --timeout 60 seconds per request, --protocol-version auto, --project . (the current
-directory); project servers start only with --trust-project.
+defaults: --timeout 60 seconds for the whole run (starting or reaching the server, every
+request, every page), --protocol-version auto, --project . (the current directory); project
+servers start only with --trust-project.
 
 exit codes:
   0    success
   1    the tool returned isError
   2    usage or configuration error
-  3    connection failure (refused, no such host, TLS, timeout while connecting)
+  3    connection failure (refused, no such host, TLS, the server exited)
   4    authorization needed (run: mcp-lite auth URL)
   5    protocol error
-  124  timeout
+  124  timeout: --timeout passed (while connecting or waiting for an answer)
+  141  stdout was closed before all output was written (e.g. piped into head)
+
+With --json a failure also prints {"error": {"type", "message", "exit_code"}} on stdout.
 """
 
 
@@ -177,7 +188,7 @@ def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         type=float,
         metavar="SECONDS",
         default=default(60.0),
-        help="seconds per request (default: 60)",
+        help="seconds for the whole run, connecting included (default: 60)",
     )
     output.add_argument(
         "--protocol-version",
@@ -304,8 +315,68 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parse(argv)
     except SystemExit as exc:  # argparse already printed the usage message
         return EXIT_USAGE if exc.code not in (0, None) else EXIT_OK
-    with _library_logs_prefixed():
-        return _run_mapped(args)
+    if not args.timeout > 0:
+        return _fail("usage error: --timeout must be a positive number of seconds", EXIT_USAGE)
+    from ._deadline import Deadline
+
+    args.deadline = Deadline.after(args.timeout)  # one deadline for the whole run
+    # The console script only (a program calling main() keeps its process); not for `auth`,
+    # whose login waits for a person in a browser.
+    backstop = _backstop(args) if argv is None and args.command != "auth" else None
+    try:
+        with _library_logs_prefixed():
+            return _run_mapped(args)
+    except BrokenPipeError:
+        return _stdout_closed()
+    finally:
+        if backstop is not None:
+            backstop.cancel()
+
+
+def _remaining(args: argparse.Namespace) -> float:
+    """What is left of the run's ``--timeout``, as the timeout of the next step."""
+    left: float = args.deadline.remaining()
+    if left <= 0:
+        raise args.deadline.error("mcp-lite", "the command did not finish")
+    return left
+
+
+def _backstop(args: argparse.Namespace) -> Any:
+    """A timer that ends the process shortly after the deadline, whatever is still blocked
+    (every step already gets the remaining time, so this fires only if one forgot). Servers
+    the run started are stopped by their watcher when this process is gone."""
+    import os
+    import threading
+
+    def expire() -> None:
+        _fail(
+            f"timeout: the command did not finish within the {args.deadline.describe()}",
+            EXIT_TIMEOUT,
+        )
+        if args.json:
+            _print_json_error("RequestTimeout", "the command did not finish in time", EXIT_TIMEOUT)
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(EXIT_TIMEOUT)
+
+    timer = threading.Timer(args.deadline.remaining() + _BACKSTOP_GRACE, expire)
+    timer.daemon = True
+    timer.name = "mcp-lite-cli-backstop"
+    timer.start()
+    return timer
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout went away (``| head``): stop quietly, no traceback. stdout is
+    pointed at /dev/null so the interpreter's last flush does not fail again."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return EXIT_BROKEN_PIPE
 
 
 def _run_mapped(args: argparse.Namespace) -> int:
@@ -313,19 +384,33 @@ def _run_mapped(args: argparse.Namespace) -> int:
     try:
         return _run(args)
     except UsageError as exc:
-        return _fail(f"usage error: {exc}", EXIT_USAGE)
+        return _failed(args, exc, "usage error", EXIT_USAGE)
     except errors.RequestTimeout as exc:
-        return _fail(f"timeout: {exc}", EXIT_TIMEOUT)
+        return _failed(args, exc, "timeout", EXIT_TIMEOUT)
     except errors.AuthRequired as exc:
-        return _fail(f"authorization needed: {exc}", EXIT_AUTH)
+        return _failed(args, exc, "authorization needed", EXIT_AUTH)
     except errors.ConfigError as exc:
-        return _fail(f"configuration error: {exc}", EXIT_USAGE)
+        return _failed(args, exc, "configuration error", EXIT_USAGE)
     except errors.TransportError as exc:
-        return _fail(f"connection failed: {exc}", EXIT_CONNECT)
+        return _failed(args, exc, "connection failed", EXIT_CONNECT)
     except errors.McpError as exc:
-        return _fail(f"error: {exc}", EXIT_PROTOCOL)
+        return _failed(args, exc, "error", EXIT_PROTOCOL)
     except KeyboardInterrupt:
         return 130
+
+
+def _failed(args: argparse.Namespace, exc: Exception, what: str, code: int) -> int:
+    """One line on stderr; with ``--json`` also a JSON error object on stdout."""
+    if args.json:
+        _print_json_error(type(exc).__name__, str(exc), code)
+    return _fail(f"{what}: {exc}", code)
+
+
+def _print_json_error(kind: str, message: str, code: int) -> None:
+    error = {"type": kind, "message": message, "exit_code": code}
+    json.dump({"error": error}, sys.stdout, ensure_ascii=False)
+    sys.stdout.write("\n")
+    sys.stdout.flush()
 
 
 class _PrefixFormatter(logging.Formatter):
@@ -354,8 +439,27 @@ def _library_logs_prefixed() -> Iterator[None]:
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"mcp-lite: {message}", file=sys.stderr)
+    print(f"mcp-lite: {safe(message, keep_lines=True)}", file=sys.stderr)
     return code
+
+
+# C0 controls but tab and newline, DEL and the C1 controls (0x80-0x9f: CSI, OSC... on some
+# terminals): what lets a string move the cursor, erase lines or write the clipboard (OSC 52).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL_ALL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def safe(text: Any, *, keep_lines: bool = False) -> str:
+    """A server-supplied string made harmless for a terminal: control characters shown as
+    ``\\x1b``-style escapes. Newlines and tabs are kept only with ``keep_lines`` (messages);
+    a name or a table cell escapes them too, so it cannot fake a row."""
+    text = str(text)
+    pattern = _CONTROL if keep_lines else _CONTROL_ALL
+    return pattern.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def _first_line(text: str | None) -> str:
+    return safe(text.strip().splitlines()[0]) if text and text.strip() else ""
 
 
 def _json_object(text: str, what: str) -> dict[str, Any]:
@@ -409,17 +513,14 @@ def _run(args: argparse.Namespace) -> int:
 
     show_progress = sys.stderr.isatty()
     with connect(
-        target, timeout=args.timeout, protocol_version=args.protocol_version, **options
+        target, timeout=_remaining(args), protocol_version=args.protocol_version, **options
     ) as client:
         if args.command == "tools":
-            tools = client.list_tools()
+            tools = client.list_tools(timeout=_remaining(args))
             _emit(
                 args,
                 [t.to_wire() for t in tools] if args.json else None,  # (pydantic: --json only)
-                "\n".join(
-                    f"{t.name}\t{(t.description or '').splitlines()[0] if t.description else ''}"
-                    for t in tools
-                ),
+                "\n".join(f"{safe(t.name)}\t{_first_line(t.description)}" for t in tools),
             )
         elif args.command == "call":
             # The raw result dict: a one-shot call never needs the pydantic models.
@@ -427,21 +528,22 @@ def _run(args: argparse.Namespace) -> int:
                 result = client.request(
                     "tools/call",
                     {"name": args.name, "arguments": arguments},
+                    timeout=_remaining(args),
                     on_progress=_print_progress if show_progress else None,
                 )
             except errors.RpcError as exc:
-                _unknown_tool(client, args.name, exc)
+                _unknown_tool(client, args.name, exc, args)
                 raise
             finally:
                 if show_progress:
                     sys.stderr.write("\r\033[K")
             if result.get("isError"):
-                _unknown_tool(client, args.name, None)
+                _unknown_tool(client, args.name, None, args)
             _emit(args, result, _result_text(args, result))
             return EXIT_TOOL_ERROR if result.get("isError") else EXIT_OK
         elif args.command == "resources":
-            resources = _none_if_unsupported(client.list_resources)
-            templates = _none_if_unsupported(client.list_resource_templates)
+            resources = _none_if_unsupported(client.list_resources, args)
+            templates = _none_if_unsupported(client.list_resource_templates, args)
             _emit(
                 args,
                 {
@@ -449,23 +551,25 @@ def _run(args: argparse.Namespace) -> int:
                     "resourceTemplates": [t.to_wire() for t in templates],
                 },
                 "\n".join(
-                    [f"{r.uri}\t{r.name}" for r in resources]
-                    + [f"{t.uri_template}\t{t.name} (template)" for t in templates]
+                    [f"{safe(r.uri)}\t{safe(r.name)}" for r in resources]
+                    + [f"{safe(t.uri_template)}\t{safe(t.name)} (template)" for t in templates]
                 ),
             )
         elif args.command == "read":
-            read = client.read_resource(args.uri)
+            read = client.read_resource(args.uri, timeout=_remaining(args))
             wire = read.to_wire()
             _emit(args, wire, _read_text(args, wire))
         elif args.command == "prompts":
-            prompts = client.list_prompts()
+            prompts = client.list_prompts(timeout=_remaining(args))
             _emit(
                 args,
                 [p.to_wire() for p in prompts],
-                "\n".join(f"{p.name}\t{p.description or ''}" for p in prompts),
+                "\n".join(f"{safe(p.name)}\t{_first_line(p.description)}" for p in prompts),
             )
         elif args.command == "prompt":
-            got = client.get_prompt(args.name, {k: str(val) for k, val in arguments.items()})
+            got = client.get_prompt(
+                args.name, {k: str(val) for k, val in arguments.items()}, timeout=_remaining(args)
+            )
             _emit(args, got.to_wire(), _prompt_text(got))
     return EXIT_OK
 
@@ -477,7 +581,12 @@ def _run_configured(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
 
     from .hub import Backoff, Hub
 
-    options: ClientOptions = {"timeout": args.timeout, "protocol_version": args.protocol_version}
+    # Every server's connect and requests get what is left of the run (the backstop ends the
+    # process at the deadline whatever still blocks).
+    options: ClientOptions = {
+        "timeout": _remaining(args),
+        "protocol_version": args.protocol_version,
+    }
     # --output: binary results land in a scratch directory first, then move to FILE
     scratch = tempfile.mkdtemp(prefix="mcp-lite-") if args.output else None
     # One attempt per server: a script wants a quick, clear answer, not a backoff schedule.
@@ -493,7 +602,7 @@ def _run_configured(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
     try:
         with hub:
             for issue in hub.issues:
-                print(f"mcp-lite: warning: {issue}", file=sys.stderr)
+                print(f"mcp-lite: warning: {safe(issue, keep_lines=True)}", file=sys.stderr)
             if not hub.status():
                 raise UsageError(
                     f"no MCP servers are configured for {args.project!r} (add a "
@@ -550,14 +659,15 @@ def _configured_command(
         _emit(
             args,
             [t.definition("anthropic") | {"server": t.server} for t in tools],
-            "\n".join(
-                f"{t.name}\t{t.description.splitlines()[0] if t.description else ''}" for t in tools
-            ),
+            "\n".join(f"{safe(t.name)}\t{_first_line(t.description)}" for t in tools),
         )
     elif command == "call":
         show_progress = sys.stderr.isatty()
         result = hub.call_tool(
-            args.name, arguments, on_event=_print_event if show_progress else None
+            args.name,
+            arguments,
+            timeout=_remaining(args),
+            on_event=_print_event if show_progress else None,
         )
         if show_progress:
             sys.stderr.write("\r\033[K")
@@ -572,7 +682,7 @@ def _configured_command(
                 {"server": r.server, **(r.resource.to_wire() if r.resource else {})}
                 for r in resources
             ],
-            "\n".join(f"{r.server}\t{r.uri}\t{r.name}" for r in resources),
+            "\n".join(f"{safe(r.server)}\t{safe(r.uri)}\t{safe(r.name)}" for r in resources),
         )
     elif command == "read":
         read = hub.read_resource(args.uri, server=args.server)
@@ -583,7 +693,7 @@ def _configured_command(
         _emit(
             args,
             [{"name": p.name, "server": p.server, "description": p.description} for p in prompts],
-            "\n".join(f"{p.name}\t{p.description}" for p in prompts),
+            "\n".join(f"{safe(p.name)}\t{_first_line(p.description)}" for p in prompts),
         )
     elif command == "prompt":
         got = hub.get_prompt(args.name, arguments)
@@ -628,11 +738,13 @@ def _did_you_mean(hub: Any, args: argparse.Namespace) -> str:
     return _suggestion(wrong, known)
 
 
-def _unknown_tool(client: Any, name: str, error: Exception | None) -> None:
+def _unknown_tool(
+    client: Any, name: str, error: Exception | None, args: argparse.Namespace
+) -> None:
     """When a call failed because the server has no such tool, say so (usage error, exit 2)
     with the closest name; otherwise return and let the failure speak for itself."""
     try:
-        known = [tool.name for tool in client.list_tools()]
+        known = [tool.name for tool in client.list_tools(timeout=_remaining(args))]
     except errors.McpError:
         return
     if name in known:
@@ -696,19 +808,19 @@ def _run_auth(args: argparse.Namespace) -> int:
 def _server_row(row: dict[str, Any]) -> str:
     """``name scope type state`` then ``4 tools`` (connected) or the error's first line (the
     whole error, stderr tail included, is in ``--json``), tab-separated."""
-    cells = [row["name"], str(row["scope"]), str(row["type"]), row["state"]]
+    cells = [safe(row["name"]), str(row["scope"]), str(row["type"]), row["state"]]
     if row["state"] == "connected":
         cells.append(plural(row["tools"], "tool"))
     if row["error"]:
-        cells.append(row["error"].strip().splitlines()[0])
+        cells.append(_first_line(row["error"]))
     return "\t".join(cells)
 
 
-def _none_if_unsupported(list_them: Any) -> list[Any]:
+def _none_if_unsupported(list_them: Any, args: argparse.Namespace) -> list[Any]:
     """A list method's answer, or ``[]`` when the server does not have that method
     (-32601): a server without resource templates simply has none."""
     try:
-        return list(list_them())
+        return list(list_them(timeout=_remaining(args)))
     except errors.MethodNotFound:
         return []
 
@@ -720,7 +832,11 @@ def _check_any_up(hub: Any) -> None:
     for s in down:
         if s.state == "disabled" and (s.error or "").startswith("disabled in its config"):
             continue  # switched off on purpose: nothing to warn about
-        print(f"mcp-lite: warning: server {s.name!r} is {s.state}: {s.error}", file=sys.stderr)
+        print(
+            f"mcp-lite: warning: server {safe(s.name)!r} is {s.state}: "
+            f"{safe(s.error, keep_lines=True)}",
+            file=sys.stderr,
+        )
     if down and not any(s.state == "connected" for s in states.values()):
         if all(s.state == "disabled" for s in down):
             raise errors.ConfigError("no configured server may start (see the warnings)")
@@ -737,7 +853,7 @@ def _print_event(event: Any) -> None:
 def _prompt_text(got: Any) -> str:
     """A ``GetPromptResult`` for a terminal: one ``[role] text`` paragraph per message."""
     return "\n\n".join(
-        f"[{m.role}] {m.content.text if m.content.text is not None else m.content.type}"
+        f"[{safe(m.role)}] {m.content.text if m.content.text is not None else safe(m.content.type)}"
         for m in got.messages
     )
 
@@ -761,7 +877,7 @@ def _blocks_text(args: argparse.Namespace, blocks: list[Any], written: list[str]
         elif isinstance(inner.get("blob"), str):
             lines.append(_binary(args, inner["blob"], inner.get("mimeType"), "blob", written))
         elif kind == "resource_link":
-            lines.append(f"[link: {block.get('uri', '')}]")
+            lines.append(f"[link: {safe(block.get('uri', ''))}]")
     return lines
 
 
@@ -773,7 +889,7 @@ def _binary(args: argparse.Namespace, data: str, mime: Any, kind: str, written: 
     from pathlib import Path
 
     default = {"image": "image/png", "audio": "audio/wav"}.get(kind, "application/octet-stream")
-    mime = str(mime or default)
+    mime = safe(mime or default)
     try:
         raw = base64.b64decode(data, validate=False)
     except (binascii.Error, ValueError):
@@ -817,7 +933,7 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
 
 def _print_progress(progress: Any) -> None:
     total = f"/{progress.total:g}" if progress.total else ""
-    message = f" {progress.message}" if progress.message else ""
+    message = f" {safe(progress.message)}" if progress.message else ""
     sys.stderr.write(f"\r\033[K… {progress.progress:g}{total}{message}")
     sys.stderr.flush()
 
