@@ -415,7 +415,7 @@ def _print_json_error(kind: str, message: str, code: int) -> None:
 
 class _PrefixFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
+        text = safe(super().format(record), keep_lines=True)  # may quote what a server sent
         return f"mcp-lite: {record.levelname.lower()}: {text}"
 
 
