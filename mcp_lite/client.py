@@ -55,6 +55,7 @@ from .transports.base import Transport
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from ._http.retry import Retry
     from ._options import ConnectOptions
     from .protocol.types import (
         CallToolResult,
@@ -71,7 +72,6 @@ if TYPE_CHECKING:
     )
     from .server import Server
     from .skills import LoadedSkill, Skill
-    from ._http.retry import Retry
 
 __all__ = ["Client", "connect"]
 
@@ -988,7 +988,7 @@ def _root(root: str | Mapping[str, Any]) -> dict[str, Any]:
 def _validated(target: Mapping[str, Any]) -> Any:
     """A config dict checked by the Hub's validator, ``${VAR}`` expanded once (a dict the
     Hub built from its config already was: taken as is)."""
-    from .hub.config import ServerTarget, validate_target
+    from ._server_config import ServerTarget, validate_target
 
     return target if isinstance(target, ServerTarget) else validate_target(target)
 

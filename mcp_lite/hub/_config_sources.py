@@ -1,6 +1,7 @@
-"""Raw configuration documents for ``mcp_lite.hub.config``: file locations, JSON reading,
-remote sources, ``${VAR}`` expansion, name rules, ``type`` inference, project approvals and
-URL normalization — everything that works on plain dicts before pydantic sees them.
+"""Raw configuration documents for ``mcp_lite.hub.config``: file locations, reading config
+files safely, remote sources, name rules and project approvals — everything that works on
+plain dicts before pydantic sees them (the schema of one entry, ``${VAR}`` expansion and
+``type`` inference are in ``mcp_lite._server_config``).
 
 Nothing here knows about scopes or precedence; every function returns plain data plus an
 error message (``None`` when fine) so that ``config`` can turn problems into ``ConfigIssue``
@@ -11,12 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from .._secrets import redact_text, redact_url
 
@@ -25,110 +24,7 @@ REMOTE_TIMEOUT = 10.0
 REMOTE_MAX_BYTES = 1024 * 1024
 """The largest remote server list accepted."""
 
-_VAR = re.compile(r"\$\{([^}:]+)(?::-([^}]*))?\}")
-
-
-# --- ${VAR} expansion -----------------------------------------------------------------------
-
-
-def expand_vars(value: str, environ: Mapping[str, str], missing: list[str]) -> str:
-    """``value`` with ``${VAR}`` and ``${VAR:-default}`` replaced from ``environ``.
-
-    ``${VAR:-default}`` takes the default when ``VAR`` is unset or empty (the shell's
-    meaning of ``:-``). A ``${VAR}`` with no value is left as written and its name appended
-    to ``missing``. Expansion is one pass: a substituted value or a default that itself
-    contains ``${...}`` is not expanded again. ``$VAR`` without braces is not touched.
-    """
-
-    def replace(match: re.Match[str]) -> str:
-        name, default = match.group(1), match.group(2)
-        found = environ.get(name)
-        if found:
-            return found
-        if default is not None:
-            return default
-        if found is not None:  # set but empty, no default
-            return found
-        if name not in missing:
-            missing.append(name)
-        return match.group(0)
-
-    return _VAR.sub(replace, value)
-
-
-def expand_server(
-    raw: Mapping[str, Any], environ: Mapping[str, str]
-) -> tuple[dict[str, Any], list[str]]:
-    """A copy of one raw server entry with variables expanded where Claude Code expands them:
-    ``command``, each of ``args``, the values of ``env``, ``url`` and the values of
-    ``headers``. Keys are never expanded; values that are not strings are left for
-    validation to reject. Returns the copy and the names of missing variables, in order.
-    """
-    out = dict(raw)
-    missing: list[str] = []
-    for key in ("command", "url"):
-        if isinstance(out.get(key), str):
-            out[key] = expand_vars(out[key], environ, missing)
-    if isinstance(out.get("args"), list):
-        out["args"] = [
-            expand_vars(a, environ, missing) if isinstance(a, str) else a for a in out["args"]
-        ]
-    for key in ("env", "headers"):
-        if isinstance(out.get(key), Mapping):
-            out[key] = {
-                k: expand_vars(v, environ, missing) if isinstance(v, str) else v
-                for k, v in out[key].items()
-            }
-    return out, missing
-
-
-# --- known keys ---------------------------------------------------------------------------
-
-# Keys the transports read from a config dict beyond the model's fields (see
-# ``mcp_lite.transports._remote``); ``name`` names the client in logs.
-_TRANSPORT_KEYS: dict[str, tuple[str, ...]] = {
-    "http": ("connectTimeout", "readTimeout", "idleTimeout", "auth", "token_provider"),
-    "sse": ("connectTimeout", "readTimeout", "idleTimeout", "auth", "token_provider"),
-    "proxy": ("connectTimeout", "readTimeout", "idleTimeout"),
-    "sse-ide": ("connectTimeout", "readTimeout", "idleTimeout"),
-    "ws": ("connectTimeout", "pingInterval"),
-    "ws-ide": ("connectTimeout", "pingInterval"),
-}
-
-
-def known_keys(kind: str, model: Any) -> set[str]:
-    """Every key a server config of type ``kind`` (pydantic class ``model``) may hold:
-    the model's fields and their aliases, the transport's own keys, ``type`` and ``name``."""
-    keys = {"type", "name", *_TRANSPORT_KEYS.get(kind, ())}
-    for field_name, info in model.model_fields.items():
-        keys.add(field_name)
-        alias = info.validation_alias
-        keys.update(getattr(alias, "choices", None) or ([alias] if isinstance(alias, str) else []))
-    if "token_provider" in keys:
-        keys.add("tokenProvider")
-    return keys
-
-
-def did_you_mean(key: str, known: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest known key, or an empty string."""
-    import difflib
-
-    choices = sorted(known)
-    lowered = {k.lower(): k for k in choices}
-    close = [lowered[key.lower()]] if key.lower() in lowered else []
-    close = close or difflib.get_close_matches(key, choices, n=1, cutoff=0.7)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-# --- names, types, trust -------------------------------------------------------------------
-
-TYPE_ALIASES = {
-    "claudeai-proxy": "proxy",
-    "streamable-http": "http",
-    "streamableHttp": "http",
-    "in-process": "sdk",
-}
-"""Other spellings of ``type`` seen in the wild, mapped to ours."""
+# --- names, trust ---------------------------------------------------------------------------
 
 
 def name_problem(name: str) -> str | None:
@@ -142,25 +38,6 @@ def name_problem(name: str) -> str | None:
             "'mcp__<server>__<tool>' names ambiguous"
         )
     return None
-
-
-def with_type(raw: Mapping[str, Any]) -> dict[str, Any] | str:
-    """``raw`` with ``type`` filled in or normalized, or the reason it cannot be."""
-    out = dict(raw)
-    kind = out.get("type")
-    if kind is None:
-        if "command" in out:
-            out["type"] = "stdio"
-        elif isinstance(out.get("url"), str):
-            scheme = out["url"].split("://", 1)[0].lower()
-            out["type"] = "ws" if scheme in ("ws", "wss") else "http"
-        elif "server" in out:
-            out["type"] = "sdk"
-        else:
-            return "type: missing; give 'command' (stdio) or 'type' and 'url'"
-    elif isinstance(kind, str):
-        out["type"] = TYPE_ALIASES.get(kind, kind)
-    return out
 
 
 def project_approvals(
@@ -299,28 +176,3 @@ def fetch_remote(remote: Callable[[], Mapping[str, Any]] | str) -> tuple[Any, st
     except Exception as exc:  # a failing source is an issue, never a crash
         text = redact_text(f"{type(exc).__name__}: {exc}")
         return None, f"could not load remote servers: {text}"
-
-
-# --- signatures -----------------------------------------------------------------------------
-
-
-def normalize_url(url: str) -> str:
-    """``url`` compared by content: scheme and host lower-cased, default port dropped,
-    trailing ``/`` of the path dropped, fragment dropped; query kept as written."""
-    try:
-        parts = urlsplit(url.strip())
-        host = (parts.hostname or "").lower()
-        port = parts.port
-    except ValueError:
-        return url.strip()
-    scheme = parts.scheme.lower()
-    default = {"http": 80, "ws": 80, "https": 443, "wss": 443}.get(scheme)
-    netloc = f"[{host}]" if ":" in host else host
-    if port is not None and port != default:
-        netloc += f":{port}"
-    if parts.username or parts.password:
-        userinfo = parts.username or ""
-        if parts.password:
-            userinfo += f":{parts.password}"
-        netloc = f"{userinfo}@{netloc}"
-    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), parts.query, ""))

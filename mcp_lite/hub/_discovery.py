@@ -22,12 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from . import _config_sources as src
+from ._entries import ConfigIssue, HubConfig
 from .policy import ServerPolicy, policy_from_settings, settings_rules
 
 if TYPE_CHECKING:
     import os
-
-    from .config import ConfigIssue, HubConfig
 
 __all__ = ["Places", "apply_settings", "default_managed_settings_paths", "discover"]
 
@@ -121,7 +120,6 @@ def apply_settings(
     (``.claude/settings*.json``) count only for servers the user trusts (``trust_project``
     or their own approvals): a project could otherwise ship rules allowing its own tools.
     """
-    from .config import ConfigIssue
 
     def read(path: Path) -> Any:
         data, error = src.read_json(path)

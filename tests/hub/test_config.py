@@ -478,7 +478,7 @@ def test_types_are_inferred_and_aliases_accepted() -> None:
             "b": {"url": "wss://x.example/ws"},
             "c": {"type": "streamable-http", "url": "https://x.example/mcp"},
             "d": {"type": "claudeai-proxy", "url": "https://proxy.example/x", "id": "srv_1"},
-            "e": {"command": "x", "unknown": {"kept": True}},
+            "e": {"command": "x", "alwaysLoad": True},
         },
         "user",
         "x",
@@ -491,7 +491,7 @@ def test_types_are_inferred_and_aliases_accepted() -> None:
         "proxy",
         "stdio",
     ]
-    assert entries["e"].config.model_extra == {"unknown": {"kept": True}}  # type: ignore[union-attr]
+    assert entries["e"].config.model_extra == {"alwaysLoad": True}  # type: ignore[union-attr]
 
 
 def test_disabled_in_config(hub_paths: HubPaths) -> None:
