@@ -10,8 +10,10 @@ values without one bad source hiding the others.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -67,19 +69,130 @@ def project_approvals(
 # --- files ----------------------------------------------------------------------------------
 
 
-def read_json(path: Path) -> tuple[Any, str | None]:
-    """The parsed content of a JSON file: ``(data, None)``; ``(None, None)`` when the file
-    does not exist; ``(None, message)`` when it cannot be read or is not JSON."""
+MAX_CONFIG_BYTES = 1024 * 1024
+"""The largest config file read (``.mcp.json``, settings, managed and plugin files, Claude
+Desktop's file, ``--config``)."""
+MAX_CLAUDE_JSON_BYTES = 64 * 1024 * 1024
+"""The largest ``~/.claude.json`` read: Claude Code keeps its history there too, and that file
+is known to grow to tens of megabytes on a heavy user's machine (still a regular file of the
+user's own, size checked before reading)."""
+
+
+def read_json(
+    path: Path,
+    *,
+    max_bytes: int = MAX_CONFIG_BYTES,
+    in_project: bool = False,
+    explicit: bool = False,
+) -> tuple[Any, str | None]:
+    """The parsed content of a JSON config file: ``(data, None)``; ``(None, None)`` when
+    the file does not exist; ``(None, message)`` when it is not read (the message says why).
+
+    Read only when it is a regular file of at most ``max_bytes`` (checked on the open file
+    before reading, then at most ``max_bytes + 1`` bytes are read): a FIFO, a device such
+    as ``/dev/zero``, a folder or a huge file is refused at once, never a hang or an OOM.
+
+    Args:
+        in_project: a file a project could ship (``.mcp.json``, ``.claude/settings*.json``):
+            a symbolic link there is refused rather than followed.
+        explicit: named by the caller (``config_files``, ``--config``): the ownership rule
+            of ``ownership_problem`` is not applied (the caller chose that file).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if in_project:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        fd = os.open(path, flags)
     except FileNotFoundError:
         return None, None
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, f"cannot read file: {exc}"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and in_project:
+            return (
+                None,
+                "not read: a symbolic link (a project's config files must be regular files)",
+            )
+        return None, f"cannot read file: {exc.strerror or exc}"
     try:
-        return json.loads(text), None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, f"not read: {_kind(info.st_mode)}, not a regular file"
+        if info.st_size > max_bytes:
+            return None, f"not read: {info.st_size} bytes, larger than the {max_bytes} allowed"
+        problem = None if explicit else ownership_problem(path, info)
+        if problem is not None:
+            return None, problem
+        raw = _read_at_most(fd, max_bytes + 1)
+    except OSError as exc:
+        return None, f"cannot read file: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+    if len(raw) > max_bytes:  # it grew after the check
+        return None, f"not read: larger than the {max_bytes} bytes allowed"
+    try:
+        return json.loads(raw.decode("utf-8-sig")), None
+    except UnicodeDecodeError as exc:
+        return None, f"cannot read file: not UTF-8 ({exc.reason} at byte {exc.start})"
     except json.JSONDecodeError as exc:
         return None, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = os.read(fd, min(left, 65536))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+def ownership_problem(path: Path, info: os.stat_result) -> str | None:
+    """Why a config file must not be read as configuration, or ``None``.
+
+    Refused (POSIX): a file owned by another user (root excepted), and a file lying in a
+    folder owned by another user (root excepted) or writable by its group or by others
+    without the sticky bit. The sticky bit (``/tmp``) keeps others from replacing or
+    removing a file they do not own, so there the file's owner decides. Otherwise anyone
+    who can write the folder can swap the file (a ``.mcp.json`` planted in a parent folder
+    would replace the user's own server of that name).
+    """
+    geteuid = getattr(os, "geteuid", None)
+    if geteuid is None:  # Windows: no uid to compare
+        return None
+    me = geteuid()
+    if info.st_uid not in (me, 0):
+        return f"not read as configuration: owned by another user (uid {info.st_uid})"
+    try:
+        folder = os.stat(os.path.dirname(os.path.realpath(path)))
+    except OSError as exc:
+        return f"cannot check its folder: {exc.strerror or exc}"
+    if folder.st_uid not in (me, 0):
+        return (
+            f"not read as configuration: its folder is owned by another user (uid {folder.st_uid})"
+        )
+    writable = folder.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if writable and not folder.st_mode & stat.S_ISVTX:
+        who = "others" if folder.st_mode & stat.S_IWOTH else "its group"
+        return (
+            f"not read as configuration: its folder can be written by {who} "
+            f"(mode {stat.S_IMODE(folder.st_mode):o})"
+        )
+    return None
 
 
 def default_managed_paths(platform: str | None = None) -> list[Path]:

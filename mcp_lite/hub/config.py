@@ -26,16 +26,24 @@ Sources, by scope (a later source of the same scope overrides an earlier one):
 
 Rules, in the order they are applied:
 
-1. Names must match ``^[a-zA-Z0-9_-]+$`` without ``__`` and without a leading or trailing
+1. A file is read only when it is a regular file of at most 1 MiB (``~/.claude.json``: 64
+   MiB) and, unless named in ``config_files``, owned by the user or root and lying in a
+   folder no other user can write to (group- or world-writable counts, except with the
+   sticky bit, where the file's owner decides). A project's own files are never followed
+   through a symbolic link. Anything else is an issue naming the file.
+2. Every key of an entry must be one the server type reads: a misspelt key (``"arg"``)
+   makes that entry invalid, its error naming the key with a "did you mean", exactly as
+   ``connect(dict)`` raises it.
+3. Names must match ``^[a-zA-Z0-9_-]+$`` without ``__`` and without a leading or trailing
    ``_`` (``mcp__<server>__<tool>`` must parse back unambiguously).
-2. Names of in-process servers are reserved: any other entry using one is refused.
-3. Precedence for one name: local > project > user > dynamic > remote. The winner is the
+4. Names of in-process servers are reserved: any other entry using one is refused.
+5. Precedence for one name: local > project > user > dynamic > remote. The winner is the
    highest-precedence entry even when it is invalid (so its error shows instead of a silent
    fallback); the others go to ``HubConfig.dropped`` with the reason.
-4. A dynamic or remote entry with the same content signature (``ServerEntry.signature()``)
+6. A dynamic or remote entry with the same content signature (``ServerEntry.signature()``)
    as a usable manual (enterprise/local/project/user) entry is dropped, and so is a remote
    entry duplicating a usable dynamic one.
-5. Every project-scope server needs trust (conservative: Claude Code asks approval for
+7. Every project-scope server needs trust (conservative: Claude Code asks approval for
    every ``.mcp.json`` server, remote ones included), and so does every server of a
    ``.claude/settings.local.json`` inside the project (scope ``local``, but a file the
    project could ship): nothing from the project folder starts a process or receives a
@@ -44,7 +52,9 @@ Rules, in the order they are applied:
    ``projects[...]`` or ``~/.claude/settings.json``: ``enableAllProjectMcpServers``,
    ``enabledMcpjsonServers``; ``disabledMcpjsonServers`` disables unless named in
    ``trust_project``). Approvals in files inside the project are not honoured: the project
-   could ship them itself.
+   could ship them itself. Trusting the whole project (``trust_project=True``,
+   ``enableAllProjectMcpServers``) stops at the project root (the repository root, or the
+   project directory outside a repository): a ``.mcp.json`` further up needs trust by name.
 """
 
 from __future__ import annotations
@@ -196,8 +206,10 @@ class _Loader:
         self.result = HubConfig()
         self.candidates: list[ServerEntry] = []
 
-    def read(self, path: Path) -> Any:
-        data, error = src.read_json(path)
+    def read(self, path: Path, **how: Any) -> Any:
+        """The document of one file (``how``: ``read_json``'s options), or ``None`` with
+        the reason recorded as an issue."""
+        data, error = src.read_json(path, **how)
         if error is not None:
             self.result.issues.append(ConfigIssue(str(path), None, error))
         elif data is not None:
@@ -222,8 +234,8 @@ class _Loader:
         self.candidates.extend(entries.values())
         self.result.issues.extend(issues)
 
-    def add_file(self, path: Path, scope: Scope, *, section_only: bool) -> None:
-        self.add(self.read(path), scope, str(path), section_only=section_only)
+    def add_file(self, path: Path, scope: Scope, *, section_only: bool, **how: Any) -> None:
+        self.add(self.read(path, **how), scope, str(path), section_only=section_only)
 
 
 def _dynamic_document(dynamic: Mapping[str, Any]) -> dict[str, Any]:
@@ -271,11 +283,14 @@ def _apply_trust(
     approvals: tuple[bool, set[str], set[str]],
     inside: frozenset[str] = frozenset(),
     hint: str = PYTHON_TRUST_HINT,
+    above: frozenset[str] = frozenset(),
 ) -> None:
     """Disable project servers that are not trusted (the reason ends with ``hint``, its
     ``{name}`` filled in). ``inside``: other sources that live in
     the project folder (``.claude/settings.local.json``): the project could ship them, so
-    their servers need the same trust as ``.mcp.json`` ones, though their scope is local."""
+    their servers need the same trust as ``.mcp.json`` ones, though their scope is local.
+    ``above``: ``.mcp.json`` files above the project root; trusting the whole project does
+    not reach them, only trust by name does."""
     everything, enabled, rejected = approvals
     for entry in servers.values():
         from_project = entry.scope == "project" or entry.source in inside
@@ -284,6 +299,11 @@ def _apply_trust(
         if entry.name in rejected:
             entry.disabled_reason = (
                 "project server rejected in your Claude Code settings (disabledMcpjsonServers)"
+            )
+        elif entry.source in above and entry.name not in enabled:
+            entry.disabled_reason = (
+                f"project server not trusted: {entry.source} lies above the project root, "
+                "which trusting the project does not cover; trust it by name to run it"
             )
         elif not everything and entry.name not in enabled:
             entry.disabled_reason = "project server not trusted: " + hint.format(
@@ -343,7 +363,9 @@ def load_config(
     dynamic_entries, loader.candidates = loader.candidates, []
 
     managed = [Path(managed_path)] if managed_path is not None else src.default_managed_paths()
-    managed_file = next((p for p in managed if p.is_file()), None)
+    # Present in any form (a broken or refused file included): the enterprise file is in
+    # force, and when it cannot be read nothing but in-process servers runs (fail closed).
+    managed_file = next((p for p in managed if os.path.lexists(p)), None)
     user_files: list[Any] = []
     if managed_file is not None:
         result.exclusive = True
@@ -357,7 +379,7 @@ def load_config(
                 )
         dynamic_entries = [e for e in dynamic_entries if isinstance(e.config, SdkServerConfig)]
     else:
-        claude_json = loader.read(places.claude_json)
+        claude_json = loader.read(places.claude_json, max_bytes=src.MAX_CLAUDE_JSON_BYTES)
         user_settings = loader.read(places.user_settings)
         claude_source = str(places.claude_json)
         loader.add(user_settings, "user", str(places.user_settings), section_only=True)
@@ -368,15 +390,15 @@ def load_config(
             key, project_entry = places.root, src.project_section(claude_json, places.root)
         loader.add(project_entry, "local", f"{claude_source} projects[{key}]", section_only=True)
         for local in places.local_settings:
-            loader.add_file(local, "local", section_only=True)
+            loader.add_file(local, "local", section_only=True, in_project=True)
         for path in config_files:
             path = Path(path)
-            data = loader.read(path)
-            if data is None and not path.is_file():
+            data = loader.read(path, explicit=True)
+            if data is None and not os.path.lexists(path):
                 result.issues.append(ConfigIssue(str(path), None, "file not found"))
             loader.add(data, "local", str(path), section_only=False)
         for mcp_json in places.mcp_json:  # farthest first: the nearest wins
-            loader.add_file(mcp_json, "project", section_only=False)
+            loader.add_file(mcp_json, "project", section_only=False, in_project=True)
         user_files = [project_entry, user_settings]
         if remote is not None:
             source = src.describe_remote(remote)
@@ -389,13 +411,17 @@ def load_config(
 
     approvals = src.project_approvals(user_files, trust_project)
     inside = frozenset(str(p) for p in places.local_settings)
-    _merge(result, loader.candidates, dynamic_entries, approvals, inside, trust_hint)
+    above = frozenset(str(p) for p in places.above_root)
+    _merge(result, loader.candidates, dynamic_entries, approvals, inside, trust_hint, above)
     managed_settings = (
         Path(managed_settings_path)
         if managed_settings_path is not None
-        else next((p for p in _discovery.default_managed_settings_paths() if p.is_file()), None)
+        else next(
+            (p for p in _discovery.default_managed_settings_paths() if os.path.lexists(p)), None
+        )
     )
     _discovery.apply_settings(result, places, managed_settings, approvals, result.issues.append)
+    result.issues = list(dict.fromkeys(result.issues))  # a file read twice is one issue
     return result
 
 
@@ -406,6 +432,7 @@ def _merge(
     approvals: tuple[bool, set[str], set[str]],
     inside: frozenset[str] = frozenset(),
     hint: str = PYTHON_TRUST_HINT,
+    above: frozenset[str] = frozenset(),
 ) -> None:
     reserved = {e.name: e for e in dynamic_entries if isinstance(e.config, SdkServerConfig)}
     kept: list[ServerEntry] = []
@@ -422,7 +449,7 @@ def _merge(
         _drop(result, entry, message)
 
     manual = _resolve(result, [e for e in kept if e.scope in _MANUAL])
-    _apply_trust(manual, approvals, inside, hint)
+    _apply_trust(manual, approvals, inside, hint, above)
     seen = {sig: e for e in manual.values() if e.usable and (sig := e.signature())}
     survivors = list(manual.values())
     for group in (dynamic_entries, [e for e in kept if e.scope == "remote"]):
@@ -457,7 +484,7 @@ def import_claude_desktop(path: str | Path | None = None) -> dict[str, Any]:
         ConfigError: the file does not exist, is not JSON, or has no ``mcpServers`` object.
     """
     file = Path(path) if path is not None else src.claude_desktop_path()
-    data, error = src.read_json(file)
+    data, error = src.read_json(file, explicit=path is not None)
     if error is not None:
         raise ConfigError(f"{file}: {error}")
     if data is None:
