@@ -346,6 +346,17 @@ def known_keys(kind: str, model: Any) -> set[str]:
     return keys
 
 
+# Spelled-out names of short keys, so that "enviroment" still points at "env".
+_LONG_FORMS = {
+    "environment": "env",
+    "arguments": "args",
+    "argv": "args",
+    "cmd": "command",
+    "workdir": "cwd",
+    "directory": "cwd",
+}
+
+
 def did_you_mean(key: str, known: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the closest known key, or an empty string."""
     import difflib
@@ -354,6 +365,10 @@ def did_you_mean(key: str, known: Iterable[str]) -> str:
     lowered = {k.lower(): k for k in choices}
     close = [lowered[key.lower()]] if key.lower() in lowered else []
     close = close or difflib.get_close_matches(key, choices, n=1, cutoff=0.7)
+    if not close:
+        longer = [long for long, short in _LONG_FORMS.items() if short in lowered]
+        spelled = difflib.get_close_matches(key.lower(), longer, n=1, cutoff=0.7)
+        close = [_LONG_FORMS[spelled[0]]] if spelled else []
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 

@@ -394,7 +394,7 @@ def load_config(
         for path in config_files:
             path = Path(path)
             data = loader.read(path, explicit=True)
-            if data is None and not os.path.lexists(path):
+            if data is None and not path.exists():  # a dangling link too
                 result.issues.append(ConfigIssue(str(path), None, "file not found"))
             loader.add(data, "local", str(path), section_only=False)
         for mcp_json in places.mcp_json:  # farthest first: the nearest wins
