@@ -988,7 +988,7 @@ def _root(root: str | Mapping[str, Any]) -> dict[str, Any]:
 def _validated(target: Mapping[str, Any]) -> Any:
     """A config dict checked by the Hub's validator, ``${VAR}`` expanded once (a dict the
     Hub built from its config already was: taken as is)."""
-    from .hub.config import ServerTarget, validate_target
+    from ._server_config import ServerTarget, validate_target
 
     return target if isinstance(target, ServerTarget) else validate_target(target)
 

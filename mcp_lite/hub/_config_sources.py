@@ -1,6 +1,7 @@
-"""Raw configuration documents for ``mcp_lite.hub.config``: file locations, JSON reading,
-remote sources, ``${VAR}`` expansion, name rules, ``type`` inference, project approvals and
-URL normalization — everything that works on plain dicts before pydantic sees them.
+"""Raw configuration documents for ``mcp_lite.hub.config``: file locations, reading config
+files safely, remote sources, name rules and project approvals — everything that works on
+plain dicts before pydantic sees them (the schema of one entry, ``${VAR}`` expansion and
+``type`` inference are in ``mcp_lite._server_config``).
 
 Nothing here knows about scopes or precedence; every function returns plain data plus an
 error message (``None`` when fine) so that ``config`` can turn problems into ``ConfigIssue``
@@ -9,14 +10,14 @@ values without one bad source hiding the others.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
-import re
+import stat
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from .._secrets import redact_text, redact_url
 
@@ -25,110 +26,7 @@ REMOTE_TIMEOUT = 10.0
 REMOTE_MAX_BYTES = 1024 * 1024
 """The largest remote server list accepted."""
 
-_VAR = re.compile(r"\$\{([^}:]+)(?::-([^}]*))?\}")
-
-
-# --- ${VAR} expansion -----------------------------------------------------------------------
-
-
-def expand_vars(value: str, environ: Mapping[str, str], missing: list[str]) -> str:
-    """``value`` with ``${VAR}`` and ``${VAR:-default}`` replaced from ``environ``.
-
-    ``${VAR:-default}`` takes the default when ``VAR`` is unset or empty (the shell's
-    meaning of ``:-``). A ``${VAR}`` with no value is left as written and its name appended
-    to ``missing``. Expansion is one pass: a substituted value or a default that itself
-    contains ``${...}`` is not expanded again. ``$VAR`` without braces is not touched.
-    """
-
-    def replace(match: re.Match[str]) -> str:
-        name, default = match.group(1), match.group(2)
-        found = environ.get(name)
-        if found:
-            return found
-        if default is not None:
-            return default
-        if found is not None:  # set but empty, no default
-            return found
-        if name not in missing:
-            missing.append(name)
-        return match.group(0)
-
-    return _VAR.sub(replace, value)
-
-
-def expand_server(
-    raw: Mapping[str, Any], environ: Mapping[str, str]
-) -> tuple[dict[str, Any], list[str]]:
-    """A copy of one raw server entry with variables expanded where Claude Code expands them:
-    ``command``, each of ``args``, the values of ``env``, ``url`` and the values of
-    ``headers``. Keys are never expanded; values that are not strings are left for
-    validation to reject. Returns the copy and the names of missing variables, in order.
-    """
-    out = dict(raw)
-    missing: list[str] = []
-    for key in ("command", "url"):
-        if isinstance(out.get(key), str):
-            out[key] = expand_vars(out[key], environ, missing)
-    if isinstance(out.get("args"), list):
-        out["args"] = [
-            expand_vars(a, environ, missing) if isinstance(a, str) else a for a in out["args"]
-        ]
-    for key in ("env", "headers"):
-        if isinstance(out.get(key), Mapping):
-            out[key] = {
-                k: expand_vars(v, environ, missing) if isinstance(v, str) else v
-                for k, v in out[key].items()
-            }
-    return out, missing
-
-
-# --- known keys ---------------------------------------------------------------------------
-
-# Keys the transports read from a config dict beyond the model's fields (see
-# ``mcp_lite.transports._remote``); ``name`` names the client in logs.
-_TRANSPORT_KEYS: dict[str, tuple[str, ...]] = {
-    "http": ("connectTimeout", "readTimeout", "idleTimeout", "auth", "token_provider"),
-    "sse": ("connectTimeout", "readTimeout", "idleTimeout", "auth", "token_provider"),
-    "proxy": ("connectTimeout", "readTimeout", "idleTimeout"),
-    "sse-ide": ("connectTimeout", "readTimeout", "idleTimeout"),
-    "ws": ("connectTimeout", "pingInterval"),
-    "ws-ide": ("connectTimeout", "pingInterval"),
-}
-
-
-def known_keys(kind: str, model: Any) -> set[str]:
-    """Every key a server config of type ``kind`` (pydantic class ``model``) may hold:
-    the model's fields and their aliases, the transport's own keys, ``type`` and ``name``."""
-    keys = {"type", "name", *_TRANSPORT_KEYS.get(kind, ())}
-    for field_name, info in model.model_fields.items():
-        keys.add(field_name)
-        alias = info.validation_alias
-        keys.update(getattr(alias, "choices", None) or ([alias] if isinstance(alias, str) else []))
-    if "token_provider" in keys:
-        keys.add("tokenProvider")
-    return keys
-
-
-def did_you_mean(key: str, known: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest known key, or an empty string."""
-    import difflib
-
-    choices = sorted(known)
-    lowered = {k.lower(): k for k in choices}
-    close = [lowered[key.lower()]] if key.lower() in lowered else []
-    close = close or difflib.get_close_matches(key, choices, n=1, cutoff=0.7)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-# --- names, types, trust -------------------------------------------------------------------
-
-TYPE_ALIASES = {
-    "claudeai-proxy": "proxy",
-    "streamable-http": "http",
-    "streamableHttp": "http",
-    "in-process": "sdk",
-}
-"""Other spellings of ``type`` seen in the wild, mapped to ours."""
+# --- names, trust ---------------------------------------------------------------------------
 
 
 def name_problem(name: str) -> str | None:
@@ -142,25 +40,6 @@ def name_problem(name: str) -> str | None:
             "'mcp__<server>__<tool>' names ambiguous"
         )
     return None
-
-
-def with_type(raw: Mapping[str, Any]) -> dict[str, Any] | str:
-    """``raw`` with ``type`` filled in or normalized, or the reason it cannot be."""
-    out = dict(raw)
-    kind = out.get("type")
-    if kind is None:
-        if "command" in out:
-            out["type"] = "stdio"
-        elif isinstance(out.get("url"), str):
-            scheme = out["url"].split("://", 1)[0].lower()
-            out["type"] = "ws" if scheme in ("ws", "wss") else "http"
-        elif "server" in out:
-            out["type"] = "sdk"
-        else:
-            return "type: missing; give 'command' (stdio) or 'type' and 'url'"
-    elif isinstance(kind, str):
-        out["type"] = TYPE_ALIASES.get(kind, kind)
-    return out
 
 
 def project_approvals(
@@ -190,19 +69,130 @@ def project_approvals(
 # --- files ----------------------------------------------------------------------------------
 
 
-def read_json(path: Path) -> tuple[Any, str | None]:
-    """The parsed content of a JSON file: ``(data, None)``; ``(None, None)`` when the file
-    does not exist; ``(None, message)`` when it cannot be read or is not JSON."""
+MAX_CONFIG_BYTES = 1024 * 1024
+"""The largest config file read (``.mcp.json``, settings, managed and plugin files, Claude
+Desktop's file, ``--config``)."""
+MAX_CLAUDE_JSON_BYTES = 64 * 1024 * 1024
+"""The largest ``~/.claude.json`` read: Claude Code keeps its history there too, and that file
+is known to grow to tens of megabytes on a heavy user's machine (still a regular file of the
+user's own, size checked before reading)."""
+
+
+def read_json(
+    path: Path,
+    *,
+    max_bytes: int = MAX_CONFIG_BYTES,
+    in_project: bool = False,
+    explicit: bool = False,
+) -> tuple[Any, str | None]:
+    """The parsed content of a JSON config file: ``(data, None)``; ``(None, None)`` when
+    the file does not exist; ``(None, message)`` when it is not read (the message says why).
+
+    Read only when it is a regular file of at most ``max_bytes`` (checked on the open file
+    before reading, then at most ``max_bytes + 1`` bytes are read): a FIFO, a device such
+    as ``/dev/zero``, a folder or a huge file is refused at once, never a hang or an OOM.
+
+    Args:
+        in_project: a file a project could ship (``.mcp.json``, ``.claude/settings*.json``):
+            a symbolic link there is refused rather than followed.
+        explicit: named by the caller (``config_files``, ``--config``): the ownership rule
+            of ``ownership_problem`` is not applied (the caller chose that file).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if in_project:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        fd = os.open(path, flags)
     except FileNotFoundError:
         return None, None
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, f"cannot read file: {exc}"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and in_project:
+            return (
+                None,
+                "not read: a symbolic link (a project's config files must be regular files)",
+            )
+        return None, f"cannot read file: {exc.strerror or exc}"
     try:
-        return json.loads(text), None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, f"not read: {_kind(info.st_mode)}, not a regular file"
+        if info.st_size > max_bytes:
+            return None, f"not read: {info.st_size} bytes, larger than the {max_bytes} allowed"
+        problem = None if explicit else ownership_problem(path, info)
+        if problem is not None:
+            return None, problem
+        raw = _read_at_most(fd, max_bytes + 1)
+    except OSError as exc:
+        return None, f"cannot read file: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+    if len(raw) > max_bytes:  # it grew after the check
+        return None, f"not read: larger than the {max_bytes} bytes allowed"
+    try:
+        return json.loads(raw.decode("utf-8-sig")), None
+    except UnicodeDecodeError as exc:
+        return None, f"cannot read file: not UTF-8 ({exc.reason} at byte {exc.start})"
     except json.JSONDecodeError as exc:
         return None, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = os.read(fd, min(left, 65536))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+def ownership_problem(path: Path, info: os.stat_result) -> str | None:
+    """Why a config file must not be read as configuration, or ``None``.
+
+    Refused (POSIX): a file owned by another user (root excepted), and a file lying in a
+    folder owned by another user (root excepted) or writable by its group or by others
+    without the sticky bit. The sticky bit (``/tmp``) keeps others from replacing or
+    removing a file they do not own, so there the file's owner decides. Otherwise anyone
+    who can write the folder can swap the file (a ``.mcp.json`` planted in a parent folder
+    would replace the user's own server of that name).
+    """
+    geteuid = getattr(os, "geteuid", None)
+    if geteuid is None:  # Windows: no uid to compare
+        return None
+    me = geteuid()
+    if info.st_uid not in (me, 0):
+        return f"not read as configuration: owned by another user (uid {info.st_uid})"
+    try:
+        folder = os.stat(os.path.dirname(os.path.realpath(path)))
+    except OSError as exc:
+        return f"cannot check its folder: {exc.strerror or exc}"
+    if folder.st_uid not in (me, 0):
+        return (
+            f"not read as configuration: its folder is owned by another user (uid {folder.st_uid})"
+        )
+    writable = folder.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if writable and not folder.st_mode & stat.S_ISVTX:
+        who = "others" if folder.st_mode & stat.S_IWOTH else "its group"
+        return (
+            f"not read as configuration: its folder can be written by {who} "
+            f"(mode {stat.S_IMODE(folder.st_mode):o})"
+        )
+    return None
 
 
 def default_managed_paths(platform: str | None = None) -> list[Path]:
@@ -299,28 +289,3 @@ def fetch_remote(remote: Callable[[], Mapping[str, Any]] | str) -> tuple[Any, st
     except Exception as exc:  # a failing source is an issue, never a crash
         text = redact_text(f"{type(exc).__name__}: {exc}")
         return None, f"could not load remote servers: {text}"
-
-
-# --- signatures -----------------------------------------------------------------------------
-
-
-def normalize_url(url: str) -> str:
-    """``url`` compared by content: scheme and host lower-cased, default port dropped,
-    trailing ``/`` of the path dropped, fragment dropped; query kept as written."""
-    try:
-        parts = urlsplit(url.strip())
-        host = (parts.hostname or "").lower()
-        port = parts.port
-    except ValueError:
-        return url.strip()
-    scheme = parts.scheme.lower()
-    default = {"http": 80, "ws": 80, "https": 443, "wss": 443}.get(scheme)
-    netloc = f"[{host}]" if ":" in host else host
-    if port is not None and port != default:
-        netloc += f":{port}"
-    if parts.username or parts.password:
-        userinfo = parts.username or ""
-        if parts.password:
-            userinfo += f":{parts.password}"
-        netloc = f"{userinfo}@{netloc}"
-    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), parts.query, ""))

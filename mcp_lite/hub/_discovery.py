@@ -4,30 +4,35 @@ files say beyond servers (managed policy, permission rules).
 - **Project files**: ``.mcp.json`` is looked for in the project directory and every parent
   up to the repository root (the nearest directory holding ``.git``) or, outside a
   repository, the filesystem root. All are read, farthest first, so for one server name
-  the nearest file wins. ``.claude/settings.json`` and ``.claude/settings.local.json`` are
+  the nearest file wins. Trusting the project (``trust_project=True``) covers only the files
+  from the project up to the repository root or, outside a repository, the project
+  directory itself: a server from a file further up needs trust by name.
+  ``.claude/settings.json`` and ``.claude/settings.local.json`` are
   read in the project directory and, when different, the repository root (the nearer wins).
 - **User files**: ``~/.claude.json`` and ``~/.claude/settings.json``; ``CLAUDE_CONFIG_DIR``
   replaces ``~/.claude`` and then holds ``.claude.json`` too (an explicit ``user_dir=``
   argument wins over both).
 - **Plugins**: ``<plugins_dir>/<plugin>/.mcp.json``, each read as scope ``dynamic``.
 - **Managed settings**: ``managed-settings.json`` beside ``managed-mcp.json``.
+
+Every file is read only when it is a regular file of at most 1 MiB (``~/.claude.json``: 64
+MiB), owned by the user or root, in a folder no one else can write to (see
+``_config_sources.read_json``); the project's own files are not followed through a symbolic
+link. A file refused is an issue, never a hang.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import ConfigError
 from . import _config_sources as src
+from ._entries import ConfigIssue, HubConfig
 from .policy import ServerPolicy, policy_from_settings, settings_rules
-
-if TYPE_CHECKING:
-    import os
-
-    from .config import ConfigIssue, HubConfig
 
 __all__ = ["Places", "apply_settings", "default_managed_settings_paths", "discover"]
 
@@ -44,6 +49,9 @@ class Places:
     project_settings: list[Path] = field(default_factory=list)
     local_settings: list[Path] = field(default_factory=list)
     plugins: list[Path] = field(default_factory=list)
+    above_root: list[Path] = field(default_factory=list)
+    """The ``mcp_json`` files found above ``root`` (outside a repository, in the parents of
+    the project): read, but trusting the project does not cover them."""
 
     @property
     def local_settings_file(self) -> Path:
@@ -85,20 +93,23 @@ def discover(
             break
         chain.append(folder)
     folders = [root, project] if root != project else [project]
+    above_root = [f / ".mcp.json" for f in project.parents if f in chain and f != root]
     places = Places(
         project=project,
         root=root,
         claude_json=claude_json,
         user_settings=settings_dir / "settings.json",
-        mcp_json=[f / ".mcp.json" for f in reversed(chain) if (f / ".mcp.json").is_file()],
+        # Anything there (a link, a FIFO...) is listed: reading it says why it is refused.
+        mcp_json=[f / ".mcp.json" for f in reversed(chain) if os.path.lexists(f / ".mcp.json")],
         project_settings=[f / ".claude" / "settings.json" for f in folders],
         local_settings=[f / ".claude" / "settings.local.json" for f in folders],
     )
+    places.above_root = [p for p in above_root if p in places.mcp_json]
     if plugins_dir is not None:
         base = Path(plugins_dir).expanduser()
         if base.is_dir():
             places.plugins = sorted(p / ".mcp.json" for p in base.iterdir() if p.is_dir())
-            places.plugins = [p for p in places.plugins if p.is_file()]
+            places.plugins = [p for p in places.plugins if os.path.lexists(p)]
     return places
 
 
@@ -121,10 +132,9 @@ def apply_settings(
     (``.claude/settings*.json``) count only for servers the user trusts (``trust_project``
     or their own approvals): a project could otherwise ship rules allowing its own tools.
     """
-    from .config import ConfigIssue
 
-    def read(path: Path) -> Any:
-        data, error = src.read_json(path)
+    def read(path: Path, in_project: bool = False) -> Any:
+        data, error = src.read_json(path, in_project=in_project)
         if error is not None:
             issue(ConfigIssue(str(path), None, error))
         return data
@@ -144,7 +154,7 @@ def apply_settings(
             documents.append((managed_settings, data, False))
     documents.append((places.user_settings, read(places.user_settings), False))
     for path in (*places.project_settings, *places.local_settings):
-        documents.append((path, read(path), True))
+        documents.append((path, read(path, in_project=True), True))
     everything, trusted, _ = approvals
     for path, data, inside in documents:
         allow, deny, problems = settings_rules(data, str(path))

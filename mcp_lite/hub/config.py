@@ -26,16 +26,24 @@ Sources, by scope (a later source of the same scope overrides an earlier one):
 
 Rules, in the order they are applied:
 
-1. Names must match ``^[a-zA-Z0-9_-]+$`` without ``__`` and without a leading or trailing
+1. A file is read only when it is a regular file of at most 1 MiB (``~/.claude.json``: 64
+   MiB) and, unless named in ``config_files``, owned by the user or root and lying in a
+   folder no other user can write to (group- or world-writable counts, except with the
+   sticky bit, where the file's owner decides). A project's own files are never followed
+   through a symbolic link. Anything else is an issue naming the file.
+2. Every key of an entry must be one the server type reads: a misspelt key (``"arg"``)
+   makes that entry invalid, its error naming the key with a "did you mean", exactly as
+   ``connect(dict)`` raises it.
+3. Names must match ``^[a-zA-Z0-9_-]+$`` without ``__`` and without a leading or trailing
    ``_`` (``mcp__<server>__<tool>`` must parse back unambiguously).
-2. Names of in-process servers are reserved: any other entry using one is refused.
-3. Precedence for one name: local > project > user > dynamic > remote. The winner is the
+4. Names of in-process servers are reserved: any other entry using one is refused.
+5. Precedence for one name: local > project > user > dynamic > remote. The winner is the
    highest-precedence entry even when it is invalid (so its error shows instead of a silent
    fallback); the others go to ``HubConfig.dropped`` with the reason.
-4. A dynamic or remote entry with the same content signature (``ServerEntry.signature()``)
+6. A dynamic or remote entry with the same content signature (``ServerEntry.signature()``)
    as a usable manual (enterprise/local/project/user) entry is dropped, and so is a remote
    entry duplicating a usable dynamic one.
-5. Every project-scope server needs trust (conservative: Claude Code asks approval for
+7. Every project-scope server needs trust (conservative: Claude Code asks approval for
    every ``.mcp.json`` server, remote ones included), and so does every server of a
    ``.claude/settings.local.json`` inside the project (scope ``local``, but a file the
    project could ship): nothing from the project folder starts a process or receives a
@@ -44,7 +52,9 @@ Rules, in the order they are applied:
    ``projects[...]`` or ``~/.claude/settings.json``: ``enableAllProjectMcpServers``,
    ``enabledMcpjsonServers``; ``disabledMcpjsonServers`` disables unless named in
    ``trust_project``). Approvals in files inside the project are not honoured: the project
-   could ship them itself.
+   could ship them itself. Trusting the whole project (``trust_project=True``,
+   ``enableAllProjectMcpServers``) stops at the project root (the repository root, or the
+   project directory outside a repository): a ``.mcp.json`` further up needs trust by name.
 """
 
 from __future__ import annotations
@@ -52,32 +62,38 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import Any
 
-from pydantic import (
-    AliasChoices,
-    BaseModel,
-    ConfigDict,
-    Field,
-    TypeAdapter,
-    ValidationError,
-    field_validator,
+from .._server_config import (
+    DEFAULT_IDE_AUTH_HEADER,
+    HttpServerConfig,
+    OAuthConfig,
+    ProxyServerConfig,
+    SdkServerConfig,
+    ServerConfig,
+    ServerTarget,
+    SseIdeServerConfig,
+    SseServerConfig,
+    StdioServerConfig,
+    WsIdeServerConfig,
+    WsServerConfig,
+    _Invalid,
+    _validate,
+    validate_target,
 )
-
-from .._secrets import REDACTED, header_problem, redact_url
 from ..errors import ConfigError
 from . import _config_sources as src
 from . import _discovery
-from .policy import ServerPolicy
-
-if TYPE_CHECKING:
-    from ..server import Server
+from ._entries import ConfigIssue, HubConfig, Scope, ServerEntry
 
 log = logging.getLogger("mcp_lite.hub")
 
+# The entry schema lives in ``mcp_lite._server_config`` and the records in ``_entries``
+# (below both this loader and ``_discovery``); they are re-exported here, where they are
+# documented.
 __all__ = [
+    "DEFAULT_IDE_AUTH_HEADER",
     "ConfigIssue",
     "HttpServerConfig",
     "HubConfig",
@@ -99,8 +115,6 @@ __all__ = [
     "validate_target",
 ]
 
-Scope = Literal["enterprise", "local", "project", "user", "dynamic", "remote"]
-
 _RANK: dict[str, int] = {
     "enterprise": 0,
     "local": 0,
@@ -110,352 +124,9 @@ _RANK: dict[str, int] = {
     "remote": 4,
 }
 _MANUAL = ("enterprise", "local", "project", "user")
-DEFAULT_IDE_AUTH_HEADER = "X-Claude-Code-Ide-Authorization"
-
-
-# --- models ---------------------------------------------------------------------------------
-
-
-class _Base(BaseModel):
-    """Fields every server type has; unknown fields are kept (forward compatible).
-
-    ``repr`` shows no secret: header, env and token values, arguments and unknown fields are
-    replaced by ``[redacted]``, and the URL loses its query values and password.
-    """
-
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    timeout: float | None = Field(default=None, gt=0)
-    """Seconds per request for this server (the Hub's default when ``None``)."""
-    disabled: bool = False
-
-    def __repr_args__(self) -> Any:
-        shown = ("type", "command", "timeout", "disabled", "ideName", "authHeader", "name")
-        for key, value in super().__repr_args__():
-            if key == "url" and isinstance(value, str):
-                yield key, redact_url(value)
-            elif key in shown or value in (None, [], {}):
-                yield key, value
-            else:
-                yield key, REDACTED
-
-
-class StdioServerConfig(_Base):
-    """A subprocess speaking NDJSON on stdin/stdout."""
-
-    type: Literal["stdio"] = "stdio"
-    command: str = Field(min_length=1)
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
-
-
-class OAuthConfig(BaseModel):
-    """Pre-registered OAuth client settings of an ``http``/``sse`` server."""
-
-    model_config = ConfigDict(extra="allow")
-
-    clientId: str | None = None
-    callbackPort: int | None = Field(default=None, ge=1, le=65535)
-    scopes: list[str] | str | None = None
-
-
-class _Remote(_Base):
-    _schemes: ClassVar[tuple[str, ...]] = ("http", "https")
-
-    url: str
-    headers: dict[str, str] = Field(default_factory=dict)
-    retry: bool | dict[str, Any] | None = None
-    """HTTP transient-error retries: ``false``, or ``mcp_lite.Retry``'s fields."""
-
-    @field_validator("retry")
-    @classmethod
-    def _check_retry(cls, retry: Any) -> Any:
-        from .._http.retry import as_retry
-
-        as_retry(retry)  # ConfigError (a ValueError) names the bad setting
-        return retry
-
-    @field_validator("url")
-    @classmethod
-    def _check_url(cls, url: str) -> str:
-        scheme = url.split("://", 1)[0].lower() if "://" in url else ""
-        if scheme not in cls._schemes:
-            wanted = " or ".join(f"{s}://" for s in cls._schemes)
-            raise ValueError(f"must be a {wanted} URL, got {redact_url(url)!r}")
-        return url
-
-    @field_validator("headers")
-    @classmethod
-    def _check_headers(cls, headers: dict[str, str]) -> dict[str, str]:
-        # CR/LF would split the request: refused here, naming the header (never the value).
-        for name, value in headers.items():
-            problem = header_problem(name, value)
-            if problem is not None:
-                raise ValueError(problem)
-        return headers
-
-
-class HttpServerConfig(_Remote):
-    """Streamable HTTP (falls back to legacy SSE)."""
-
-    type: Literal["http"] = "http"
-    oauth: OAuthConfig | None = None
-
-
-class SseServerConfig(_Remote):
-    """Legacy HTTP+SSE."""
-
-    type: Literal["sse"] = "sse"
-    oauth: OAuthConfig | None = None
-
-
-class WsServerConfig(_Remote):
-    """WebSocket, one JSON-RPC message per text frame."""
-
-    _schemes = ("ws", "wss")
-    type: Literal["ws"] = "ws"
-
-
-class SseIdeServerConfig(_Remote):
-    """An IDE's local SSE endpoint (no OAuth)."""
-
-    type: Literal["sse-ide"] = "sse-ide"
-    ideName: str | None = None
-
-
-class WsIdeServerConfig(_Remote):
-    """An IDE's local WebSocket; ``authToken`` is sent in the ``authHeader`` header."""
-
-    _schemes = ("ws", "wss")
-    type: Literal["ws-ide"] = "ws-ide"
-    ideName: str | None = None
-    authToken: str | None = Field(default=None, repr=False)
-    authHeader: str = Field(
-        default=DEFAULT_IDE_AUTH_HEADER,
-        validation_alias=AliasChoices("authHeader", "authHeaderName"),
-    )
-
-    @field_validator("authToken")
-    @classmethod
-    def _check_token(cls, token: str | None) -> str | None:
-        if token is not None and header_problem("authToken", token) is not None:
-            raise ValueError("has a line break or NUL in it (refused)")
-        return token
-
-
-class ProxyServerConfig(_Remote):
-    """Streamable HTTP through a proxy with a bearer-token provider (Python only: a
-    callable, a token string or an object with ``token()``/``refresh()``)."""
-
-    type: Literal["proxy"] = "proxy"
-    token_provider: Any = Field(
-        default=None, validation_alias=AliasChoices("token_provider", "tokenProvider", "auth")
-    )
-
-
-class SdkServerConfig(_Base):
-    """An in-process ``mcp_lite.Server`` (only from ``dynamic=``: files cannot hold one)."""
-
-    type: Literal["sdk"] = "sdk"
-    name: str | None = None
-    server: Any
-
-    @field_validator("server")
-    @classmethod
-    def _check_server(cls, server: Any) -> Any:
-        from ..server import Server
-
-        if not isinstance(server, Server):
-            raise ValueError(
-                "an 'sdk' server is a mcp_lite.Server registered in code "
-                "(load_config(dynamic={name: server}))"
-            )
-        return server
-
-
-ServerConfig = Annotated[
-    StdioServerConfig
-    | HttpServerConfig
-    | SseServerConfig
-    | WsServerConfig
-    | SseIdeServerConfig
-    | WsIdeServerConfig
-    | ProxyServerConfig
-    | SdkServerConfig,
-    Field(discriminator="type"),
-]
-_ADAPTER: TypeAdapter[Any] = TypeAdapter(ServerConfig)
-_TYPES = ("stdio", "http", "sse", "ws", "sse-ide", "ws-ide", "proxy", "sdk")
-
-
-class ServerTarget(dict[str, Any]):
-    """A ``connect()`` target from ``ServerEntry.target()`` or ``validate_target``: already
-    validated, its ``${VAR}`` already expanded, so ``connect`` takes it as is (expanding
-    twice would expand what a variable's value happens to contain)."""
-
-
-def _target_of(config: ServerConfig) -> ServerTarget | Server:
-    if isinstance(config, SdkServerConfig):
-        server: Server = config.server
-        return server
-    if isinstance(config, StdioServerConfig):
-        return ServerTarget(
-            command=config.command, args=list(config.args), env=dict(config.env), cwd=config.cwd
-        )
-    out = config.model_dump(exclude={"timeout", "disabled"}, exclude_none=True)
-    if isinstance(config, WsIdeServerConfig):
-        out["authHeaderName"] = out.pop("authHeader")
-    return ServerTarget(out)
-
-
-# --- results --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ConfigIssue:
-    """A problem with a source or one of its entries; the rest of the config still loads.
-
-    ``server`` is ``None`` when the whole source is affected (unreadable file, not JSON,
-    remote failure).
-    """
-
-    source: str
-    server: str | None
-    message: str
-
-    def __str__(self) -> str:
-        where = self.source if self.server is None else f"{self.source}: server {self.server!r}"
-        return f"{where}: {self.message}"
-
-
-@dataclass
-class ServerEntry:
-    """One configured server. ``config`` is ``None`` exactly when ``error`` is set.
-
-    ``usable`` entries (valid, not disabled) may be connected with
-    ``mcp_lite.connect(entry.target())``.
-    """
-
-    name: str
-    scope: Scope
-    config: ServerConfig | None
-    source: str
-    disabled_reason: str | None = None
-    error: str | None = None
-
-    @property
-    def usable(self) -> bool:
-        """Valid and not disabled: the Hub may connect it."""
-        return self.config is not None and self.error is None and self.disabled_reason is None
-
-    def target(self) -> ServerTarget | Server:
-        """What to pass to ``mcp_lite.connect()``.
-
-        stdio: ``{"command", "args", "env", "cwd"}``; remote: ``{"type", "url", "headers",
-        ...}`` with the type's fields and any unknown fields kept (``ws-ide`` gives its
-        header name as ``authHeaderName``, the key the transport reads); sdk: the
-        ``mcp_lite.Server`` itself. ``timeout`` and ``disabled`` are Hub settings and are
-        left out.
-
-        Raises:
-            ConfigError: the entry has no valid config (see ``error``).
-        """
-        config = self.config
-        if config is None:
-            raise ConfigError(f"server {self.name!r} has no valid config: {self.error}")
-        return _target_of(config)
-
-    def signature(self) -> str | None:
-        """The content signature used to find duplicates across scopes.
-
-        ``"stdio:" + json([command, *args])`` for stdio, ``"url:" + normalized url`` for
-        remote types, ``None`` for in-process servers and invalid entries.
-        """
-        import json
-
-        config = self.config
-        if config is None or isinstance(config, SdkServerConfig):
-            return None
-        if isinstance(config, StdioServerConfig):
-            return "stdio:" + json.dumps([config.command, *config.args])
-        return "url:" + src.normalize_url(config.url)
-
-
-@dataclass
-class HubConfig:
-    """The merged configuration.
-
-    Attributes:
-        servers: the winning entry per name, ordered by name (including invalid,
-            untrusted and disabled entries: check ``ServerEntry.usable``).
-        issues: bad sources and bad entries.
-        exclusive: ``managed-mcp.json`` exists and is the only source.
-        dropped: entries that lost (overridden, duplicate signature, reserved name, excluded
-            by the enterprise file), each with ``disabled_reason`` saying why.
-        sources: every file or source that was read, in order.
-        policies: the managed server policy (``allowedMcpServers`` / ``deniedMcpServers``).
-        allow_rules, deny_rules: ``permissions`` rules (``mcp__...``) of the settings files.
-        local_settings: where an "always allow" answer is saved.
-    """
-
-    servers: dict[str, ServerEntry] = field(default_factory=dict)
-    issues: list[ConfigIssue] = field(default_factory=list)
-    exclusive: bool = False
-    dropped: list[ServerEntry] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
-    policies: list[ServerPolicy] = field(default_factory=list)
-    allow_rules: list[str] = field(default_factory=list)
-    deny_rules: list[str] = field(default_factory=list)
-    local_settings: Path | None = None
 
 
 # --- parsing --------------------------------------------------------------------------------
-
-
-def _format_errors(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        loc = list(err["loc"])
-        if loc and loc[0] in _TYPES:  # the discriminated union's tag
-            loc = loc[1:]
-        where = ".".join(str(p) for p in loc) or "type"
-        message = str(err["msg"]).removeprefix("Value error, ")
-        parts.append(f"{where}: {message}")
-    return "; ".join(parts)
-
-
-class _Invalid(Exception):
-    """One entry's validation failure; ``prefix``: say which server and source."""
-
-    def __init__(self, message: str, *, prefix: bool = True) -> None:
-        super().__init__(message)
-        self.message, self.prefix = message, prefix
-
-
-def _validate(raw: Any, environ: Mapping[str, str]) -> tuple[ServerConfig, list[str]]:
-    """THE validator of a server entry (Hub files and ``connect(dict)`` alike): ``type``
-    inferred, ``${VAR}`` expanded once, pydantic validation. Returns the config and the keys
-    that no transport reads (typos, or fields of a newer Claude Code).
-
-    Raises:
-        _Invalid: why the entry cannot be used.
-    """
-    if not isinstance(raw, Mapping):
-        raise _Invalid(f"expected an object, got {type(raw).__name__}")
-    typed = src.with_type(raw)
-    if isinstance(typed, str):
-        raise _Invalid(typed)
-    expanded, missing = src.expand_server(typed, environ)
-    if missing:
-        plural = "s" if len(missing) > 1 else ""
-        raise _Invalid(f"missing environment variable{plural} {', '.join(missing)}", prefix=False)
-    try:
-        config: ServerConfig = _ADAPTER.validate_python(expanded)
-    except ValidationError as exc:
-        raise _Invalid(_format_errors(exc)) from None
-    known = src.known_keys(config.type, type(config))
-    return config, [str(k) for k in expanded if str(k) not in known]
 
 
 def _parse_one(
@@ -466,7 +137,7 @@ def _parse_one(
     try:
         if problem is not None:
             raise _Invalid(problem, prefix=False)
-        config, unknown = _validate(raw, environ)
+        config = _validate(raw, environ)
     except _Invalid as exc:
         entry.error = (
             f"invalid config for server {name!r} in {source}: {exc.message}"
@@ -474,40 +145,10 @@ def _parse_one(
             else exc.message
         )
         return entry, ConfigIssue(source, name, exc.message)
-    for key in unknown:
-        hint = src.did_you_mean(key, src.known_keys(config.type, type(config)))
-        if hint:  # kept (forward compatible), but a likely typo is worth a line
-            log.warning("server %r in %s: unknown key %r%s", name, source, key, hint)
     entry.config = config
     if config.disabled:
         entry.disabled_reason = 'disabled in its config ("disabled": true)'
     return entry, None
-
-
-def validate_target(
-    raw: Mapping[str, Any], *, environ: Mapping[str, str] | None = None
-) -> ServerTarget | Server:
-    """A config dict given to ``mcp_lite.connect``, checked by the Hub's validator and with
-    ``${VAR}``/``${VAR:-default}`` expanded from ``environ`` (default ``os.environ``).
-
-    Stricter than a config file: a key no transport reads is an error (a typo would
-    otherwise end in a timeout), with a suggestion when one is close.
-
-    Raises:
-        ConfigError: the dict is not a valid server config; the message names the key.
-    """
-    try:
-        config, unknown = _validate(raw, os.environ if environ is None else environ)
-    except _Invalid as exc:
-        raise ConfigError(f"invalid server config: {exc.message}") from None
-    if unknown:
-        known = src.known_keys(config.type, type(config))
-        key = unknown[0]
-        raise ConfigError(
-            f"invalid server config: unknown key {key!r} for a {config.type!r} server"
-            f"{src.did_you_mean(key, known)}; known keys: {', '.join(sorted(known))}"
-        )
-    return _target_of(config)
 
 
 def _parse_mapping(
@@ -565,8 +206,10 @@ class _Loader:
         self.result = HubConfig()
         self.candidates: list[ServerEntry] = []
 
-    def read(self, path: Path) -> Any:
-        data, error = src.read_json(path)
+    def read(self, path: Path, **how: Any) -> Any:
+        """The document of one file (``how``: ``read_json``'s options), or ``None`` with
+        the reason recorded as an issue."""
+        data, error = src.read_json(path, **how)
         if error is not None:
             self.result.issues.append(ConfigIssue(str(path), None, error))
         elif data is not None:
@@ -591,8 +234,8 @@ class _Loader:
         self.candidates.extend(entries.values())
         self.result.issues.extend(issues)
 
-    def add_file(self, path: Path, scope: Scope, *, section_only: bool) -> None:
-        self.add(self.read(path), scope, str(path), section_only=section_only)
+    def add_file(self, path: Path, scope: Scope, *, section_only: bool, **how: Any) -> None:
+        self.add(self.read(path, **how), scope, str(path), section_only=section_only)
 
 
 def _dynamic_document(dynamic: Mapping[str, Any]) -> dict[str, Any]:
@@ -640,11 +283,14 @@ def _apply_trust(
     approvals: tuple[bool, set[str], set[str]],
     inside: frozenset[str] = frozenset(),
     hint: str = PYTHON_TRUST_HINT,
+    above: frozenset[str] = frozenset(),
 ) -> None:
     """Disable project servers that are not trusted (the reason ends with ``hint``, its
     ``{name}`` filled in). ``inside``: other sources that live in
     the project folder (``.claude/settings.local.json``): the project could ship them, so
-    their servers need the same trust as ``.mcp.json`` ones, though their scope is local."""
+    their servers need the same trust as ``.mcp.json`` ones, though their scope is local.
+    ``above``: ``.mcp.json`` files above the project root; trusting the whole project does
+    not reach them, only trust by name does."""
     everything, enabled, rejected = approvals
     for entry in servers.values():
         from_project = entry.scope == "project" or entry.source in inside
@@ -653,6 +299,11 @@ def _apply_trust(
         if entry.name in rejected:
             entry.disabled_reason = (
                 "project server rejected in your Claude Code settings (disabledMcpjsonServers)"
+            )
+        elif entry.source in above and entry.name not in enabled:
+            entry.disabled_reason = (
+                f"project server not trusted: {entry.source} lies above the project root, "
+                "which trusting the project does not cover; trust it by name to run it"
             )
         elif not everything and entry.name not in enabled:
             entry.disabled_reason = "project server not trusted: " + hint.format(
@@ -712,7 +363,9 @@ def load_config(
     dynamic_entries, loader.candidates = loader.candidates, []
 
     managed = [Path(managed_path)] if managed_path is not None else src.default_managed_paths()
-    managed_file = next((p for p in managed if p.is_file()), None)
+    # Present in any form (a broken or refused file included): the enterprise file is in
+    # force, and when it cannot be read nothing but in-process servers runs (fail closed).
+    managed_file = next((p for p in managed if os.path.lexists(p)), None)
     user_files: list[Any] = []
     if managed_file is not None:
         result.exclusive = True
@@ -726,7 +379,7 @@ def load_config(
                 )
         dynamic_entries = [e for e in dynamic_entries if isinstance(e.config, SdkServerConfig)]
     else:
-        claude_json = loader.read(places.claude_json)
+        claude_json = loader.read(places.claude_json, max_bytes=src.MAX_CLAUDE_JSON_BYTES)
         user_settings = loader.read(places.user_settings)
         claude_source = str(places.claude_json)
         loader.add(user_settings, "user", str(places.user_settings), section_only=True)
@@ -737,15 +390,15 @@ def load_config(
             key, project_entry = places.root, src.project_section(claude_json, places.root)
         loader.add(project_entry, "local", f"{claude_source} projects[{key}]", section_only=True)
         for local in places.local_settings:
-            loader.add_file(local, "local", section_only=True)
+            loader.add_file(local, "local", section_only=True, in_project=True)
         for path in config_files:
             path = Path(path)
-            data = loader.read(path)
-            if data is None and not path.is_file():
+            data = loader.read(path, explicit=True)
+            if data is None and not path.exists():  # a dangling link too
                 result.issues.append(ConfigIssue(str(path), None, "file not found"))
             loader.add(data, "local", str(path), section_only=False)
         for mcp_json in places.mcp_json:  # farthest first: the nearest wins
-            loader.add_file(mcp_json, "project", section_only=False)
+            loader.add_file(mcp_json, "project", section_only=False, in_project=True)
         user_files = [project_entry, user_settings]
         if remote is not None:
             source = src.describe_remote(remote)
@@ -758,13 +411,17 @@ def load_config(
 
     approvals = src.project_approvals(user_files, trust_project)
     inside = frozenset(str(p) for p in places.local_settings)
-    _merge(result, loader.candidates, dynamic_entries, approvals, inside, trust_hint)
+    above = frozenset(str(p) for p in places.above_root)
+    _merge(result, loader.candidates, dynamic_entries, approvals, inside, trust_hint, above)
     managed_settings = (
         Path(managed_settings_path)
         if managed_settings_path is not None
-        else next((p for p in _discovery.default_managed_settings_paths() if p.is_file()), None)
+        else next(
+            (p for p in _discovery.default_managed_settings_paths() if os.path.lexists(p)), None
+        )
     )
     _discovery.apply_settings(result, places, managed_settings, approvals, result.issues.append)
+    result.issues = list(dict.fromkeys(result.issues))  # a file read twice is one issue
     return result
 
 
@@ -775,6 +432,7 @@ def _merge(
     approvals: tuple[bool, set[str], set[str]],
     inside: frozenset[str] = frozenset(),
     hint: str = PYTHON_TRUST_HINT,
+    above: frozenset[str] = frozenset(),
 ) -> None:
     reserved = {e.name: e for e in dynamic_entries if isinstance(e.config, SdkServerConfig)}
     kept: list[ServerEntry] = []
@@ -791,7 +449,7 @@ def _merge(
         _drop(result, entry, message)
 
     manual = _resolve(result, [e for e in kept if e.scope in _MANUAL])
-    _apply_trust(manual, approvals, inside, hint)
+    _apply_trust(manual, approvals, inside, hint, above)
     seen = {sig: e for e in manual.values() if e.usable and (sig := e.signature())}
     survivors = list(manual.values())
     for group in (dynamic_entries, [e for e in kept if e.scope == "remote"]):
@@ -826,7 +484,7 @@ def import_claude_desktop(path: str | Path | None = None) -> dict[str, Any]:
         ConfigError: the file does not exist, is not JSON, or has no ``mcpServers`` object.
     """
     file = Path(path) if path is not None else src.claude_desktop_path()
-    data, error = src.read_json(file)
+    data, error = src.read_json(file, explicit=path is not None)
     if error is not None:
         raise ConfigError(f"{file}: {error}")
     if data is None:

@@ -28,9 +28,12 @@ and never starts.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import secrets
+import stat
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -204,17 +207,144 @@ def settings_rules(data: Any, source: str) -> tuple[list[str], list[str], list[s
 
 
 def add_allow_rule(path: Path, rule: str) -> None:
-    """Add ``rule`` to ``permissions.allow`` of the settings file ``path`` (created 0600 if
-    missing; other keys kept; written atomically). A file that is not a JSON object is left
-    alone.
+    """Add ``rule`` to ``permissions.allow`` of the settings file ``path``
+    (``<project>/.claude/settings.local.json``; created 0600 if missing; other keys kept;
+    written atomically). A file that is not a JSON object is left alone.
+
+    The write never follows a symbolic link: when the ``.claude`` folder or the file is a
+    link (it could point out of the project, copying outside content into the repository
+    or writing a file elsewhere), nothing is written. The folder is opened once without
+    following links and every step works inside that open folder, so a link swapped in
+    meanwhile changes nothing.
 
     Raises:
-        ConfigError: the file exists but cannot be read as a JSON object, or cannot be written.
+        ConfigError: the file or folder is a link or not a regular file, or the file cannot
+            be read as a JSON object, or cannot be written (the caller keeps the rule in
+            memory).
     """
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8-sig")) if path.exists() else {}
-    except (OSError, ValueError) as exc:
+        if os.open not in os.supports_dir_fd:  # Windows: no folder handles; check the links
+            if path.parent.is_symlink() or path.is_symlink():
+                raise _Refused(path)
+            _update(path, rule)
+            return
+        folder = _open_folder(path)
+        try:
+            _update_at(folder, path, rule)
+        finally:
+            os.close(folder)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise _Refused(path) from None
+        raise ConfigError(f"cannot update {path}: {exc.strerror or exc}") from None
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_MAX_SETTINGS_BYTES = 1024 * 1024
+
+
+class _Refused(ConfigError):
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"cannot update {path}: it or its folder is a symbolic link or not a regular "
+            "file, and the rule is not written through it (it could lead out of the project)"
+        )
+
+
+def _open_folder(path: Path) -> int:
+    """A handle on ``path``'s folder (created 0700 if missing), refusing a link there."""
+    base = os.open(path.parent.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
+    try:
+        try:
+            os.mkdir(path.parent.name, 0o700, dir_fd=base)
+        except FileExistsError:
+            pass
+        flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
+        return os.open(path.parent.name, flags, dir_fd=base)
+    finally:
+        os.close(base)
+
+
+def _update_at(folder: int, path: Path, rule: str) -> None:
+    name = path.name
+    try:
+        fd = os.open(name, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK | _CLOEXEC, dir_fd=folder)
+    except FileNotFoundError:
+        data: Any = {}
+        mode = 0o600
+    else:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise _Refused(path)
+            if info.st_size > _MAX_SETTINGS_BYTES:
+                raise ConfigError(f"cannot update {path}: larger than {_MAX_SETTINGS_BYTES} bytes")
+            data = _document(path, _read_all(fd, _MAX_SETTINGS_BYTES + 1))
+            mode = stat.S_IMODE(info.st_mode)
+        finally:
+            os.close(fd)
+    text = _with_rule(path, data, rule)
+    if text is None:
+        return
+    tmp = f".settings-{secrets.token_hex(8)}.tmp"
+    out = os.open(
+        tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=folder
+    )
+    try:
+        try:
+            data_out = memoryview(text.encode("utf-8"))
+            while data_out:
+                data_out = data_out[os.write(out, data_out) :]
+            os.fchmod(out, mode)
+        finally:
+            os.close(out)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=folder)
+        except OSError:
+            pass
+        raise
+
+
+def _update(path: Path, rule: str) -> None:
+    """``add_allow_rule`` by path, where the system has no folder handles."""
+    data = _document(path, path.read_bytes()) if path.exists() else {}
+    text = _with_rule(path, data, rule)
+    if text is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    fd, tmp = tempfile.mkstemp(prefix=".settings-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read_all(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    while limit > 0 and (chunk := os.read(fd, min(limit, 65536))):
+        chunks.append(chunk)
+        limit -= len(chunk)
+    return b"".join(chunks)
+
+
+def _document(path: Path, raw: bytes) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8-sig"))
+    except ValueError as exc:
         raise ConfigError(f"cannot update {path}: {exc}") from None
+
+
+def _with_rule(path: Path, data: Any, rule: str) -> str | None:
+    """The new text of the settings document with ``rule`` allowed, or None when it
+    already is."""
     if not isinstance(data, dict):
         raise ConfigError(f"cannot update {path}: not a JSON object")
     perms = data.setdefault("permissions", {})
@@ -224,20 +354,6 @@ def add_allow_rule(path: Path, rule: str) -> None:
     if not isinstance(allow, list):
         raise ConfigError(f"cannot update {path}: 'permissions.allow' is not a list")
     if rule in allow:
-        return
+        return None
     allow.append(rule)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-        fd, tmp = tempfile.mkstemp(prefix=".settings-", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=2)
-                f.write("\n")
-            os.chmod(tmp, mode)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        raise ConfigError(f"cannot update {path}: {exc}") from None
+    return json.dumps(data, indent=2) + "\n"

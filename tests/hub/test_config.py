@@ -478,7 +478,7 @@ def test_types_are_inferred_and_aliases_accepted() -> None:
             "b": {"url": "wss://x.example/ws"},
             "c": {"type": "streamable-http", "url": "https://x.example/mcp"},
             "d": {"type": "claudeai-proxy", "url": "https://proxy.example/x", "id": "srv_1"},
-            "e": {"command": "x", "unknown": {"kept": True}},
+            "e": {"command": "x", "alwaysLoad": True},
         },
         "user",
         "x",
@@ -491,7 +491,7 @@ def test_types_are_inferred_and_aliases_accepted() -> None:
         "proxy",
         "stdio",
     ]
-    assert entries["e"].config.model_extra == {"unknown": {"kept": True}}  # type: ignore[union-attr]
+    assert entries["e"].config.model_extra == {"alwaysLoad": True}  # type: ignore[union-attr]
 
 
 def test_disabled_in_config(hub_paths: HubPaths) -> None:
@@ -830,3 +830,27 @@ def test_url_signature_keeps_port_path_and_query() -> None:
         "http://example.com/mcp",
     ):
         assert entry_for({"type": "http", "url": other}).signature() != base
+
+
+def test_the_entry_schema_sits_below_the_client_and_the_hub_loader() -> None:
+    # connect(dict) and the Hub share one validator in mcp_lite._server_config: the client
+    # imports nothing from hub/, and hub/_discovery (where files are) not the loader.
+    import ast
+
+    root = Path(mcp_lite.__file__).parent
+
+    def imported(path: Path) -> set[str]:
+        return {
+            "." * node.level + (node.module or "")
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.ImportFrom)
+        }
+
+    assert not {m for m in imported(root / "client.py") if m.startswith(".hub")}
+    assert ".config" not in imported(root / "hub" / "_discovery.py")
+    assert not {m for m in imported(root / "_server_config.py") if "hub" in m}
+    from mcp_lite import _server_config
+    from mcp_lite.hub import config
+
+    assert config.validate_target is _server_config.validate_target
+    assert config.StdioServerConfig is _server_config.StdioServerConfig

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mcp_lite import _server_config
 from mcp_lite.errors import ConfigError
 from mcp_lite.hub import _config_sources as src
 from mcp_lite.hub.config import import_claude_desktop, parse_servers
@@ -134,18 +135,18 @@ def test_project_section_matches_resolved_paths(tmp_path: Path) -> None:
 )
 def test_expand_vars(text: str, expected: str, missing: list[str]) -> None:
     found: list[str] = []
-    assert src.expand_vars(text, {"A": "1", "EMPTY": ""}, found) == expected
+    assert _server_config.expand_vars(text, {"A": "1", "EMPTY": ""}, found) == expected
     assert found == missing
 
 
 @given(st.text().filter(lambda s: "${" not in s))
 def test_text_without_references_is_unchanged(text: str) -> None:
     found: list[str] = []
-    assert src.expand_vars(text, {"A": "1"}, found) == text and found == []
+    assert _server_config.expand_vars(text, {"A": "1"}, found) == text and found == []
 
 
 @given(st.text(alphabet=st.characters(blacklist_characters="}:"), min_size=1))
 def test_substituted_values_are_never_rescanned(value: str) -> None:
     found: list[str] = []
     environ = {"V": "${V}" + value, "W": "x"}
-    assert src.expand_vars("${V}", environ, found) == "${V}" + value and found == []
+    assert _server_config.expand_vars("${V}", environ, found) == "${V}" + value and found == []

@@ -68,7 +68,9 @@ def test_outside_a_repository_the_walk_goes_to_the_filesystem_root(
     deeper = hub_paths.project / "x" / "y"
     deeper.mkdir(parents=True)
     hub_paths.write(hub_paths.project / ".mcp.json", {"mcpServers": {"top": _demo()}})
-    assert "top" in _load(hub_paths, deeper).servers
+    top = _load(hub_paths, deeper).servers["top"]  # found, but above the project (deeper)
+    assert "above the project root" in (top.disabled_reason or "")
+    assert _load(hub_paths, deeper, trust_project=["top"]).servers["top"].usable
 
 
 def test_project_servers_found_upwards_still_need_trust(hub_paths: HubPaths, repo: Path) -> None:
