@@ -31,6 +31,7 @@ from ..errors import (
     ConnectionClosed,
     McpError,
     PermissionDenied,
+    RpcError,
     SessionExpired,
     UrlElicitationRequired,
 )
@@ -47,7 +48,7 @@ from ._connections import (
 )
 from ._llm_names import llm_names
 from ._submit import Submitter
-from .permissions import PermissionHandler, Permissions, parse_rule
+from .permissions import PermissionHandler, Permissions, parse_rule, rules_match
 from .policy import ServerPolicy, add_allow_rule
 from .results import ResultProcessor, ToolEvent
 from .search import rank_tools
@@ -57,10 +58,12 @@ from .tools import (
     McpResource,
     McpTool,
     ToolFormat,
+    check_format,
     to_mcp_prompt,
     to_mcp_resource,
     to_mcp_tool,
 )
+from .tools import tool_definitions as pool_definitions
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -379,7 +382,7 @@ class Hub:
             ValueError: an unknown ``format``.
             ConfigError: a malformed ``always_load`` rule.
         """
-        return own.definitions(self, format, deferred, always_load)
+        return self._definitions(format, deferred, always_load)
 
     def search_tools(self, query: str, limit: int = 10) -> list[McpTool]:
         """The tools matching ``query``, best first (name, title, description and the
@@ -524,10 +527,6 @@ class Hub:
             key=lambda t: (normalize_name(t.tool_name) != t.tool_name, t.tool_name),
         )
         return server, same[0] if same else self._find(items, name, server, "tools")
-
-    def _call_own(self, name: str, args: dict[str, Any]) -> CallToolResult:
-        """Run one of the Hub's own tools (resource listing and reading, tool search)."""
-        return own.call(self, name, args)
 
     def _call(
         self,
@@ -676,6 +675,78 @@ class Hub:
                 return item
         self._conns.client(server)  # raises the connection's problem, if that is the cause
         raise ConfigError(f"MCP server {server!r} has no {kind[:-1]} named {name!r}")
+
+    # --- the Hub's own tools (built by _agent_tools, run here) ---------------------------------
+
+    def _call_own(self, name: str, args: dict[str, Any]) -> CallToolResult:
+        """Run one of the Hub's own tools (resource listing and reading, tool search). A bad
+        argument from the model is an ``isError`` result the model can read (as a server
+        would answer), never an exception."""
+        server = args.get("server")
+        known = self.status()
+        if server is not None and (not isinstance(server, str) or server not in known):
+            return own.refusal(f"no MCP server named {server!r}; known: {', '.join(known)}")
+        if name == own.LIST_RESOURCES:
+            resources = self._visible_resources()
+            return own.resource_list_result([r for r in resources if server in (None, r.server)])
+        if name == own.READ_RESOURCE:
+            uri = args.get("uri")
+            if not isinstance(server, str) or not isinstance(uri, str):
+                return own.refusal(f"{own.READ_RESOURCE} needs 'server' and 'uri' strings")
+            if self._permissions.server_denied(server):
+                return own.refusal(f"MCP server {server!r} is denied by a deny rule")
+            try:
+                read = self.read_resource(uri, server=server)
+            except RpcError as exc:
+                return own.refusal(f"could not read {uri!r} from {server!r}: {exc}")
+            return self._results.process(server, name, own.resource_read_result(read))
+        query, limit = args.get("query"), args.get("max_results", own.DEFAULT_SEARCH_RESULTS)
+        if not isinstance(query, str) or not query.strip():
+            return own.refusal(f"{own.TOOL_SEARCH} needs a non-empty 'query' string")
+        if not isinstance(limit, int) or isinstance(limit, bool):
+            return own.refusal("'max_results' must be an integer")
+        tools = self._offered()
+        names = dict(zip((t.name for t in tools), self._llm_names(tools), strict=True))
+        found = rank_tools(tools, query, max(1, min(limit, own.MAX_SEARCH_RESULTS)), aliases=names)
+        fmt = self._search_format
+        return own.search_result(
+            [t.definition(fmt, name=names[t.name]) for t in found], [names[t.name] for t in found]
+        )
+
+    def _definitions(
+        self, format: ToolFormat, deferred: bool, always_load: Iterable[str]
+    ) -> list[dict[str, Any]]:
+        """``tool_definitions`` (see there)."""
+        check_format(format)
+        extra = [parse_rule(r) for r in always_load]
+        tools = self._offered()
+        names = self._llm_names(tools)
+        if not deferred:
+            out = pool_definitions(tools, format, names)
+        else:
+            keep = [i for i, t in enumerate(tools) if self._always_loaded(t, extra)]
+            out = [tools[i].definition(format, name=names[i]) for i in keep]
+            self._search_format = format
+            if len(keep) < len(tools):
+                out.append(own.search_tool_definition(format, len(tools) - len(keep)))
+        if self._visible_resources():
+            out.extend(own.resource_tool_definitions(format))
+        return out
+
+    def _always_loaded(self, tool: McpTool, extra: list[tuple[str, str | None]]) -> bool:
+        """By the server (``_meta["anthropic/alwaysLoad"]``), by the Hub's or this call's
+        rules, or by the server's config entry (``"alwaysLoad": true`` or a list of tool
+        names)."""
+        if tool.always_load:
+            return True
+        if rules_match(self._always_load, tool.server, tool.tool_name):
+            return True
+        if rules_match(extra, tool.server, tool.tool_name):
+            return True
+        configured = self._config_always_load.get(tool.server)
+        return configured is True or (
+            isinstance(configured, frozenset) and tool.tool_name in configured
+        )
 
     # --- lifecycle -------------------------------------------------------------------------------
 
