@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.types import CallToolResult
-from .tools import ToolFormat, shape_definition
+from .tools import McpTool, ToolFormat, shape_definition
 
 if TYPE_CHECKING:
     from ..protocol.types import ReadResourceResult
@@ -29,6 +29,7 @@ __all__ = [
     "TOOL_SEARCH",
     "refusal",
     "resource_list_result",
+    "resource_permission",
     "resource_read_result",
     "resource_tool_definitions",
     "search_result",
@@ -79,6 +80,22 @@ def resource_tool_definitions(format: ToolFormat) -> list[dict[str, Any]]:
     ]
 
 
+def resource_permission(name: str, server: str) -> McpTool:
+    """What the permission layer is shown when the own tool ``name`` reaches ``server``: an
+    ``McpTool`` named with the bare own-tool name (no server's tool is named without the
+    ``mcp__`` prefix, so none can pose as it), whose ``server`` is the server reached."""
+    return McpTool(
+        name=name,
+        server=server,
+        tool_name=name,
+        description=f"{name} on MCP server {server!r}",
+        input_schema={"type": "object"},
+        display_name=name,
+        read_only=True,
+        concurrency_safe=True,
+    )
+
+
 def search_tool_definition(format: ToolFormat, deferred: int) -> dict[str, Any]:
     """The search tool, saying how many tools it can find."""
     schema = {
@@ -124,8 +141,11 @@ def search_result(definitions: Sequence[dict[str, Any]], names: Sequence[str]) -
     )
 
 
-def resource_list_result(resources: Sequence[McpResource]) -> CallToolResult:
-    """The resources as a JSON array (text for the model, structured for the host)."""
+def resource_list_result(
+    resources: Sequence[McpResource], refused: Sequence[str] = ()
+) -> CallToolResult:
+    """The resources as a JSON array (text for the model, structured for the host); the
+    servers whose listing the permissions ``refused`` are named in a note."""
     items = [
         {
             k: v
@@ -141,8 +161,12 @@ def resource_list_result(resources: Sequence[McpResource]) -> CallToolResult:
         for r in resources
     ]
     text = json.dumps(items, ensure_ascii=False) if items else "No resources found."
+    content = [{"type": "text", "text": text}]
+    if refused:
+        names = ", ".join(repr(s) for s in refused)
+        content.append({"type": "text", "text": f"[not listed, permission refused: {names}]"})
     return CallToolResult.model_validate(
-        {"content": [{"type": "text", "text": text}], "structuredContent": {"resources": items}}
+        {"content": content, "structuredContent": {"resources": items}}
     )
 
 

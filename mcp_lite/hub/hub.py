@@ -105,6 +105,13 @@ class Hub:
             decides (tools of in-process servers are always allowed); answering
             ``"always"`` allows the tool from then on and, for a Hub made by
             ``from_config``, saves ``permissions.allow`` in ``.claude/settings.local.json``.
+            The Hub's own tools that reach a server (listing and reading resources) ask it
+            too: ``tool.name`` is then the bare own-tool name (``"ReadMcpResourceTool"``,
+            ``"ListMcpResourcesTool"``; a server's tool is always ``mcp__...``),
+            ``tool.server`` the server reached and ``arguments`` ``{"server", "uri"}``
+            (``uri`` only for a read); of the rules, only those naming a whole server apply.
+            A refusal raises ``PermissionDenied`` from ``call_tool`` as for MCP tools; a
+            listing of every server leaves out (and names) the servers refused.
             The rules of every settings file (``permissions.allow``/``deny``) are merged
             with ``allow`` and ``deny``.
         default_permission: ``"allow"`` or ``"deny"``: the decision without a handler.
@@ -250,6 +257,7 @@ class Hub:
             old.handler,
             old.default,
             on_always=self._always_allow,
+            own_granted=old.own_granted,
         )
         self._local_settings = getattr(config, "local_settings", None)
         return _setup.police(specs, [self._policy])
@@ -687,14 +695,23 @@ class Hub:
         if server is not None and (not isinstance(server, str) or server not in known):
             return own.refusal(f"no MCP server named {server!r}; known: {', '.join(known)}")
         if name == own.LIST_RESOURCES:
+            if server is not None:  # asked before the server is reached
+                self._check_own(name, server, {"server": server})
+                return own.resource_list_result(self._server_list("resources", server))
             resources = self._visible_resources()
-            return own.resource_list_result([r for r in resources if server in (None, r.server)])
+            refused: list[str] = []
+            for owner in sorted({r.server for r in resources}):
+                try:
+                    self._check_own(name, owner, {"server": owner})
+                except PermissionDenied:
+                    refused.append(owner)
+            allowed = [r for r in resources if r.server not in refused]
+            return own.resource_list_result(allowed, refused)
         if name == own.READ_RESOURCE:
             uri = args.get("uri")
             if not isinstance(server, str) or not isinstance(uri, str):
                 return own.refusal(f"{own.READ_RESOURCE} needs 'server' and 'uri' strings")
-            if self._permissions.server_denied(server):
-                return own.refusal(f"MCP server {server!r} is denied by a deny rule")
+            self._check_own(name, server, {"server": server, "uri": uri})
             try:
                 read = self.read_resource(uri, server=server)
             except RpcError as exc:
@@ -712,6 +729,16 @@ class Hub:
         return own.search_result(
             [t.definition(fmt, name=names[t.name]) for t in found], [names[t.name] for t in found]
         )
+
+    def _check_own(self, name: str, server: str, args: dict[str, Any]) -> None:
+        """The permission layer for own tool ``name`` reaching ``server``.
+
+        Raises:
+            PermissionDenied: a deny rule, the handler or the default policy refused.
+        """
+        tool = own.resource_permission(name, server)
+        in_process = self._conns.spec(server).in_process
+        self._permissions.check_own(tool, args, in_process=in_process)
 
     def _definitions(
         self, format: ToolFormat, deferred: bool, always_load: Iterable[str]

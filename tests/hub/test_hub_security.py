@@ -1,0 +1,99 @@
+"""What a hostile MCP server (or another local user) cannot get through the Hub: the model
+reads no resource the permissions refuse, the files handed to the model stay the user's own,
+an image bomb is refused from its header, and a host's sampling handler knows who asks.
+
+The servers are the official Python SDK's (tests/peers/tool_pool_server.py, over stdio) and
+in-process ``mcp_lite.Server`` objects."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mcp_lite
+from mcp_lite.errors import PermissionDenied
+from mcp_lite.hub import Hub, McpTool
+
+POOL = str(Path(__file__).resolve().parents[1] / "peers" / "tool_pool_server.py")
+SLOW_PROBE = {"discover_timeout": 60.0}  # see test_hub_llm_tools.py
+
+
+def _pool_config() -> dict[str, Any]:
+    return {"pool": {"command": sys.executable, "args": [POOL, "--count", "2", "--resources"]}}
+
+
+def _pool_hub(**options: Any) -> Hub:
+    return Hub(_pool_config(), client_options=SLOW_PROBE, **options)
+
+
+# --- resource tools under the permission layer (issue 22.4) ---------------------------------
+
+
+def test_default_deny_keeps_every_resource_from_the_model() -> None:
+    with _pool_hub(default_permission="deny") as hub:
+        assert hub.connect_all()["pool"].state == "connected"
+        with pytest.raises(PermissionDenied, match="ReadMcpResourceTool.*'pool'.*default"):
+            hub.call_tool("ReadMcpResourceTool", {"server": "pool", "uri": "pool://notes"})
+        with pytest.raises(PermissionDenied):
+            hub.call_tool("ListMcpResourcesTool", {"server": "pool"})
+        listed = hub.call_tool("ListMcpResourcesTool", {})
+        assert listed.structured_content == {"resources": []}
+        assert "pool://notes" not in listed.text and "permission refused: 'pool'" in listed.text
+        # the host itself still reads (the permissions guard what the model reaches)
+        assert hub.read_resource("pool://notes", server="pool").text == "remember the milk"
+
+
+def test_a_refusing_handler_is_asked_with_the_server_and_the_uri() -> None:
+    asked: list[tuple[McpTool, dict[str, Any]]] = []
+
+    def refuse(tool: McpTool, arguments: Mapping[str, Any]) -> bool:
+        asked.append((tool, dict(arguments)))
+        return False
+
+    with _pool_hub(permission_handler=refuse) as hub:
+        with pytest.raises(PermissionDenied, match="refused by the permission handler"):
+            hub.call_tool("ReadMcpResourceTool", {"server": "pool", "uri": "pool://blob"})
+        listed = hub.call_tool("ListMcpResourcesTool", {})
+    assert listed.structured_content == {"resources": []}
+    (read, read_args), (listing, list_args) = asked
+    assert (read.name, read.server, read.read_only) == ("ReadMcpResourceTool", "pool", True)
+    assert read_args == {"server": "pool", "uri": "pool://blob"}
+    assert (listing.name, listing.server) == ("ListMcpResourcesTool", "pool")
+    assert list_args == {"server": "pool"}
+
+
+def test_rules_naming_the_server_decide_and_always_is_remembered() -> None:
+    with _pool_hub(default_permission="deny", allow=["mcp__pool"]) as hub:
+        got = hub.call_tool("ReadMcpResourceTool", {"server": "pool", "uri": "pool://notes"})
+        assert got.text == "remember the milk"
+    with _pool_hub(deny=["mcp__pool__*"]) as hub, pytest.raises(PermissionDenied, match="deny"):
+        hub.call_tool("ReadMcpResourceTool", {"server": "pool", "uri": "pool://notes"})
+    answers: list[str] = []
+
+    def always(tool: McpTool, arguments: Mapping[str, Any]) -> str:
+        answers.append(str(arguments.get("uri")))
+        return "always"
+
+    with _pool_hub(permission_handler=always) as hub:
+        for _ in range(2):
+            got = hub.call_tool("ReadMcpResourceTool", {"server": "pool", "uri": "pool://notes"})
+            assert got.text == "remember the milk"
+        hub.update(_pool_config())  # a new configuration keeps the answer
+        hub.call_tool("ListMcpResourcesTool", {"server": "pool"})
+    assert answers == ["pool://notes"]  # asked once, for the Hub's lifetime
+
+
+def test_in_process_resources_stay_readable_under_default_deny() -> None:
+    server = mcp_lite.Server("docs")
+
+    @server.resource("docs://intro")
+    def intro() -> str:
+        return "hello"
+
+    with Hub({"docs": server}, default_permission="deny") as hub:
+        got = hub.call_tool("ReadMcpResourceTool", {"server": "docs", "uri": "docs://intro"})
+        assert got.text == "hello"
