@@ -7,6 +7,9 @@ in-process ``mcp_lite.Server`` objects."""
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,8 +18,8 @@ from typing import Any
 import pytest
 
 import mcp_lite
-from mcp_lite.errors import PermissionDenied
-from mcp_lite.hub import Hub, McpTool
+from mcp_lite.errors import ConfigError, PermissionDenied
+from mcp_lite.hub import Hub, McpTool, results
 
 POOL = str(Path(__file__).resolve().parents[1] / "peers" / "tool_pool_server.py")
 SLOW_PROBE = {"discover_timeout": 60.0}  # see test_hub_llm_tools.py
@@ -97,3 +100,73 @@ def test_in_process_resources_stay_readable_under_default_deny() -> None:
     with Hub({"docs": server}, default_permission="deny") as hub:
         got = hub.call_tool("ReadMcpResourceTool", {"server": "docs", "uri": "docs://intro"})
         assert got.text == "hello"
+
+
+# --- output files stay the user's (issue 22.8) ------------------------------------------------
+
+
+def _talker() -> mcp_lite.Server:
+    server = mcp_lite.Server("talk")
+
+    @server.tool()
+    def talk(n: int) -> str:
+        return "x" * n
+
+    return server
+
+
+def _saved_path(text: str) -> Path:
+    match = re.search(r"saved \([\d,]+ bytes\) to (\S+?)\.? ", text)
+    assert match, text
+    return Path(match.group(1))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+def test_an_output_dir_of_another_user_is_refused(tmp_path: Path) -> None:
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o700)
+    os.chown(theirs, 4242, 4242)
+    with pytest.raises(ConfigError, match="belongs to another user"):
+        Hub({"talk": _talker()}, output_dir=theirs)
+    # nor anything below their folder: they can rename ours away and put a link there
+    (theirs / "ours").mkdir(mode=0o700)
+    with pytest.raises(ConfigError, match="which belongs to another user"):
+        Hub({"talk": _talker()}, output_dir=theirs / "ours")
+    # and not through a link of ours pointing into their folder
+    (tmp_path / "link").symlink_to(theirs / "ours")
+    with pytest.raises(ConfigError, match="which belongs to another user"):
+        Hub({"talk": _talker()}, output_dir=tmp_path / "link")
+
+
+def test_an_output_dir_others_can_write_to_is_refused(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(ConfigError, match="writable by others"):
+        Hub({"talk": _talker()}, output_dir=shared)
+    # so is a folder the Hub would create inside it, before any call
+    with pytest.raises(ConfigError, match="others can write to"):
+        Hub({"talk": _talker()}, output_dir=shared / "new" / "deeper")
+    # a sticky folder (like /tmp) is fine above a private one
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    with Hub({"talk": _talker()}, output_dir=sticky / "mine", max_output_tokens=5) as hub:
+        path = _saved_path(hub.call_tool("mcp__talk__talk", {"n": 100}).text)
+    assert path.parent == sticky / "mine" and path.read_text() == "x" * 100
+    assert stat.S_IMODE((sticky / "mine").stat().st_mode) == 0o700
+
+
+def test_a_planted_link_is_never_written_through(tmp_path: Path, monkeypatch) -> None:
+    secret = tmp_path / "id_ed25519"
+    secret.write_text("PRIVATE KEY")
+    out = tmp_path / "out"
+    out.mkdir(mode=0o700)
+    names = iter(["aaaaaaaaaaaa", "bbbbbbbbbbbb"])
+    monkeypatch.setattr(results.secrets, "token_hex", lambda n: next(names))
+    (out / "talk-talk-aaaaaaaaaaaa.txt").symlink_to(secret)
+    with Hub({"talk": _talker()}, output_dir=out, max_output_tokens=5) as hub:
+        path = _saved_path(hub.call_tool("mcp__talk__talk", {"n": 100}).text)
+    assert path == out / "talk-talk-bbbbbbbbbbbb.txt" and path.read_text() == "x" * 100
+    assert secret.read_text() == "PRIVATE KEY"
+    assert stat.S_IMODE(path.lstat().st_mode) == 0o600
