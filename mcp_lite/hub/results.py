@@ -4,7 +4,10 @@
   decoded and written to a file in the Hub's output folder; the block is replaced by a text
   block giving the path, type and size, so an LLM sees where the data is without megabytes
   of base64. Images larger than 2000 px on a side are shrunk first when Pillow is installed
-  (the optional ``images`` extra); without Pillow they are written as they came.
+  (the optional ``images`` extra); without Pillow they are written as they came. Before
+  anything is decoded, the image's header is read: one of more than ``MAX_IMAGE_PIXELS``
+  (40 million) pixels, which a few kilobytes of PNG can claim, is dropped with a note saying
+  so, never decoded.
 - **Large text** is cut to a budget of ``max_output_tokens`` (default 25,000, or
   ``MAX_MCP_OUTPUT_TOKENS``), counted as 4 characters per token; the full text is written to
   a ``.txt`` file and the note appended to the result gives its path and size, so the model
@@ -73,6 +76,9 @@ _CREATE_FLAGS = (
     | getattr(os, "O_BINARY", 0)
 )
 MAX_IMAGE_SIDE = 2000
+MAX_IMAGE_PIXELS = 40_000_000
+"""The most pixels (width x height, from the header) of an image the Hub decodes to shrink
+it: about 160 MB as RGBA. A larger one is dropped with a note, never decoded."""
 _EXTENSIONS = {
     "image/png": ".png",
     "image/jpeg": ".jpg",
@@ -247,7 +253,13 @@ class ResultProcessor:
         except (binascii.Error, ValueError):
             return {"type": "text", "text": f"[{what}: invalid base64 data ({mime}) dropped]"}
         if kind == "image":
-            raw, mime = _shrink_image(raw, mime)
+            try:
+                raw, mime = _shrink_image(raw, mime, MAX_IMAGE_PIXELS)
+            except _TooManyPixels as exc:
+                return {
+                    "type": "text",
+                    "text": f"[{what} ({mime}, {len(raw):,} bytes) dropped, not decoded: {exc}]",
+                }
         if not budget.take(len(raw)):
             return {
                 "type": "text",
@@ -385,21 +397,47 @@ def _make_private(folder: Path) -> None:
             pass  # made meanwhile by another thread or process; check_private judges it
 
 
-def _shrink_image(raw: bytes, mime: str) -> tuple[bytes, str]:
-    """``raw`` scaled to fit ``MAX_IMAGE_SIDE`` when Pillow is installed and it is larger."""
+class _TooManyPixels(Exception):
+    """An image whose header claims more pixels than the Hub decodes."""
+
+
+def _shrink_image(raw: bytes, mime: str, max_pixels: int) -> tuple[bytes, str]:
+    """``raw`` scaled to fit ``MAX_IMAGE_SIDE`` when Pillow is installed and it is larger.
+
+    Raises:
+        _TooManyPixels: the header says more than ``max_pixels`` pixels (checked before
+            anything is decoded: ``Image.open`` reads only the header).
+    """
     try:
         image_module: Any = importlib.import_module("PIL.Image")  # optional: the images extra
     except ImportError:
         return raw, mime
+    bombs = (image_module.DecompressionBombError, image_module.DecompressionBombWarning)
     try:
-        with image_module.open(io.BytesIO(raw)) as img:
-            if max(img.size) <= MAX_IMAGE_SIDE:
-                return raw, mime
+        img = image_module.open(io.BytesIO(raw))
+    except bombs:  # over Pillow's own limit (a warning only when a filter raises it)
+        raise _TooManyPixels(
+            "its header claims more pixels than PIL.Image.MAX_IMAGE_PIXELS allows (the Hub "
+            f"decodes at most {max_pixels:,})"
+        ) from None
+    except Exception as exc:  # not an image Pillow reads: saved as it came
+        log.debug("could not read an image header (%s): %s", mime, exc)
+        return raw, mime
+    with img:
+        width, height = img.size
+        if width * height > max_pixels:
+            raise _TooManyPixels(
+                f"its header says {width:,} x {height:,} = {width * height:,} pixels, over "
+                f"the {max_pixels:,}-pixel limit"
+            )
+        if max(width, height) <= MAX_IMAGE_SIDE:
+            return raw, mime
+        try:
             fmt = img.format or "PNG"
             img.thumbnail((MAX_IMAGE_SIDE, MAX_IMAGE_SIDE))
             out = io.BytesIO()
             img.save(out, format=fmt)
             return out.getvalue(), str(image_module.MIME.get(fmt, mime))
-    except Exception as exc:  # a broken image is still saved as it came
-        log.debug("could not resize an image (%s): %s", mime, exc)
-        return raw, mime
+        except Exception as exc:  # a broken image is still saved as it came
+            log.debug("could not resize an image (%s): %s", mime, exc)
+            return raw, mime

@@ -7,10 +7,14 @@ in-process ``mcp_lite.Server`` objects."""
 
 from __future__ import annotations
 
+import base64
+import io
 import os
 import re
 import stat
+import struct
 import sys
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -115,6 +119,12 @@ def _talker() -> mcp_lite.Server:
     return server
 
 
+def _saved_image(text: str) -> Path:
+    match = re.search(r"saved to (\S+)\]", text)
+    assert match, text
+    return Path(match.group(1))
+
+
 def _saved_path(text: str) -> Path:
     match = re.search(r"saved \([\d,]+ bytes\) to (\S+?)\.? ", text)
     assert match, text
@@ -170,3 +180,63 @@ def test_a_planted_link_is_never_written_through(tmp_path: Path, monkeypatch) ->
     assert path == out / "talk-talk-bbbbbbbbbbbb.txt" and path.read_text() == "x" * 100
     assert secret.read_text() == "PRIVATE KEY"
     assert stat.S_IMODE(path.lstat().st_mode) == 0o600
+
+
+# --- an image bomb is refused from its header (issue 22.11) ------------------------------------
+
+
+def _png(width: int, height: int) -> bytes:
+    """A real PNG header claiming ``width`` x ``height`` (1-bit grey), with a few hundred
+    bytes of image data: a few kilobytes that would decode to width x height pixels."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body) & 0xFFFFFFFF
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
+    idat = zlib.compress(b"\0" * 200_000, 9)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+
+
+def _painter(png: bytes) -> mcp_lite.Server:
+    server = mcp_lite.Server("paint")
+
+    @server.tool()
+    def paint():  # type: ignore[no-untyped-def]
+        data = base64.b64encode(png).decode()
+        return {"content": [{"type": "image", "data": data, "mimeType": "image/png"}]}
+
+    return server
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "says"),
+    [
+        (16000, 11200, "more pixels than PIL.Image.MAX_IMAGE_PIXELS"),  # ~179 M pixels
+        (8000, 6000, "8,000 x 6,000 = 48,000,000 pixels, over the 40,000,000-pixel limit"),
+    ],
+)
+def test_an_image_bomb_is_refused_from_its_header(
+    tmp_path: Path, monkeypatch, width: int, height: int, says: str
+) -> None:
+    image = pytest.importorskip("PIL.ImageFile", reason="the optional images extra (Pillow)")
+    decoded: list[object] = []
+    monkeypatch.setattr(image.ImageFile, "load", lambda self: decoded.append(self))
+    png = _png(width, height)
+    assert len(png) < 4096
+    with Hub({"paint": _painter(png)}, output_dir=tmp_path / "out") as hub:
+        result = hub.call_tool("mcp__paint__paint", {})
+    assert result.content[0].type == "text" and says in result.text, result.text
+    assert "dropped, not decoded" in result.text
+    assert decoded == [] and not (tmp_path / "out").exists()  # nothing decoded, nothing saved
+
+
+def test_an_image_under_the_pixel_limit_is_still_shrunk(tmp_path: Path) -> None:
+    image = pytest.importorskip("PIL.Image", reason="the optional images extra (Pillow)")
+    buf = io.BytesIO()
+    image.new("L", (4000, 100)).save(buf, format="PNG")
+    with Hub({"paint": _painter(buf.getvalue())}, output_dir=tmp_path) as hub:
+        result = hub.call_tool("mcp__paint__paint", {})
+    path = _saved_image(result.text)
+    with image.open(path) as img:
+        assert img.size == (2000, 50)
