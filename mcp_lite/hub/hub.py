@@ -43,6 +43,7 @@ from ._connections import (
     Connections,
     Elicitation,
     ElicitationHook,
+    SamplingHandler,
     ServerStatus,
     Spec,
 )
@@ -117,6 +118,11 @@ class Hub:
         default_permission: ``"allow"`` or ``"deny"``: the decision without a handler.
         elicitation_hooks: ``fn(server, params) -> result | None``, tried in order before
             ``elicitation_handler(server, params)``; with neither, elicitations are cancelled.
+        sampling_handler: ``fn(server, params) -> result`` for every server's
+            ``sampling/createMessage``, told which server asks (as ``elicitation_handler``
+            is), so a host can apply per-server policy. A ``sampling_handler`` in
+            ``client_options`` is still called as ``fn(params)``, without the server; giving
+            both is a ``ConfigError``.
         output_dir: where images, audio and blobs from tool results are written (default: a
             private temporary folder, created on first use and kept).
         max_output_tokens: text budget per result (default ``MAX_MCP_OUTPUT_TOKENS`` or 25,000);
@@ -174,6 +180,7 @@ class Hub:
         allowed_servers: Iterable[Mapping[str, Any]] | None = None,
         denied_servers: Iterable[Mapping[str, Any]] | None = None,
         max_output_file_bytes: int | None = None,
+        sampling_handler: SamplingHandler | None = None,
     ) -> None:
         self._permissions = Permissions(allow, deny, permission_handler, default_permission)
         self._rules = (self._permissions.allow, self._permissions.deny)
@@ -204,6 +211,7 @@ class Hub:
             auth_cache=auth_cache if auth_cache is not None else NeedsAuthCache(auth_cache_path),
             catalog=self._catalog,
             elicitation=self._elicitation,
+            sampling_handler=sampling_handler,
         )
         self._close_lock = threading.Lock()
         self._submitter = Submitter()

@@ -24,6 +24,7 @@ import pytest
 import mcp_lite
 from mcp_lite.errors import ConfigError, PermissionDenied
 from mcp_lite.hub import Hub, McpTool, results
+from mcp_lite.server import Context
 
 POOL = str(Path(__file__).resolve().parents[1] / "peers" / "tool_pool_server.py")
 SLOW_PROBE = {"discover_timeout": 60.0}  # see test_hub_llm_tools.py
@@ -240,3 +241,57 @@ def test_an_image_under_the_pixel_limit_is_still_shrunk(tmp_path: Path) -> None:
     path = _saved_image(result.text)
     with image.open(path) as img:
         assert img.size == (2000, 50)
+
+
+# --- the sampling handler is told which server asks (issue 22.12) ------------------------------
+
+OFFICIAL = str(Path(__file__).resolve().parents[1] / "peers" / "official_server.py")
+
+
+def _sampler(name: str) -> mcp_lite.Server:
+    server = mcp_lite.Server(name)
+
+    @server.tool()
+    def think(ctx: Context) -> str:
+        return str(ctx.sample("2+2?", max_tokens=5)["content"]["text"])
+
+    return server
+
+
+def _answer(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": {"type": "text", "text": text}, "model": "m"}
+
+
+def test_the_sampling_handler_is_told_which_server_asks() -> None:
+    asked: list[str] = []
+
+    def per_server(server: str, params: Any) -> dict[str, Any]:
+        asked.append(server)
+        return _answer("4" if server == "trusted" else "refused")
+
+    config = {
+        "trusted": _sampler("t"),
+        "shady": _sampler("s"),
+        "sdk": {"command": sys.executable, "args": [OFFICIAL, "stdio"]},
+    }
+    with Hub(config, sampling_handler=per_server, client_options=SLOW_PROBE) as hub:
+        assert hub.call_tool("mcp__trusted__think", {}).text == "4"
+        assert hub.call_tool("mcp__shady__think", {}).text == "refused"
+        got = hub.call_tool("mcp__sdk__summarize", {"text": "a long story"})
+        assert got.text == "summary by m: refused", got.text
+    assert asked == ["trusted", "shady", "sdk"]
+
+
+def test_a_one_argument_sampling_handler_in_client_options_still_works() -> None:
+    seen: list[Any] = []
+
+    def old_style(params: Any) -> dict[str, Any]:
+        seen.append(params)
+        return _answer("4")
+
+    options = {"sampling_handler": old_style}
+    with Hub({"a": _sampler("a")}, client_options=options) as hub:  # type: ignore[arg-type]
+        assert hub.call_tool("mcp__a__think", {}).text == "4"
+    assert len(seen) == 1
+    with pytest.raises(ConfigError, match="not both"):
+        Hub({"a": _sampler("a")}, client_options=options, sampling_handler=lambda s, p: None)  # type: ignore[arg-type]
