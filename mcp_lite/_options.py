@@ -72,6 +72,7 @@ class HubOptions(TypedDict, total=False):
     default_permission: Literal["allow", "deny"]
     elicitation_hooks: Iterable[ElicitationHook]
     elicitation_handler: ElicitationHook | None
+    sampling_handler: Callable[[str, Params], Any] | None
     output_dir: str | os.PathLike[str] | None
     max_output_tokens: int | None
     client_options: ClientOptions | None

@@ -12,25 +12,24 @@ This module only builds definitions and results; the Hub runs them (``Hub.call_t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.types import CallToolResult
-from .tools import ToolFormat, shape_definition
+from .tools import McpTool, ToolFormat, shape_definition
 
 if TYPE_CHECKING:
     from ..protocol.types import ReadResourceResult
-    from .hub import Hub
-    from .tools import McpResource, McpTool
+    from .tools import McpResource
 
 __all__ = [
     "LIST_RESOURCES",
     "READ_RESOURCE",
     "RESOURCE_TOOLS",
     "TOOL_SEARCH",
-    "call",
-    "definitions",
+    "refusal",
     "resource_list_result",
+    "resource_permission",
     "resource_read_result",
     "resource_tool_definitions",
     "search_result",
@@ -81,6 +80,22 @@ def resource_tool_definitions(format: ToolFormat) -> list[dict[str, Any]]:
     ]
 
 
+def resource_permission(name: str, server: str) -> McpTool:
+    """What the permission layer is shown when the own tool ``name`` reaches ``server``: an
+    ``McpTool`` named with the bare own-tool name (no server's tool is named without the
+    ``mcp__`` prefix, so none can pose as it), whose ``server`` is the server reached."""
+    return McpTool(
+        name=name,
+        server=server,
+        tool_name=name,
+        description=f"{name} on MCP server {server!r}",
+        input_schema={"type": "object"},
+        display_name=name,
+        read_only=True,
+        concurrency_safe=True,
+    )
+
+
 def search_tool_definition(format: ToolFormat, deferred: int) -> dict[str, Any]:
     """The search tool, saying how many tools it can find."""
     schema = {
@@ -126,8 +141,11 @@ def search_result(definitions: Sequence[dict[str, Any]], names: Sequence[str]) -
     )
 
 
-def resource_list_result(resources: Sequence[McpResource]) -> CallToolResult:
-    """The resources as a JSON array (text for the model, structured for the host)."""
+def resource_list_result(
+    resources: Sequence[McpResource], refused: Sequence[str] = ()
+) -> CallToolResult:
+    """The resources as a JSON array (text for the model, structured for the host); the
+    servers whose listing the permissions ``refused`` are named in a note."""
     items = [
         {
             k: v
@@ -143,8 +161,12 @@ def resource_list_result(resources: Sequence[McpResource]) -> CallToolResult:
         for r in resources
     ]
     text = json.dumps(items, ensure_ascii=False) if items else "No resources found."
+    content = [{"type": "text", "text": text}]
+    if refused:
+        names = ", ".join(repr(s) for s in refused)
+        content.append({"type": "text", "text": f"[not listed, permission refused: {names}]"})
     return CallToolResult.model_validate(
-        {"content": [{"type": "text", "text": text}], "structuredContent": {"resources": items}}
+        {"content": content, "structuredContent": {"resources": items}}
     )
 
 
@@ -160,86 +182,8 @@ def resource_read_result(read: ReadResourceResult) -> CallToolResult:
     return CallToolResult.model_validate({"content": blocks})
 
 
-def _refuse(text: str) -> CallToolResult:
+def refusal(text: str) -> CallToolResult:
+    """An ``isError`` result the model can read (a bad argument, an unknown server)."""
     return CallToolResult.model_validate(
         {"content": [{"type": "text", "text": text}], "isError": True}
-    )
-
-
-def call(hub: Hub, name: str, args: dict[str, Any]) -> CallToolResult:
-    """Run the Hub's own tool ``name``. A bad argument from the model is an ``isError``
-    result the model can read (as a server would answer), never an exception."""
-    from ..errors import RpcError
-    from .search import rank_tools
-
-    server = args.get("server")
-    known = hub.status()
-    if server is not None and (not isinstance(server, str) or server not in known):
-        return _refuse(f"no MCP server named {server!r}; known: {', '.join(known)}")
-    if name == LIST_RESOURCES:
-        resources = hub._visible_resources()
-        return resource_list_result([r for r in resources if server in (None, r.server)])
-    if name == READ_RESOURCE:
-        uri = args.get("uri")
-        if not isinstance(server, str) or not isinstance(uri, str):
-            return _refuse(f"{READ_RESOURCE} needs 'server' and 'uri' strings")
-        if hub._permissions.server_denied(server):
-            return _refuse(f"MCP server {server!r} is denied by a deny rule")
-        try:
-            read = hub.read_resource(uri, server=server)
-        except RpcError as exc:
-            return _refuse(f"could not read {uri!r} from {server!r}: {exc}")
-        return hub._results.process(server, name, resource_read_result(read))
-    query, limit = args.get("query"), args.get("max_results", DEFAULT_SEARCH_RESULTS)
-    if not isinstance(query, str) or not query.strip():
-        return _refuse(f"{TOOL_SEARCH} needs a non-empty 'query' string")
-    if not isinstance(limit, int) or isinstance(limit, bool):
-        return _refuse("'max_results' must be an integer")
-    tools = hub._offered()
-    names = dict(zip((t.name for t in tools), hub._llm_names(tools), strict=True))
-    found = rank_tools(tools, query, max(1, min(limit, MAX_SEARCH_RESULTS)), aliases=names)
-    fmt = hub._search_format
-    return search_result(
-        [t.definition(fmt, name=names[t.name]) for t in found], [names[t.name] for t in found]
-    )
-
-
-def definitions(
-    hub: Hub, format: ToolFormat, deferred: bool, always_load: Iterable[str]
-) -> list[dict[str, Any]]:
-    """``Hub.tool_definitions`` (see there)."""
-    from .permissions import parse_rule
-    from .tools import check_format, tool_definitions
-
-    check_format(format)
-    extra = [parse_rule(r) for r in always_load]
-    tools = hub._offered()
-    names = hub._llm_names(tools)
-    if not deferred:
-        out = tool_definitions(tools, format, names)
-    else:
-        keep = [i for i, t in enumerate(tools) if _always_loaded(hub, t, extra)]
-        out = [tools[i].definition(format, name=names[i]) for i in keep]
-        hub._search_format = format
-        if len(keep) < len(tools):
-            out.append(search_tool_definition(format, len(tools) - len(keep)))
-    if hub._visible_resources():
-        out.extend(resource_tool_definitions(format))
-    return out
-
-
-def _always_loaded(hub: Hub, tool: McpTool, extra: list[tuple[str, str | None]]) -> bool:
-    """By the server (``_meta["anthropic/alwaysLoad"]``), by the Hub's or this call's rules,
-    or by the server's config entry (``"alwaysLoad": true`` or a list of tool names)."""
-    from .permissions import rules_match
-
-    if tool.always_load:
-        return True
-    if rules_match(hub._always_load, tool.server, tool.tool_name):
-        return True
-    if rules_match(extra, tool.server, tool.tool_name):
-        return True
-    configured = hub._config_always_load.get(tool.server)
-    return configured is True or (
-        isinstance(configured, frozenset) and tool.tool_name in configured
     )

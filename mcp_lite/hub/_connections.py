@@ -222,6 +222,8 @@ def _alive(client: Client) -> bool:
 # --- elicitation ------------------------------------------------------------------------------
 
 ElicitationHook = Callable[[str, "Params"], Any]
+SamplingHandler = Callable[[str, "Params"], Any]
+"""``fn(server, params)`` for ``sampling/createMessage``: told which server asks."""
 
 
 class Elicitation:
@@ -313,6 +315,8 @@ class Connections:
         auth_cache: the needs-auth TTL cache.
         catalog: the tool/resource/prompt caches to invalidate.
         elicitation: the elicitation router.
+        sampling_handler: ``fn(server, params)`` answering every server's sampling requests
+            (a ``sampling_handler`` in ``client_options`` takes ``params`` only).
         open_client: ``fn(spec, options) -> connected Client`` (tests replace it).
     """
 
@@ -325,8 +329,15 @@ class Connections:
         auth_cache: AuthCache,
         catalog: Catalog,
         elicitation: Elicitation,
+        sampling_handler: SamplingHandler | None = None,
         open_client: OpenClient | None = None,
     ) -> None:
+        if sampling_handler is not None and "sampling_handler" in client_options:
+            raise ConfigError(
+                "give sampling_handler to the Hub (fn(server, params)) or in client_options "
+                "(fn(params)), not both"
+            )
+        self.sampling_handler = sampling_handler
         self.backoff = backoff
         self.auth_cache = auth_cache
         self.catalog = catalog
@@ -645,6 +656,9 @@ class Connections:
         options["notification_handler"] = on_notification
         if self.elicitation.enabled and "elicitation_handler" not in options:
             options["elicitation_handler"] = lambda params: self.elicitation.answer(name, params)
+        sampling = self.sampling_handler
+        if sampling is not None:  # told the server, as elicitation is
+            options["sampling_handler"] = lambda params: sampling(name, params)
         options.setdefault("name", name)
         if spec.timeout is not None:
             options["timeout"] = spec.timeout

@@ -20,6 +20,7 @@ HUB_OPTIONS = frozenset(
         "default_permission",
         "elicitation_hooks",
         "elicitation_handler",
+        "sampling_handler",
         "output_dir",
         "max_output_tokens",
         "client_options",

@@ -31,6 +31,7 @@ from ..errors import (
     ConnectionClosed,
     McpError,
     PermissionDenied,
+    RpcError,
     SessionExpired,
     UrlElicitationRequired,
 )
@@ -42,12 +43,13 @@ from ._connections import (
     Connections,
     Elicitation,
     ElicitationHook,
+    SamplingHandler,
     ServerStatus,
     Spec,
 )
 from ._llm_names import llm_names
 from ._submit import Submitter
-from .permissions import PermissionHandler, Permissions, parse_rule
+from .permissions import PermissionHandler, Permissions, parse_rule, rules_match
 from .policy import ServerPolicy, add_allow_rule
 from .results import ResultProcessor, ToolEvent
 from .search import rank_tools
@@ -57,10 +59,12 @@ from .tools import (
     McpResource,
     McpTool,
     ToolFormat,
+    check_format,
     to_mcp_prompt,
     to_mcp_resource,
     to_mcp_tool,
 )
+from .tools import tool_definitions as pool_definitions
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -102,11 +106,23 @@ class Hub:
             decides (tools of in-process servers are always allowed); answering
             ``"always"`` allows the tool from then on and, for a Hub made by
             ``from_config``, saves ``permissions.allow`` in ``.claude/settings.local.json``.
+            The Hub's own tools that reach a server (listing and reading resources) ask it
+            too: ``tool.name`` is then the bare own-tool name (``"ReadMcpResourceTool"``,
+            ``"ListMcpResourcesTool"``; a server's tool is always ``mcp__...``),
+            ``tool.server`` the server reached and ``arguments`` ``{"server", "uri"}``
+            (``uri`` only for a read); of the rules, only those naming a whole server apply.
+            A refusal raises ``PermissionDenied`` from ``call_tool`` as for MCP tools; a
+            listing of every server leaves out (and names) the servers refused.
             The rules of every settings file (``permissions.allow``/``deny``) are merged
             with ``allow`` and ``deny``.
         default_permission: ``"allow"`` or ``"deny"``: the decision without a handler.
         elicitation_hooks: ``fn(server, params) -> result | None``, tried in order before
             ``elicitation_handler(server, params)``; with neither, elicitations are cancelled.
+        sampling_handler: ``fn(server, params) -> result`` for every server's
+            ``sampling/createMessage``, told which server asks (as ``elicitation_handler``
+            is), so a host can apply per-server policy. A ``sampling_handler`` in
+            ``client_options`` is still called as ``fn(params)``, without the server; giving
+            both is a ``ConfigError``.
         output_dir: where images, audio and blobs from tool results are written (default: a
             private temporary folder, created on first use and kept).
         max_output_tokens: text budget per result (default ``MAX_MCP_OUTPUT_TOKENS`` or 25,000);
@@ -164,6 +180,7 @@ class Hub:
         allowed_servers: Iterable[Mapping[str, Any]] | None = None,
         denied_servers: Iterable[Mapping[str, Any]] | None = None,
         max_output_file_bytes: int | None = None,
+        sampling_handler: SamplingHandler | None = None,
     ) -> None:
         self._permissions = Permissions(allow, deny, permission_handler, default_permission)
         self._rules = (self._permissions.allow, self._permissions.deny)
@@ -194,6 +211,7 @@ class Hub:
             auth_cache=auth_cache if auth_cache is not None else NeedsAuthCache(auth_cache_path),
             catalog=self._catalog,
             elicitation=self._elicitation,
+            sampling_handler=sampling_handler,
         )
         self._close_lock = threading.Lock()
         self._submitter = Submitter()
@@ -247,6 +265,7 @@ class Hub:
             old.handler,
             old.default,
             on_always=self._always_allow,
+            own_granted=old.own_granted,
         )
         self._local_settings = getattr(config, "local_settings", None)
         return _setup.police(specs, [self._policy])
@@ -379,7 +398,7 @@ class Hub:
             ValueError: an unknown ``format``.
             ConfigError: a malformed ``always_load`` rule.
         """
-        return own.definitions(self, format, deferred, always_load)
+        return self._definitions(format, deferred, always_load)
 
     def search_tools(self, query: str, limit: int = 10) -> list[McpTool]:
         """The tools matching ``query``, best first (name, title, description and the
@@ -524,10 +543,6 @@ class Hub:
             key=lambda t: (normalize_name(t.tool_name) != t.tool_name, t.tool_name),
         )
         return server, same[0] if same else self._find(items, name, server, "tools")
-
-    def _call_own(self, name: str, args: dict[str, Any]) -> CallToolResult:
-        """Run one of the Hub's own tools (resource listing and reading, tool search)."""
-        return own.call(self, name, args)
 
     def _call(
         self,
@@ -676,6 +691,97 @@ class Hub:
                 return item
         self._conns.client(server)  # raises the connection's problem, if that is the cause
         raise ConfigError(f"MCP server {server!r} has no {kind[:-1]} named {name!r}")
+
+    # --- the Hub's own tools (built by _agent_tools, run here) ---------------------------------
+
+    def _call_own(self, name: str, args: dict[str, Any]) -> CallToolResult:
+        """Run one of the Hub's own tools (resource listing and reading, tool search). A bad
+        argument from the model is an ``isError`` result the model can read (as a server
+        would answer), never an exception."""
+        server = args.get("server")
+        known = self.status()
+        if server is not None and (not isinstance(server, str) or server not in known):
+            return own.refusal(f"no MCP server named {server!r}; known: {', '.join(known)}")
+        if name == own.LIST_RESOURCES:
+            if server is not None:  # asked before the server is reached
+                self._check_own(name, server, {"server": server})
+                return own.resource_list_result(self._server_list("resources", server))
+            resources = self._visible_resources()
+            refused: list[str] = []
+            for owner in sorted({r.server for r in resources}):
+                try:
+                    self._check_own(name, owner, {"server": owner})
+                except PermissionDenied:
+                    refused.append(owner)
+            allowed = [r for r in resources if r.server not in refused]
+            return own.resource_list_result(allowed, refused)
+        if name == own.READ_RESOURCE:
+            uri = args.get("uri")
+            if not isinstance(server, str) or not isinstance(uri, str):
+                return own.refusal(f"{own.READ_RESOURCE} needs 'server' and 'uri' strings")
+            self._check_own(name, server, {"server": server, "uri": uri})
+            try:
+                read = self.read_resource(uri, server=server)
+            except RpcError as exc:
+                return own.refusal(f"could not read {uri!r} from {server!r}: {exc}")
+            return self._results.process(server, name, own.resource_read_result(read))
+        query, limit = args.get("query"), args.get("max_results", own.DEFAULT_SEARCH_RESULTS)
+        if not isinstance(query, str) or not query.strip():
+            return own.refusal(f"{own.TOOL_SEARCH} needs a non-empty 'query' string")
+        if not isinstance(limit, int) or isinstance(limit, bool):
+            return own.refusal("'max_results' must be an integer")
+        tools = self._offered()
+        names = dict(zip((t.name for t in tools), self._llm_names(tools), strict=True))
+        found = rank_tools(tools, query, max(1, min(limit, own.MAX_SEARCH_RESULTS)), aliases=names)
+        fmt = self._search_format
+        return own.search_result(
+            [t.definition(fmt, name=names[t.name]) for t in found], [names[t.name] for t in found]
+        )
+
+    def _check_own(self, name: str, server: str, args: dict[str, Any]) -> None:
+        """The permission layer for own tool ``name`` reaching ``server``.
+
+        Raises:
+            PermissionDenied: a deny rule, the handler or the default policy refused.
+        """
+        tool = own.resource_permission(name, server)
+        in_process = self._conns.spec(server).in_process
+        self._permissions.check_own(tool, args, in_process=in_process)
+
+    def _definitions(
+        self, format: ToolFormat, deferred: bool, always_load: Iterable[str]
+    ) -> list[dict[str, Any]]:
+        """``tool_definitions`` (see there)."""
+        check_format(format)
+        extra = [parse_rule(r) for r in always_load]
+        tools = self._offered()
+        names = self._llm_names(tools)
+        if not deferred:
+            out = pool_definitions(tools, format, names)
+        else:
+            keep = [i for i, t in enumerate(tools) if self._always_loaded(t, extra)]
+            out = [tools[i].definition(format, name=names[i]) for i in keep]
+            self._search_format = format
+            if len(keep) < len(tools):
+                out.append(own.search_tool_definition(format, len(tools) - len(keep)))
+        if self._visible_resources():
+            out.extend(own.resource_tool_definitions(format))
+        return out
+
+    def _always_loaded(self, tool: McpTool, extra: list[tuple[str, str | None]]) -> bool:
+        """By the server (``_meta["anthropic/alwaysLoad"]``), by the Hub's or this call's
+        rules, or by the server's config entry (``"alwaysLoad": true`` or a list of tool
+        names)."""
+        if tool.always_load:
+            return True
+        if rules_match(self._always_load, tool.server, tool.tool_name):
+            return True
+        if rules_match(extra, tool.server, tool.tool_name):
+            return True
+        configured = self._config_always_load.get(tool.server)
+        return configured is True or (
+            isinstance(configured, frozenset) and tool.tool_name in configured
+        )
 
     # --- lifecycle -------------------------------------------------------------------------------
 

@@ -11,6 +11,15 @@ themselves. For each call, in order:
    permits; the string ``"always"`` permits and asks the Hub to remember it), or, without a
    handler, the host's ``default`` policy (``"allow"`` or ``"deny"``).
 
+The Hub's own tools that reach a server (``ListMcpResourcesTool``, ``ReadMcpResourceTool``)
+pass the same steps for that server (``check_own``): only rules naming the whole server apply
+(a server may well have a tool of its own called ``ReadMcpResourceTool``), and the handler is
+called as for a tool, with an ``McpTool`` whose ``name`` is the own tool's bare name (no server
+tool's name lacks the ``mcp__`` prefix, so a server cannot pose as one) and whose ``server`` is
+the server reached, and with ``arguments`` ``{"server": server, "uri": uri}`` (no ``uri`` for a
+listing). Answering ``"always"`` permits that server's resources for the Hub's lifetime (in
+memory only: no rule in a settings file can say it).
+
 A refusal raises ``PermissionDenied`` naming the tool and the reason. An exception raised by
 the handler propagates unchanged: it is a bug to fix, not a "no".
 """
@@ -72,6 +81,8 @@ class Permissions:
         allow, deny: rules (``mcp__server`` / ``mcp__server__*`` / ``mcp__server__tool``).
         handler: ``fn(tool: McpTool, arguments) -> bool`` for calls no rule decides.
         default: the decision without a handler: ``"allow"`` (default) or ``"deny"``.
+        on_always: called with the tool when the handler answers ``"always"``.
+        own_granted: the servers (normalized names) whose resources are already permitted.
 
     Raises:
         ConfigError: a malformed rule or an unknown ``default``.
@@ -85,6 +96,7 @@ class Permissions:
         default: Decision = "allow",
         *,
         on_always: Callable[[McpTool], Any] | None = None,
+        own_granted: set[str] | None = None,
     ) -> None:
         if isinstance(allow, str) or isinstance(deny, str):
             raise ConfigError("allow and deny take a list of rules, not one string")
@@ -97,6 +109,9 @@ class Permissions:
         self.handler = handler
         self.default: Decision = default
         self.on_always = on_always
+        # Servers whose resources an "always" answer permitted (normalized names); the Hub
+        # hands the set on when it adopts a new configuration.
+        self.own_granted = own_granted if own_granted is not None else set()
 
     def grant(self, rule: str) -> None:
         """Add an allow rule from now on (an "always" answer)."""
@@ -126,16 +141,45 @@ class Permissions:
             raise PermissionDenied(f"{tool.name} is denied by a deny rule", tool.name)
         if self._matches(self._allow, tool.server, tool.tool_name) or in_process:
             return
+
+        def remember() -> None:
+            if self.on_always is not None:
+                self.on_always(tool)
+
+        self._ask(tool, arguments, tool.name, remember)
+
+    def check_own(self, tool: McpTool, arguments: Mapping[str, Any], *, in_process: bool) -> None:
+        """Return when the Hub's own tool ``tool`` may reach ``tool.server`` (see the module
+        docstring): whole-server rules, then in-process servers, then the handler or default.
+
+        Raises:
+            PermissionDenied: a deny rule, the handler or the default policy refused.
+        """
+        server = normalize_name(tool.server)
+        what = f"{tool.name} on MCP server {tool.server!r}"
+        if self.server_denied(tool.server):
+            raise PermissionDenied(f"{what} is denied by a deny rule", tool.name)
+        whole = any(rs == server and rt is None for rs, rt in self._allow)
+        if whole or in_process or server in self.own_granted:
+            return
+        self._ask(tool, arguments, what, lambda: self.own_granted.add(server))
+
+    def _ask(
+        self,
+        tool: McpTool,
+        arguments: Mapping[str, Any],
+        what: str,
+        remember: Callable[[], Any],
+    ) -> None:
+        """No rule decided: the handler, else the default policy."""
         if self.handler is not None:
             answer = self.handler(tool, arguments)
             if not answer:
-                raise PermissionDenied(
-                    f"{tool.name} was refused by the permission handler", tool.name
-                )
-            if isinstance(answer, str) and answer == "always" and self.on_always is not None:
-                self.on_always(tool)
+                raise PermissionDenied(f"{what} was refused by the permission handler", tool.name)
+            if isinstance(answer, str) and answer == "always":
+                remember()
             return
         if self.default == "deny":
             raise PermissionDenied(
-                f"{tool.name} is not in the allow list (the default policy is deny)", tool.name
+                f"{what} is not in the allow list (the default policy is deny)", tool.name
             )

@@ -4,17 +4,28 @@
   decoded and written to a file in the Hub's output folder; the block is replaced by a text
   block giving the path, type and size, so an LLM sees where the data is without megabytes
   of base64. Images larger than 2000 px on a side are shrunk first when Pillow is installed
-  (the optional ``images`` extra); without Pillow they are written as they came.
+  (the optional ``images`` extra); without Pillow they are written as they came. Before
+  anything is decoded, the image's header is read: one of more than ``MAX_IMAGE_PIXELS``
+  (40 million) pixels, which a few kilobytes of PNG can claim, is dropped with a note saying
+  so, never decoded.
 - **Large text** is cut to a budget of ``max_output_tokens`` (default 25,000, or
   ``MAX_MCP_OUTPUT_TOKENS``), counted as 4 characters per token; the full text is written to
   a ``.txt`` file and the note appended to the result gives its path and size, so the model
   (or the host) can read the rest. **Structured content** whose JSON is over the same budget
   is written to a ``.json`` file and replaced by a note with its path and size.
 - **Files**: the output folder is created ``0700`` (a private temporary folder by default),
-  every file ``0600``; names are ``<server>-<tool>-<random><ext>`` with server and tool
-  reduced to ``[a-zA-Z0-9_-]`` and 40 characters, so they cannot leave the folder. At most
+  every file ``0600``, opened with ``O_CREAT | O_EXCL | O_NOFOLLOW`` (never an existing file
+  or a link); names are ``<server>-<tool>-<random><ext>`` with server and tool reduced to
+  ``[a-zA-Z0-9_-]`` and 40 characters, so they cannot leave the folder. At most
   ``max_file_bytes`` (default 64 MiB) are written per call; what does not fit is dropped and
   the note says so.
+- **Only the user's folders** (POSIX): a path handed to the model must stay the user's, or
+  another local user could swap a saved file for a link to the user's secrets and let the
+  model read it. So the output folder must be owned by the user and writable by nobody else,
+  and every folder above it (as written and after resolving links) owned by the user or root
+  and writable by nobody else unless sticky (like ``/tmp``). Otherwise ``Hub()`` raises
+  ``ConfigError`` (a folder that does not exist yet is created ``0700`` at the first write,
+  and checked again then).
 - **Progress events** (``ToolEvent``): ``started``, ``progress`` (from the server's
   ``notifications/progress``), then ``completed`` or ``failed`` with the elapsed milliseconds.
 """
@@ -29,6 +40,8 @@ import json
 import logging
 import mimetypes
 import os
+import secrets
+import stat
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -36,6 +49,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._accel import normalize_name
+from ..errors import ConfigError
 from ..protocol.types import CallToolResult
 
 __all__ = [
@@ -52,7 +66,19 @@ DEFAULT_MAX_OUTPUT_TOKENS = 25_000
 CHARS_PER_TOKEN = 4
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 _NAME_PART = 40
+_NAME_TRIES = 100
+_CREATE_FLAGS = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_EXCL
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
 MAX_IMAGE_SIDE = 2000
+MAX_IMAGE_PIXELS = 40_000_000
+"""The most pixels (width x height, from the header) of an image the Hub decodes to shrink
+it: about 160 MB as RGBA. A larger one is dropped with a note, never decoded."""
 _EXTENSIONS = {
     "image/png": ".png",
     "image/jpeg": ".jpg",
@@ -118,7 +144,8 @@ class ResultProcessor:
     Args:
         output_dir: where files go; None creates a private temporary folder on first use
             (kept after the Hub closes: the paths were handed out). A folder that does not
-            exist is created ``0700``; an existing one is used as it is.
+            exist is created ``0700`` on first use; an existing one must be the user's alone
+            (see the module docstring).
         max_output_tokens: the text budget; None reads ``MAX_MCP_OUTPUT_TOKENS``.
         max_file_bytes: the most bytes written to files per call (default 64 MiB).
     """
@@ -129,25 +156,38 @@ class ResultProcessor:
         max_output_tokens: int | None = None,
         max_file_bytes: int | None = None,
     ) -> None:
-        from ..errors import ConfigError
-
         if max_output_tokens is not None and max_output_tokens <= 0:
             raise ConfigError("max_output_tokens must be a positive integer")
         if max_file_bytes is not None and max_file_bytes < 0:
             raise ConfigError("max_output_file_bytes must be 0 or more")
-        self._output_dir = Path(output_dir) if output_dir is not None else None
+        self._output_dir = Path(os.path.abspath(output_dir)) if output_dir is not None else None
+        self._checked = False
+        if self._output_dir is not None:  # refused at once, before any call
+            if os.path.lexists(self._output_dir):
+                check_private(self._output_dir)
+                self._checked = True
+            else:
+                _check_above(self._output_dir)
         self.max_output_tokens = max_output_tokens or max_output_tokens_from_env()
         self.max_file_bytes = DEFAULT_MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
         self._lock = threading.Lock()
 
     @property
     def output_dir(self) -> Path:
-        """The output folder (created on first use)."""
+        """The output folder (created on first use).
+
+        Raises:
+            ConfigError: a folder the Hub created is not the user's alone after all (made
+                meanwhile by someone else; see the module docstring).
+        """
         with self._lock:
             if self._output_dir is None:
                 self._output_dir = Path(tempfile.mkdtemp(prefix="mcp-lite-output-"))
-            elif not self._output_dir.is_dir():
-                self._output_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            elif not os.path.lexists(self._output_dir):
+                _make_private(self._output_dir)
+            if not self._checked:
+                check_private(self._output_dir)
+                self._checked = True
             return self._output_dir
 
     def process(self, server: str, tool: str, result: CallToolResult) -> CallToolResult:
@@ -213,7 +253,13 @@ class ResultProcessor:
         except (binascii.Error, ValueError):
             return {"type": "text", "text": f"[{what}: invalid base64 data ({mime}) dropped]"}
         if kind == "image":
-            raw, mime = _shrink_image(raw, mime)
+            try:
+                raw, mime = _shrink_image(raw, mime, MAX_IMAGE_PIXELS)
+            except _TooManyPixels as exc:
+                return {
+                    "type": "text",
+                    "text": f"[{what} ({mime}, {len(raw):,} bytes) dropped, not decoded: {exc}]",
+                }
         if not budget.take(len(raw)):
             return {
                 "type": "text",
@@ -230,14 +276,21 @@ class ResultProcessor:
         return self._write_file(server, tool, raw, ext)
 
     def _write_file(self, server: str, tool: str, raw: bytes, ext: str) -> Path:
-        # mkstemp creates the file 0600 with O_EXCL inside the folder; the prefix is
-        # reduced to [a-zA-Z0-9_-], so no "/" or ".." can take it elsewhere.
+        # A new 0600 file: O_EXCL never opens one that exists, O_NOFOLLOW never a link. The
+        # name is reduced to [a-zA-Z0-9_-], so no "/" or ".." can take it elsewhere.
         prefix = f"{normalize_name(server)[:_NAME_PART]}-{normalize_name(tool)[:_NAME_PART]}-"
         ext = "." + normalize_name(ext.lstrip("."))[:16] if ext else ""
-        fd, name = tempfile.mkstemp(prefix=prefix, suffix=ext, dir=self.output_dir)
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-        return Path(name)
+        folder = self.output_dir
+        for _ in range(_NAME_TRIES):
+            path = folder / f"{prefix}{secrets.token_hex(6)}{ext}"
+            try:
+                fd = os.open(path, _CREATE_FLAGS, 0o600)
+            except FileExistsError:
+                continue
+            with os.fdopen(fd, "wb") as f:
+                f.write(raw)
+            return path
+        raise FileExistsError(f"no free file name in {folder} after {_NAME_TRIES} tries")
 
     # --- text ----------------------------------------------------------------------------------
 
@@ -278,21 +331,113 @@ class ResultProcessor:
         return out
 
 
-def _shrink_image(raw: bytes, mime: str) -> tuple[bytes, str]:
-    """``raw`` scaled to fit ``MAX_IMAGE_SIDE`` when Pillow is installed and it is larger."""
+def check_private(folder: Path) -> None:
+    """Return when ``folder`` is a folder only the user (and root) can change, and so is every
+    folder above it, as written and after resolving links; sticky folders (``/tmp``) may be
+    writable by others above it. Nothing is checked where there are no user ids (Windows).
+
+    Raises:
+        ConfigError: naming the folder and what is wrong with it.
+    """
+    if not hasattr(os, "geteuid"):
+        return
+    me = os.geteuid()
+    try:
+        st = os.stat(folder)
+    except OSError as exc:
+        raise ConfigError(f"output_dir {str(folder)!r} cannot be used: {exc}") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise ConfigError(f"output_dir {str(folder)!r} is not a folder")
+    if st.st_uid != me:
+        raise ConfigError(
+            f"output_dir {str(folder)!r} belongs to another user (uid {st.st_uid}), who could "
+            "swap the files handed to the model; use a folder of your own"
+        )
+    if st.st_mode & 0o022:
+        raise ConfigError(
+            f"output_dir {str(folder)!r} is writable by others (mode "
+            f"{stat.S_IMODE(st.st_mode):o}); run chmod go-w on it or use another folder"
+        )
+    _check_above(folder)
+
+
+def _check_above(folder: Path) -> None:
+    """The folders above ``folder`` that exist, for ``check_private`` (the missing ones the
+    Hub creates ``0700``)."""
+    if not hasattr(os, "geteuid"):
+        return
+    me = os.geteuid()
+    above = {*Path(os.path.abspath(folder)).parents, *Path(os.path.realpath(folder)).parents}
+    for parent in sorted(above):
+        try:
+            st = os.stat(parent)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise ConfigError(f"output_dir {str(folder)!r} cannot be used: {exc}") from None
+        if st.st_uid not in (me, 0):
+            raise ConfigError(
+                f"output_dir {str(folder)!r} lies in {str(parent)!r}, which belongs to another "
+                f"user (uid {st.st_uid}); use a folder of your own"
+            )
+        if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+            raise ConfigError(
+                f"output_dir {str(folder)!r} lies in {str(parent)!r}, which others can write "
+                f"to (mode {stat.S_IMODE(st.st_mode):o}); use a folder of your own"
+            )
+
+
+def _make_private(folder: Path) -> None:
+    """Create ``folder`` and the missing folders above it, each ``0700``."""
+    missing = [p for p in (folder, *folder.parents) if not os.path.lexists(p)]
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass  # made meanwhile by another thread or process; check_private judges it
+
+
+class _TooManyPixels(Exception):
+    """An image whose header claims more pixels than the Hub decodes."""
+
+
+def _shrink_image(raw: bytes, mime: str, max_pixels: int) -> tuple[bytes, str]:
+    """``raw`` scaled to fit ``MAX_IMAGE_SIDE`` when Pillow is installed and it is larger.
+
+    Raises:
+        _TooManyPixels: the header says more than ``max_pixels`` pixels (checked before
+            anything is decoded: ``Image.open`` reads only the header).
+    """
     try:
         image_module: Any = importlib.import_module("PIL.Image")  # optional: the images extra
     except ImportError:
         return raw, mime
+    bombs = (image_module.DecompressionBombError, image_module.DecompressionBombWarning)
     try:
-        with image_module.open(io.BytesIO(raw)) as img:
-            if max(img.size) <= MAX_IMAGE_SIDE:
-                return raw, mime
+        img = image_module.open(io.BytesIO(raw))
+    except bombs:  # over Pillow's own limit (a warning only when a filter raises it)
+        raise _TooManyPixels(
+            "its header claims more pixels than PIL.Image.MAX_IMAGE_PIXELS allows (the Hub "
+            f"decodes at most {max_pixels:,})"
+        ) from None
+    except Exception as exc:  # not an image Pillow reads: saved as it came
+        log.debug("could not read an image header (%s): %s", mime, exc)
+        return raw, mime
+    with img:
+        width, height = img.size
+        if width * height > max_pixels:
+            raise _TooManyPixels(
+                f"its header says {width:,} x {height:,} = {width * height:,} pixels, over "
+                f"the {max_pixels:,}-pixel limit"
+            )
+        if max(width, height) <= MAX_IMAGE_SIDE:
+            return raw, mime
+        try:
             fmt = img.format or "PNG"
             img.thumbnail((MAX_IMAGE_SIDE, MAX_IMAGE_SIDE))
             out = io.BytesIO()
             img.save(out, format=fmt)
             return out.getvalue(), str(image_module.MIME.get(fmt, mime))
-    except Exception as exc:  # a broken image is still saved as it came
-        log.debug("could not resize an image (%s): %s", mime, exc)
-        return raw, mime
+        except Exception as exc:  # a broken image is still saved as it came
+            log.debug("could not resize an image (%s): %s", mime, exc)
+            return raw, mime
