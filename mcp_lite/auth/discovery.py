@@ -286,6 +286,9 @@ def fetch_protected_resource(
         AuthRequired: the PRM names another resource, lists no authorization server, or is
             served over plain http off loopback.
     """
+    if challenge is not None and challenge.resource_metadata:
+        # The server's own pointer is a hop like any other: refused, not skipped.
+        http.check(challenge.resource_metadata, "protected resource metadata")
     for url in prm_urls(server_url, challenge):
         data = http.get_json(url, "protected resource metadata")
         if data is None:
