@@ -281,9 +281,9 @@ class Http:
         deadline = self.deadline()
         budget = self.timeout if deadline is None else deadline.bound(self.timeout)
         if budget <= 0 and deadline is not None:
-            raise deadline.error("authorizing", f"no time was left for the {what} at {shown}")
+            raise deadline.error("authorizing", f"no time was left for {what} at {shown}")
         if budget <= 0:
-            raise RequestTimeout(f"authorizing: no time left for the {what} at {shown}", 0.0)
+            raise RequestTimeout(f"authorizing: no time left for {what} at {shown}", 0.0)
         if not configured and self.policy is not None:
             self.policy.check(url, what, budget)
         headers = {"User-Agent": f"mcp-lite/{__version__}", **kwargs.pop("headers", {})}
@@ -313,7 +313,7 @@ class Http:
                 return response.status_code, response.headers, raw
         except Exception as exc:
             if watch.fired or isinstance(exc, requests.Timeout):
-                what_failed = f"the {what} at {shown} got no answer"
+                what_failed = f"{what} at {shown} got no answer"
                 if deadline is not None and budget < self.timeout:
                     raise deadline.error("authorizing", what_failed) from None
                 raise RequestTimeout(

@@ -115,6 +115,7 @@ class UrlPolicy:
             AuthRequired: plain http off loopback, or a host inward of the MCP server.
             RequestTimeout: a lookup did not answer within ``seconds``.
         """
+        what = what[4:] if what.startswith("the ") else what  # "the token refresh"
         parts = urlsplit(url)
         host = parts.hostname or ""
         server = self.server_zone(seconds)

@@ -778,7 +778,8 @@ def _deadline_of(deadline: Deadline | float | None, timeout: float | None) -> De
     if isinstance(deadline, Deadline):
         return deadline
     if deadline is not None:
-        return Deadline(float(deadline), max(0.0, float(deadline) - time.monotonic()))
+        left = round(max(0.0, float(deadline) - time.monotonic()), 2)  # for the message
+        return Deadline(float(deadline), left)
     return None if timeout is None else Deadline.after(max(0.0, timeout))
 
 

@@ -96,6 +96,7 @@ class AuthServer:
         self.spent: set[str] = set()  # refresh tokens already exchanged (rotate_refresh)
         self.reuse_detected = 0
         self.refreshes = 0
+        self.delayed = 0  # refresh requests that slept refresh_delay
         self.bound: dict[str, str] = {}  # DPoP-bound access token -> key thumbprint
         self.proof_jtis: list[str] = []  # every DPoP proof the MCP endpoint accepted
         self.proof_errors: list[str] = []
@@ -385,13 +386,14 @@ class _Handler(BaseHTTPRequestHandler):
                         srv.family[fresh] = srv.family[answer["access_token"]] = family
             self._send(200, answer)
         elif grant == "refresh_token" and srv.b.rotate_refresh:
-            time.sleep(srv.b.refresh_delay)
+            self._delay()
             rotated = srv.rotate(form.get("refresh_token", ""))
             if rotated is None:
                 self._send(400, {"error": "invalid_grant"})
                 return
             self._send(200, rotated)
         elif grant == "refresh_token":
+            self._delay()
             scopes = srv.refresh_tokens.get(form.get("refresh_token", ""))
             if scopes is None:
                 self._send(400, {"error": "invalid_grant"})
@@ -405,6 +407,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, srv.new_token(set(form.get("scope", "").split())))
         else:
             self._send(400, {"error": "unsupported_grant_type"})
+
+    def _delay(self) -> None:
+        """Sleep ``refresh_delay`` (read once), counted in ``delayed`` while it sleeps."""
+        delay = self.srv.b.refresh_delay
+        if delay:
+            with self.srv.lock:
+                self.srv.delayed += 1
+            time.sleep(delay)
 
     def _mcp(self, seen: Seen) -> None:
         b, srv = self.srv.b, self.srv
