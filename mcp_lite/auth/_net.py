@@ -390,7 +390,13 @@ class Http:
             {"json": dict(body)} if body is not None else {"data": dict(form or {})}
         )
         status, reply_headers, raw = self.exchange(
-            "POST", url, what, secrets=secrets, configured=configured, headers=send_headers, **payload
+            "POST",
+            url,
+            what,
+            secrets=secrets,
+            configured=configured,
+            headers=send_headers,
+            **payload,
         )
         try:
             data = _json_object(raw, f"the {what} answer from {redact_url(url)}")

@@ -206,9 +206,10 @@ class OAuth:
             if client_id
             else None
         )
-        self._issuer = issuer or getattr(grant, "issuer", None)
-        if issuer and getattr(grant, "issuer", None) and not same_issuer(issuer, grant.issuer):  # type: ignore[union-attr]
+        grant_issuer = getattr(grant, "issuer", None)
+        if issuer and grant_issuer and not same_issuer(issuer, grant_issuer):
             raise ConfigError("OAuth(issuer=...) and the grant's issuer differ")
+        self._issuer = issuer or grant_issuer
         self._client_metadata_url = client_metadata_url
         self._client_name = client_name
         self._scope = scope

@@ -246,8 +246,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif seen.path == "/.well-known/oauth-authorization-server":
             meta: dict[str, Any] = {
                 "issuer": b.issuer_override or base,
-                "authorization_endpoint": b.authorization_endpoint_override
-                or f"{base}/authorize",
+                "authorization_endpoint": b.authorization_endpoint_override or f"{base}/authorize",
                 "token_endpoint": b.token_endpoint_override or f"{base}/token",
                 "response_types_supported": ["code"],
                 "token_endpoint_auth_methods_supported": b.auth_methods,

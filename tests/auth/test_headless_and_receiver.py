@@ -47,7 +47,10 @@ def test_a_worker_without_a_terminal_gets_auth_required_at_once(
     server = auth_server()
     store_dir = tmp_path / "oauth"
     # A login made earlier with a handler: its registration names the fixed port 8976.
-    _use(server, OAuth(server.url, store=FileTokenStore(store_dir), authorization_handler=fetch_redirect))
+    _use(
+        server,
+        OAuth(server.url, store=FileTokenStore(store_dir), authorization_handler=fetch_redirect),
+    )
     server.tokens.clear()
     server.b.refuse_tokens = True  # the refresh is refused: only a new login would help
     worker = textwrap.dedent(

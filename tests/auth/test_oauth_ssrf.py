@@ -27,8 +27,7 @@ from authserver import AuthServer, Behaviour
 from tls import make_ca
 
 import mcp_lite
-from mcp_lite.auth import MemoryTokenStore, OAuth, fetch_redirect
-from mcp_lite.auth import _policy
+from mcp_lite.auth import MemoryTokenStore, OAuth, _policy, fetch_redirect
 from mcp_lite.errors import AuthRequired
 
 PINNED = "2025-11-25"
@@ -72,9 +71,7 @@ class Victim:
 
 
 @pytest.fixture
-def remote(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Callable[..., AuthServer]]:
+def remote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., AuthServer]]:
     """``remote(host="mcp.example", **behaviour)``: an https AuthServer under that name."""
     bundle, context = make_ca(tmp_path)
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(bundle))
