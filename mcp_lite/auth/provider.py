@@ -18,9 +18,9 @@ arrives on a loopback server on ``127.0.0.1`` (a free port the system picks, so 
 never collide; a configured ``redirect_uri`` port that is busy is an error at once). The
 receiver completes only on a request whose ``state`` matches (compared in constant time).
 Whether a browser login may start on its own: ``open_browser=None`` (the default) only when
-the process has a terminal (stdin or stderr is a TTY), so a worker under cron, Celery or
-gunicorn whose refresh is refused gets ``AuthRequired`` at once instead of a login nobody
-sees; ``True`` always, ``False`` never. ``login()`` (``mcp-lite auth``) is a login asked for
+the process has a terminal (stdin or stderr is a TTY, or a Jupyter kernel), so a worker under
+cron, Celery or gunicorn whose refresh is refused gets ``AuthRequired`` at once instead of a
+login nobody sees; ``True`` always, ``False`` never. ``login()`` (``mcp-lite auth``) is a login asked for
 and always runs. ``grant=ClientCredentials(...)``, ``IdJagGrant(...)`` or
 ``WorkloadIdentity(...)`` needs no user at all.
 
@@ -785,7 +785,10 @@ def _deadline_of(deadline: Deadline | float | None, timeout: float | None) -> De
 
 
 def _has_terminal() -> bool:
-    """True when someone may be watching: stdin or stderr is a terminal."""
+    """True when someone may be watching: stdin or stderr is a terminal, or the code runs
+    in a Jupyter kernel (whose streams are no terminals, but a person reads them)."""
+    if "ipykernel" in sys.modules:
+        return True
     for stream in (sys.stdin, sys.stderr):
         try:
             if stream is not None and stream.isatty():
