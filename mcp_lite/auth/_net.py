@@ -127,6 +127,14 @@ class OAuthError(AuthRequired):
 # --- total deadlines -------------------------------------------------------------------------
 
 _current = threading.local()  # the _Watch of the exchange running on this thread, if any
+# The deadline of the OAuth operation running on this thread (``Http.limit``), for code it
+# calls that has no ``Http`` of its own (``fetch_redirect`` as the authorization handler).
+_operation = threading.local()
+
+
+def operation_deadline() -> Deadline | None:
+    """The deadline of the OAuth operation this thread is inside of, if any."""
+    return getattr(_operation, "deadline", None)
 
 
 class _Watch:
@@ -234,10 +242,13 @@ class Http:
         if previous is not None and (deadline is None or previous.at <= deadline.at):
             deadline = previous
         self._limits.deadline = deadline
+        outer = operation_deadline()
+        _operation.deadline = deadline
         try:
             yield
         finally:
             self._limits.deadline = previous
+            _operation.deadline = outer
 
     def deadline(self) -> Deadline | None:
         """The deadline set by ``limit`` on this thread (None: no such deadline)."""

@@ -93,6 +93,7 @@ from ._net import (
     Http,
     OAuthError,
     canonical_url,
+    operation_deadline,
     require_loopback_redirect,
     require_secure,
 )
@@ -727,9 +728,14 @@ class OAuth:
                 request = self._request(disc, client, receiver.redirect_uri, scope)
                 receiver.expect(request.state)  # other requests get an error page
                 _show(request.url)
-                left = self._http.remaining()
-                wait = self._callback_timeout if left is None else min(left, self._callback_timeout)
-                redirect_url = receiver.wait(wait)
+                deadline = self._http.deadline()
+                left = self._callback_timeout if deadline is None else deadline.remaining()
+                try:
+                    redirect_url = receiver.wait(min(left, self._callback_timeout))
+                except AuthRequired:
+                    if deadline is not None and left < self._callback_timeout:
+                        raise deadline.error("authorizing", "the browser login got no answer")
+                    raise
         code = request.code_from(str(redirect_url))
         return request.exchange(self._http, disc.metadata, client, code)
 
@@ -849,12 +855,16 @@ def fetch_redirect(url: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
     (tests, the conformance harness): GET the authorization URL and return where it
     redirects, without following it.
 
+    Called inside a login, it ends by that login's deadline (never a fresh ``timeout``).
+
     Raises:
         AuthRequired: the server did not redirect.
     """
     require_secure(url, "authorization")
     # A total deadline, like every OAuth exchange (RequestTimeout when it passes).
-    status, headers, _ = Http(timeout=timeout).exchange("GET", url, "authorization")
+    http = Http(timeout=timeout)
+    with http.limit(operation_deadline()):
+        status, headers, _ = http.exchange("GET", url, "authorization")
     location = headers.get("Location")
     if status not in (301, 302, 303, 307, 308) or not location:
         raise AuthRequired(

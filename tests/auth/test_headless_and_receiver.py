@@ -256,3 +256,23 @@ def test_a_child_forked_during_a_slow_refresh_gets_its_token(
         pytest.fail("the child never finished")
     refresher.join(10)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_the_handler_helper_and_the_browser_wait_end_by_the_logins_deadline(
+    auth_server: Start, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = auth_server(drip=("/authorize",))  # the handler's GET would last minutes
+    auth = OAuth(
+        server.url, store=MemoryTokenStore(), authorization_handler=fetch_redirect, timeout=600
+    )
+    started = time.monotonic()
+    with pytest.raises(RequestTimeout, match="^authorizing: "):
+        auth.refresh(None, deadline=Deadline.after(1.5))
+    assert time.monotonic() - started < 1.5 + SLACK
+
+    monkeypatch.setattr(webbrowser, "open", lambda *a, **k: True)  # nobody comes back
+    auth = OAuth(server.url, store=MemoryTokenStore(), open_browser=True, callback_timeout=600)
+    started = time.monotonic()
+    with pytest.raises(RequestTimeout, match="authorizing: the browser login got no answer"):
+        auth.refresh(None, deadline=Deadline.after(1.5))
+    assert time.monotonic() - started < 1.5 + SLACK
