@@ -734,7 +734,9 @@ class OAuth:
                     redirect_url = receiver.wait(min(left, self._callback_timeout))
                 except AuthRequired:
                     if deadline is not None and left < self._callback_timeout:
-                        raise deadline.error("authorizing", "the browser login got no answer")
+                        raise deadline.error(
+                            "authorizing", "the browser login got no answer"
+                        ) from None
                     raise
         code = request.code_from(str(redirect_url))
         return request.exchange(self._http, disc.metadata, client, code)
