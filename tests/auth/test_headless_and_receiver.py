@@ -83,7 +83,6 @@ def test_a_worker_without_a_terminal_gets_auth_required_at_once(
     assert elapsed < 10, "it waited out the call's deadline instead of failing at once"
     assert "mcp-lite auth" in done.stdout  # says what to do
     assert "open this URL" not in done.stderr
-    assert server.requests_to("/authorize") == [s for s in server.seen if s.path == "/authorize"]
     assert len(server.requests_to("/authorize")) == 1  # only the first, handler-made login
 
 
