@@ -20,6 +20,7 @@ import re
 import socket
 import threading
 import time
+import weakref
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from requests.cookies import extract_cookies_to_jar
 
+from .. import _fork
 from .._accel import decode_message
 from .._secrets import redact_text, redact_url, scrub, sent_secrets
 from .._version import __version__
@@ -121,6 +123,7 @@ class TokenAuth:
         self._lock = threading.Lock()
         self._token: str | None = None
         self._fetched = False
+        _token_auths.add(self)
 
     def token(self) -> str | None:
         with self._lock:
@@ -136,6 +139,18 @@ class TokenAuth:
             self._token = self._provider()
             self._fetched = True
             return self._token
+
+
+# A forked child replaces their locks: a parent thread may have held one inside provider().
+_token_auths: weakref.WeakSet[TokenAuth] = weakref.WeakSet()
+
+
+def _reset_token_auths() -> None:
+    for auth in list(_token_auths):
+        auth._lock = threading.Lock()
+
+
+_fork.on_child(_reset_token_auths)
 
 
 def as_auth(auth: Any) -> Auth | None:
@@ -418,7 +433,8 @@ def send_authorized(
     most ``MAX_STEP_UPS`` times. Returns the last response (the caller maps its status).
 
     ``deadline`` (``time.monotonic()``, the caller's) bounds what ``auth`` does: an auth
-    whose ``token``/``refresh`` take ``timeout=`` gets the seconds left (OAuth does).
+    whose ``token``/``refresh`` take ``deadline=`` gets it as is (OAuth does), one that
+    takes ``timeout=`` the seconds left.
     ``url`` is the server the token is for; ``request_url`` (default ``url``) is where this
     request goes (a legacy-SSE endpoint), which a DPoP proof names. When ``given_up()`` is
     true (the transport closed, the caller left) a 401 or 403 is returned as is: no
@@ -497,9 +513,17 @@ def _accepts(auth: Any, name: str) -> frozenset[str]:
     return found
 
 
-def _left(deadline: float | None) -> dict[str, float]:
-    """``{"timeout": seconds left}`` for an auth that takes it; {} without a deadline."""
-    return {} if deadline is None else {"timeout": max(0.0, deadline - time.monotonic())}
+def _left(auth: Any, name: str, deadline: float | None) -> dict[str, float]:
+    """The caller's deadline for ``auth.<name>``: ``deadline=`` (the ``time.monotonic()``
+    value itself) when it takes one, else ``timeout=`` seconds left; {} without either."""
+    if deadline is None:
+        return {}
+    parameters = _accepts(auth, name)
+    if "deadline" in parameters:
+        return {"deadline": deadline}
+    if "timeout" in parameters:
+        return {"timeout": max(0.0, deadline - time.monotonic())}
+    return {}
 
 
 def _token(auth: Auth | None, url: str, deadline: float | None = None) -> str | None:
@@ -508,9 +532,10 @@ def _token(auth: Auth | None, url: str, deadline: float | None = None) -> str | 
     bind = getattr(auth, "bind", None)
     if bind is not None:
         bind(url)
-    if deadline is not None and "timeout" in _accepts(auth, "token"):
+    extra = _left(auth, "token", deadline)
+    if extra:
         method: Any = auth.token
-        return method(**_left(deadline))  # type: ignore[no-any-return]
+        return method(**extra)  # type: ignore[no-any-return]
     return auth.token()
 
 
@@ -520,7 +545,7 @@ def _refresh(
     parameters = _accepts(auth, "refresh")
     if "challenge" in parameters:
         refresh: Any = auth.refresh
-        extra = _left(deadline) if "timeout" in parameters else {}
+        extra = _left(auth, "refresh", deadline)
         return refresh(sent, challenge=challenge, status=status, **extra)  # type: ignore[no-any-return]
     return auth.refresh(sent) if status == 401 else None
 

@@ -5,6 +5,10 @@ for the browser to come back to ``/callback?code=...&state=...``, answers with a
 and hands the full redirect URL to the flow. Nothing else is served: other paths get 404, and
 the page never echoes the query (no code or token in a response body or in a log line).
 
+Only the login's own redirect completes it: a request whose ``state`` is not the one the
+flow sent (``expect``; compared with ``hmac.compare_digest``) gets a 400 page and the receiver
+keeps waiting until its deadline, so another local process cannot abort (or answer) the login.
+
 Browsers open speculative connections (preconnect) that never send a request: each
 connection gets its own thread and a socket timeout, so an idle one never delays the real
 redirect, and at most ``_MAX_CONNECTIONS`` are served at once (more are closed at once).
@@ -12,11 +16,12 @@ redirect, and at most ``_MAX_CONNECTIONS`` are served at once (more are closed a
 
 from __future__ import annotations
 
+import hmac
 import http.server
 import threading
 import time
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from ..errors import AuthRequired
 from ._net import log
@@ -30,6 +35,11 @@ _PAGE = (
 )
 
 
+_REFUSED = (
+    b"<!doctype html><meta charset=utf-8><title>mcp-lite</title>"
+    b"<p>This response does not belong to the login in progress; it was ignored.</p>"
+)
+
 _MAX_CONNECTIONS = 16
 _SOCKET_TIMEOUT = 5.0
 
@@ -39,21 +49,30 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     timeout = _SOCKET_TIMEOUT  # per connection: an idle preconnect ends, never blocks others
 
     def do_GET(self) -> None:
-        path = urlsplit(self.path).path
+        parts = urlsplit(self.path)
+        if parts.path != self.server.callback_path:
+            self.send_error(404)
+            return
+        if not self.server.matches(parts.query):
+            self._page(400, _REFUSED)  # not ours: keep waiting for the real one
+            return
         with self.server.result_lock:
-            first = path == self.server.callback_path and self.server.result is None
+            first = self.server.result is None
             if first:
                 self.server.result = f"http://{self.server.host_label}{self.path}"
         if not first:
             self.send_error(404)
             return
-        self.send_response(200)
+        self._page(200, _PAGE)
+        self.server.done.set()
+
+    def _page(self, status: int, page: bytes) -> None:
+        self.send_response(status)
         self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(_PAGE)))
+        self.send_header("Content-Length", str(len(page)))
         self.send_header("Cache-Control", "no-store")
         self.end_headers()
-        self.wfile.write(_PAGE)
-        self.server.done.set()
+        self.wfile.write(page)
 
     def log_message(self, format: str, *args: Any) -> None:
         return  # the request line holds the authorization code: never log it
@@ -63,7 +82,16 @@ class _Server(http.server.ThreadingHTTPServer):
     callback_path = "/callback"
     host_label = ""
     result: str | None = None
+    expected_state: str | None = None  # set by ``LoopbackReceiver.expect``
     daemon_threads = True
+
+    def matches(self, query: str) -> bool:
+        """True when ``query`` carries exactly one ``state``, the expected one."""
+        expected = self.expected_state
+        states = parse_qs(query, keep_blank_values=True).get("state", [])
+        if expected is None or len(states) != 1:
+            return False
+        return hmac.compare_digest(states[0].encode(), expected.encode())
 
     def __init__(self, port: int) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
@@ -109,6 +137,10 @@ class LoopbackReceiver:
             target=self._serve, daemon=True, name=f"mcp-lite-oauth-callback[{self.port}]"
         )
         self._stop = threading.Event()
+
+    def expect(self, state: str) -> None:
+        """Complete only on a redirect carrying this ``state`` (before the URL is shown)."""
+        self._server.expected_state = state
 
     def __enter__(self) -> LoopbackReceiver:
         self._thread.start()

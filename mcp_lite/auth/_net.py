@@ -9,8 +9,11 @@ Every exchange uses ``requests``, never follows a redirect for a POST, and maps 
 failures to ``AuthRequired`` with a sentence that names the step and the URL but never a token,
 a code, a verifier or a secret (``scrub`` removes any that slip in).
 
-Deadlines are totals, not per read: each exchange ends by ``Http.timeout`` seconds after it
-starts or by the deadline of the call it runs for (``Http.limit``), whichever is first. Per-read
+Deadlines are totals, not per read: each exchange ends by the deadline of the operation it runs
+for (``Http.limit``: the caller's, or OAuth's own total when the caller gave none), and never
+later than ``Http.timeout`` seconds after it starts (a step's cap). The error names the phase:
+``authorizing: the token request at https://as.example/token got no answer within the 2 s
+timeout``. Per-read
 socket timeouts cannot do that against a server that drips a byte at a time, so a timer
 shuts the exchange's socket down at the deadline (the timer only calls ``shutdown``; the
 exchange's own thread does all the I/O) and the exchange fails with ``RequestTimeout``.
@@ -32,10 +35,12 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from .._deadline import Deadline
+from .._http.causes import network_cause
 from .._secrets import is_loopback_host, redact_text, redact_url, scrub
 from .._version import __version__
 from ..errors import AuthRequired, ConfigError, ConnectError, RequestTimeout
-from .._http.causes import network_cause
+from ._policy import UrlPolicy
 
 log = logging.getLogger("mcp_lite.auth")
 
@@ -122,6 +127,14 @@ class OAuthError(AuthRequired):
 # --- total deadlines -------------------------------------------------------------------------
 
 _current = threading.local()  # the _Watch of the exchange running on this thread, if any
+# The deadline of the OAuth operation running on this thread (``Http.limit``), for code it
+# calls that has no ``Http`` of its own (``fetch_redirect`` as the authorization handler).
+_operation = threading.local()
+
+
+def operation_deadline() -> Deadline | None:
+    """The deadline of the OAuth operation this thread is inside of, if any."""
+    return getattr(_operation, "deadline", None)
 
 
 class _Watch:
@@ -214,27 +227,46 @@ class Http:
         self.session = session
         self.timeout = timeout
         self._limits = threading.local()
+        # Where the MCP server's OAuth documents may lead (``_policy``); set by ``OAuth``
+        # once it knows the server. None: only ``require_secure`` (no server to judge by).
+        self.policy: UrlPolicy | None = None
         # The DPoP key (``dpop.DPoPKey``) that signs a proof for every token request, once
         # the OAuth object using this context has chosen DPoP; None for plain bearer tokens.
         self.dpop: Any = None
 
     @contextlib.contextmanager
-    def limit(self, deadline: float | None) -> Iterator[None]:
-        """Within the block, exchanges on this thread also end by ``deadline``
-        (``time.monotonic()``; None: no limit beyond ``timeout``)."""
-        previous = getattr(self._limits, "deadline", None)
-        if previous is not None and deadline is not None:
-            deadline = min(previous, deadline)
-        self._limits.deadline = deadline if deadline is not None else previous
+    def limit(self, deadline: Deadline | None) -> Iterator[None]:
+        """Within the block, exchanges on this thread also end by ``deadline`` (None: no
+        limit beyond ``timeout``); an enclosing limit that ends earlier still holds."""
+        previous: Deadline | None = getattr(self._limits, "deadline", None)
+        if previous is not None and (deadline is None or previous.at <= deadline.at):
+            deadline = previous
+        self._limits.deadline = deadline
+        outer = operation_deadline()
+        _operation.deadline = deadline
         try:
             yield
         finally:
             self._limits.deadline = previous
+            _operation.deadline = outer
+
+    def deadline(self) -> Deadline | None:
+        """The deadline set by ``limit`` on this thread (None: no such deadline)."""
+        return getattr(self._limits, "deadline", None)
 
     def remaining(self) -> float | None:
         """Seconds left before the deadline set by ``limit`` (None: no such deadline)."""
-        deadline = getattr(self._limits, "deadline", None)
-        return None if deadline is None else deadline - time.monotonic()
+        deadline = self.deadline()
+        return None if deadline is None else deadline.at - time.monotonic()
+
+    def check(self, url: str, what: str) -> str:
+        """``url`` when this context's policy lets the MCP server's documents lead there
+        (``_policy.UrlPolicy.check``); without a policy, when it is secure."""
+        require_secure(url, what)
+        if self.policy is not None:
+            left = self.remaining()
+            self.policy.check(url, what, self.timeout if left is None else max(0.0, left))
+        return url
 
     def exchange(
         self,
@@ -243,21 +275,28 @@ class Http:
         what: str,
         *,
         secrets: Iterable[str | None] = (),
+        configured: bool = False,
         **kwargs: Any,
     ) -> tuple[int, Mapping[str, str], bytes]:
         """One request: status, headers and at most ``_MAX_BODY + 1`` bytes of body.
 
+        ``url`` passes the policy first (``check``) unless the user ``configured`` it
+        (an identity provider's endpoint): nothing is opened for a refused URL.
+
         Raises:
             RequestTimeout: the exchange's deadline passed (a total, not per read).
-            AuthRequired: the network failed.
+            AuthRequired: the URL is refused by the policy.
+            ConnectError: the network failed.
         """
         shown = redact_url(url)
-        budget = self.timeout
-        left = self.remaining()
-        if left is not None:
-            budget = min(budget, left)
+        deadline = self.deadline()
+        budget = self.timeout if deadline is None else deadline.bound(self.timeout)
+        if budget <= 0 and deadline is not None:
+            raise deadline.error("authorizing", f"no time was left for {what} at {shown}")
         if budget <= 0:
-            raise RequestTimeout(f"no time left for the {what} request to {shown}", 0.0)
+            raise RequestTimeout(f"authorizing: no time left for {what} at {shown}", 0.0)
+        if not configured and self.policy is not None:
+            self.policy.check(url, what, budget)
         headers = {"User-Agent": f"mcp-lite/{__version__}", **kwargs.pop("headers", {})}
         own = self.session is None
         session = _new_session() if own else self.session
@@ -285,9 +324,11 @@ class Http:
                 return response.status_code, response.headers, raw
         except Exception as exc:
             if watch.fired or isinstance(exc, requests.Timeout):
+                what_failed = f"{what} at {shown} got no answer"
+                if deadline is not None and budget < self.timeout:
+                    raise deadline.error("authorizing", what_failed) from None
                 raise RequestTimeout(
-                    f"the {what} request to {shown} did not finish within {budget:.3g} seconds",
-                    budget,
+                    f"authorizing: {what_failed} within its {budget:.3g} s limit", budget
                 ) from None
             if isinstance(exc, (requests.RequestException, OSError)) or _is_urllib3(exc):
                 # unreachable is a connection failure (CLI exit 3), not a need for credentials
@@ -312,7 +353,7 @@ class Http:
     ) -> dict[str, Any] | None:
         """GET a JSON document; None when absent (4xx or a redirect), ``AuthRequired`` on
         anything else that is not a JSON object."""
-        require_secure(url, what)
+        require_secure(url, what)  # the policy is checked by ``exchange``
         shown = redact_url(url)
         status, _, raw = self.exchange(
             "GET", url, what, headers={"Accept": "application/json", **(headers or {})}
@@ -333,11 +374,12 @@ class Http:
         body: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
         secrets: Iterable[str | None] = (),
+        configured: bool = False,
     ) -> tuple[int, dict[str, Any]]:
         """POST a form (or a JSON ``body``); returns the status and the JSON object answer
-        (empty when the body is not JSON). Network failures are ``AuthRequired``."""
+        (empty when the body is not JSON). ``configured``: see ``exchange``."""
         status, _, data = self.post_with_headers(
-            url, what, form=form, body=body, headers=headers, secrets=secrets
+            url, what, form=form, body=body, headers=headers, secrets=secrets, configured=configured
         )
         return status, data
 
@@ -350,6 +392,7 @@ class Http:
         body: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
         secrets: Iterable[str | None] = (),
+        configured: bool = False,
     ) -> tuple[int, Mapping[str, str], dict[str, Any]]:
         """``post``, with the response headers too (a ``DPoP-Nonce`` comes in one)."""
         require_secure(url, what)
@@ -358,7 +401,13 @@ class Http:
             {"json": dict(body)} if body is not None else {"data": dict(form or {})}
         )
         status, reply_headers, raw = self.exchange(
-            "POST", url, what, secrets=secrets, headers=send_headers, **payload
+            "POST",
+            url,
+            what,
+            secrets=secrets,
+            configured=configured,
+            headers=send_headers,
+            **payload,
         )
         try:
             data = _json_object(raw, f"the {what} answer from {redact_url(url)}")

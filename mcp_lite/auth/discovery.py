@@ -16,6 +16,14 @@ Order (MCP 2025-11-25 "Authorization Server Discovery"):
 3. No PRM at all (a 2025-03-26 server): the issuer is the server URL without its path; its
    metadata is tried the same way and, when there is none, the default endpoints
    ``/authorize``, ``/token`` and ``/register`` are used.
+
+Credentials bound to an issuer (``discover(..., issuer=...)``): when the caller holds a secret
+or signing key for one authorization server, only that issuer is considered. A PRM (or the
+2025-03-26 fallback) that does not name it stops discovery with ``AuthRequired`` naming both
+issuers, before the other server is contacted at all.
+
+Every URL reached through these documents, and every endpoint of the metadata, passes the
+context's URL policy (``Http.check``, ``_policy``) before anything is opened.
 """
 
 from __future__ import annotations
@@ -36,8 +44,10 @@ __all__ = [
     "ProtectedResource",
     "as_metadata_urls",
     "discover",
+    "issuer_mismatch",
     "parse_challenge",
     "prm_urls",
+    "same_issuer",
 ]
 
 _PARAM = re.compile(r'\s*([A-Za-z0-9_\-\.]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]*)\s*,?')
@@ -276,6 +286,9 @@ def fetch_protected_resource(
         AuthRequired: the PRM names another resource, lists no authorization server, or is
             served over plain http off loopback.
     """
+    if challenge is not None and challenge.resource_metadata:
+        # The server's own pointer is a hop like any other: refused, not skipped.
+        http.check(challenge.resource_metadata, "protected resource metadata")
     for url in prm_urls(server_url, challenge):
         data = http.get_json(url, "protected resource metadata")
         if data is None:
@@ -294,14 +307,43 @@ def fetch_protected_resource(
     return None
 
 
+def same_issuer(a: str | None, b: str | None) -> bool:
+    """Issuer identifiers compared as RFC 8414 does here (a trailing slash aside)."""
+    return a is not None and b is not None and a.rstrip("/") == b.rstrip("/")
+
+
+def issuer_mismatch(expected: str, found: str, server_url: str) -> AuthRequired:
+    """The error for credentials of ``expected`` while the server now names ``found``."""
+    return AuthRequired(
+        f"MCP server {redact_url(server_url)} now names the authorization server "
+        f"{redact_url(found)}, but the configured credentials belong to "
+        f"{redact_url(expected)}; nothing was sent to {redact_url(found)} (if the server "
+        f"really moved, pass issuer={found!r} with credentials for it)",
+        redact_url(server_url),
+    )
+
+
+def _check_endpoints(http: Http, metadata: AuthServerMetadata) -> AuthServerMetadata:
+    """Every endpoint of ``metadata`` passes the URL policy before any is used."""
+    for what, url in (
+        ("authorization endpoint", metadata.authorization_endpoint),
+        ("token endpoint", metadata.token_endpoint),
+        ("registration endpoint", metadata.registration_endpoint),
+    ):
+        if url:
+            http.check(url, what)
+    return metadata
+
+
 def fetch_as_metadata(http: Http, issuer: str) -> AuthServerMetadata | None:
     """The metadata of ``issuer`` (first URL in spec order that answers), or None.
 
     Raises:
         AuthRequired: a document whose ``issuer`` differs from ``issuer`` (RFC 8414 §3.3,
-            MCP 2026-07-28: such metadata must not be used).
+            MCP 2026-07-28: such metadata must not be used), or an issuer or endpoint the
+            URL policy refuses.
     """
-    require_secure(issuer, "authorization server")
+    http.check(issuer, "authorization server")
     for url in as_metadata_urls(issuer):
         data = http.get_json(url, "authorization server metadata")
         if data is None:
@@ -312,12 +354,22 @@ def fetch_as_metadata(http: Http, issuer: str) -> AuthServerMetadata | None:
                 f"the authorization server metadata at {redact_url(url)} names issuer {found!r}, not "
                 f"{issuer!r}; refusing to use it (RFC 8414 issuer validation)"
             )
-        return AuthServerMetadata.from_json(data)
+        return _check_endpoints(http, AuthServerMetadata.from_json(data))
     return None
 
 
-def discover(http: Http, server_url: str, challenge: Challenge | None = None) -> Discovery:
+def discover(
+    http: Http,
+    server_url: str,
+    challenge: Challenge | None = None,
+    *,
+    issuer: str | None = None,
+) -> Discovery:
     """Run discovery for ``server_url`` (see the module docstring).
+
+    Args:
+        issuer: the authorization server the caller's credentials belong to: no other is
+            considered (nor contacted).
 
     Raises:
         AuthRequired: discovery failed; the message says at which step.
@@ -325,8 +377,13 @@ def discover(http: Http, server_url: str, challenge: Challenge | None = None) ->
     require_secure(server_url, "MCP server")
     prm = fetch_protected_resource(http, server_url, challenge)
     if prm is not None:
-        for issuer in prm.authorization_servers:
-            metadata = fetch_as_metadata(http, issuer)
+        candidates = list(prm.authorization_servers)
+        if issuer is not None:
+            candidates = [s for s in candidates if same_issuer(s, issuer)]
+            if not candidates:
+                raise issuer_mismatch(issuer, prm.authorization_servers[0], server_url)
+        for candidate in candidates:
+            metadata = fetch_as_metadata(http, candidate)
             if metadata is not None:
                 return Discovery(
                     resource=canonical_url(prm.resource), metadata=metadata, protected_resource=prm
@@ -341,5 +398,9 @@ def discover(http: Http, server_url: str, challenge: Challenge | None = None) ->
         redact_url(server_url),
         redact_url(base),
     )
-    metadata = fetch_as_metadata(http, base) or AuthServerMetadata.defaults(base)
+    if issuer is not None and not same_issuer(base, issuer):
+        raise issuer_mismatch(issuer, base, server_url)
+    metadata = fetch_as_metadata(http, base) or _check_endpoints(
+        http, AuthServerMetadata.defaults(base)
+    )
     return Discovery(resource=canonical_url(server_url), metadata=metadata)

@@ -26,9 +26,11 @@ import json
 import threading
 import time
 import uuid
+import weakref
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from .. import _fork
 from ..errors import ConfigError
 from ._net import origin_of
 
@@ -72,6 +74,18 @@ def _from_b64(text: str) -> int:
     return int.from_bytes(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)), "big")
 
 
+# Live keys: a forked child replaces their nonce locks (a parent thread may hold one).
+_keys: weakref.WeakSet[DPoPKey] = weakref.WeakSet()
+
+
+def _reset_after_fork() -> None:
+    for key in list(_keys):
+        key._lock = threading.Lock()
+
+
+_fork.on_child(_reset_after_fork)
+
+
 class DPoPKey:
     """One client's DPoP key pair and the nonces servers gave it. Thread-safe.
 
@@ -89,6 +103,7 @@ class DPoPKey:
         }
         self._nonces: dict[str, str] = {}
         self._lock = threading.Lock()
+        _keys.add(self)
 
     @classmethod
     def generate(cls) -> DPoPKey:

@@ -34,7 +34,7 @@ from .._otel import oauth_span
 from .._secrets import redact_url
 from ..errors import AuthRequired, ConfigError
 from ._net import Http, oauth_error, require_secure
-from .discovery import AuthServerMetadata, ProtectedResource
+from .discovery import AuthServerMetadata, ProtectedResource, same_issuer
 from .pkce import Pkce, new_state
 from .registration import ClientInfo
 from .storage import TokenSet
@@ -44,6 +44,7 @@ __all__ = [
     "ClientCredentials",
     "IdJagGrant",
     "merge_scopes",
+    "require_issuer",
     "select_scope",
 ]
 
@@ -92,6 +93,20 @@ def merge_scopes(*scopes: str | None) -> str | None:
 
 
 # --- client authentication at the token endpoint -------------------------------------------------
+
+
+def require_issuer(expected: str | None, metadata: AuthServerMetadata) -> None:
+    """Credentials bound to ``expected`` may go to ``metadata``'s server only when it is that
+    issuer (None: not bound yet, the first use binds them). Checked before anything is sent.
+
+    Raises:
+        AuthRequired: naming both issuers.
+    """
+    if expected is not None and not same_issuer(expected, metadata.issuer):
+        raise AuthRequired(
+            f"the configured credentials belong to the authorization server {expected}; "
+            f"refusing to send them to {metadata.issuer}"
+        )
 
 
 def _basic(client_id: str, secret: str) -> str:
@@ -146,6 +161,9 @@ def token_request(
         AuthRequired: the server refused (its ``error``/``error_description``, scrubbed).
     """
     endpoint = metadata.token_endpoint
+    if client.client_secret or client.token_endpoint_auth_method == "private_key_jwt":
+        # The one place a client secret or signing key leaves: only to its own issuer.
+        require_issuer(client.issuer or metadata.issuer, metadata)
     dpop = http.dpop
     # A child span "oauth <grant>" when OpenTelemetry is on (no secret in its attributes).
     with oauth_span(form.get("grant_type"), endpoint):
@@ -355,6 +373,10 @@ class ClientCredentials:
     ``auth_method`` says so or the server supports only that), or ``private_key`` (a PEM
     string or key object) for ``private_key_jwt`` signed with ``signing_algorithm`` (needs
     the ``jwt`` extra). ``repr`` shows neither.
+
+    ``issuer``: the authorization server these credentials belong to; they are presented to
+    no other (``OAuth(..., issuer=)`` says the same; without either, the issuer of the first
+    successful use is pinned in the token store).
     """
 
     client_id: str
@@ -363,12 +385,17 @@ class ClientCredentials:
     signing_algorithm: str = "RS256"
     auth_method: str | None = None
     scope: str | None = None
+    issuer: str | None = None
 
     def __post_init__(self) -> None:
         if (self.client_secret is None) == (self.private_key is None):
             raise ConfigError("ClientCredentials needs exactly one of client_secret or private_key")
 
-    def client(self, metadata: AuthServerMetadata) -> ClientInfo:
+    def client(self, metadata: AuthServerMetadata, issuer: str | None = None) -> ClientInfo:
+        """This client at ``metadata``'s server; ``issuer`` is the one its credentials are
+        bound to (``AuthRequired`` when that is another server)."""
+        bound = issuer or self.issuer
+        require_issuer(bound, metadata)
         if self.private_key is not None:
             method = "private_key_jwt"
         elif self.auth_method:
@@ -384,11 +411,16 @@ class ClientCredentials:
             client_id=self.client_id,
             client_secret=self.client_secret,
             token_endpoint_auth_method=method,
-            issuer=metadata.issuer,
+            issuer=bound or metadata.issuer,
         )
 
     def fetch(
-        self, http: Http, metadata: AuthServerMetadata, resource: str, scope: str | None
+        self,
+        http: Http,
+        metadata: AuthServerMetadata,
+        resource: str,
+        scope: str | None,
+        issuer: str | None = None,
     ) -> TokenSet:
         form = {"grant_type": "client_credentials", "resource": resource}
         if scope:
@@ -396,7 +428,7 @@ class ClientCredentials:
         return token_request(
             http,
             metadata,
-            self.client(metadata),
+            self.client(metadata, issuer),
             form,
             "the client-credentials token request",
             private_key=self.private_key,
@@ -410,7 +442,8 @@ class IdJagGrant:
     provider exchanges its ID token for an ID-JAG (RFC 8693 token exchange), which the MCP
     server's authorization server accepts as a JWT bearer grant (RFC 7523).
 
-    ``id_token`` may be a string or a callable returning a fresh one.
+    ``id_token`` may be a string or a callable returning a fresh one. ``issuer``: the MCP
+    server's authorization server, the only one ``client_secret`` (and an ID-JAG) goes to.
     """
 
     client_id: str
@@ -420,10 +453,20 @@ class IdJagGrant:
     idp_client_id: str | None = None
     idp_client_secret: str | None = field(default=None, repr=False)
     scope: str | None = None
+    issuer: str | None = None
 
     def fetch(
-        self, http: Http, metadata: AuthServerMetadata, resource: str, scope: str | None
+        self,
+        http: Http,
+        metadata: AuthServerMetadata,
+        resource: str,
+        scope: str | None,
+        issuer: str | None = None,
     ) -> TokenSet:
+        bound = issuer or self.issuer
+        # Before the identity provider mints an ID-JAG for that server, not only before
+        # the secret goes there.
+        require_issuer(bound, metadata)
         id_token = self.id_token() if callable(self.id_token) else str(self.id_token)
         form = {
             "grant_type": TOKEN_EXCHANGE,
@@ -442,7 +485,12 @@ class IdJagGrant:
             form["client_id"] = self.idp_client_id
         hidden = [id_token, self.client_secret, self.idp_client_secret]
         status, data = http.post(
-            self.idp_token_endpoint, "token exchange", form=form, headers=headers, secrets=hidden
+            self.idp_token_endpoint,
+            "token exchange",
+            form=form,
+            headers=headers,
+            secrets=hidden,
+            configured=True,  # the user named this endpoint, not the MCP server
         )
         jag = data.get("access_token")
         if status != 200 or not isinstance(jag, str):
@@ -453,7 +501,7 @@ class IdJagGrant:
             client_id=self.client_id,
             client_secret=self.client_secret,
             token_endpoint_auth_method="client_secret_basic",
-            issuer=metadata.issuer,
+            issuer=bound or metadata.issuer,
         )
         grant = {"grant_type": JWT_BEARER, "assertion": jag}
         if scope:

@@ -14,10 +14,26 @@ challenge=..., status=...)``) before retrying. Everything else happens inside:
 
 Where the user comes in: ``authorization_handler(url) -> redirect_url`` when given (headless:
 show the URL, get the redirect back); otherwise the browser is opened and the redirect
-arrives on a loopback server on ``127.0.0.1`` (random port). ``open_browser=False`` without
-a handler makes a missing login an immediate ``AuthRequired`` (cron jobs, web apps) instead of
-a wait. ``grant=ClientCredentials(...)``, ``IdJagGrant(...)`` or ``WorkloadIdentity(...)``
-needs no user at all.
+arrives on a loopback server on ``127.0.0.1`` (a free port the system picks, so two processes
+never collide; a configured ``redirect_uri`` port that is busy is an error at once). The
+receiver completes only on a request whose ``state`` matches (compared in constant time).
+Whether a browser login may start on its own: ``open_browser=None`` (the default) only when
+the process has a terminal (stdin or stderr is a TTY, or a Jupyter kernel), so a worker under
+cron, Celery or gunicorn whose refresh is refused gets ``AuthRequired`` at once instead of a
+login nobody sees; ``True`` always, ``False`` never. ``login()`` (``mcp-lite auth``) is a login asked for
+and always runs. ``grant=ClientCredentials(...)``, ``IdJagGrant(...)`` or
+``WorkloadIdentity(...)`` needs no user at all.
+
+Credentials bound to their issuer: a configured secret or signing key (``client_secret``, the
+grants) is presented only to the authorization server it belongs to: ``issuer=`` (here or on
+the grant), else the issuer of the first successful use, pinned in the store (record
+``issuer-pin <resource> <client_id>``). When discovery later finds another issuer (a refused
+refresh runs it again), the flow stops with ``AuthRequired`` naming both, and nothing goes to
+the new one. Dynamically registered clients are per issuer already and follow the server.
+
+Where OAuth may go: every URL reached through the MCP server's documents passes one policy
+(``_policy``): no plain http and no address inward of the MCP server (loopback, link-local,
+private) unless the MCP server itself is there; refused before any connection opens.
 
 DPoP (RFC 9449, ``dpop.py``): with ``dpop=None`` (the default) tokens are bound to a key of
 this client when the authorization server lists ES256 in ``dpop_signing_alg_values_supported``
@@ -31,11 +47,16 @@ token until it ends (bounded by ``callback_timeout``). The object holds tokens f
 server: ``bind`` (called by the transports with their URL) refuses any other URL, so a token
 is never sent to a resource it was not issued for.
 
-Deadlines: ``token(timeout=)`` and ``refresh(..., timeout=)`` take the seconds the calling
-request still waits (the transports pass them). Waiting for the lock, every HTTP exchange (a
-total, not per read) and the wait for the browser's redirect end by then, with
-``RequestTimeout``; without ``timeout``, each exchange ends after ``timeout`` seconds (the
-constructor's) and the browser wait after ``callback_timeout``.
+Deadlines: ``token(deadline=)`` and ``refresh(..., deadline=)`` take the caller's
+``Deadline`` (or its ``.at``, a ``time.monotonic()`` value; ``timeout=`` seconds also works).
+Waiting for the lock, the store's lock, every HTTP exchange (a total, not per read) and the
+wait for the browser's redirect end by then, with a ``RequestTimeout`` naming the phase
+(``authorizing: the token request at ... got no answer within the 2 s timeout``). Without a
+caller's deadline the whole operation gets a total of ``timeout`` seconds (the
+constructor's), plus ``callback_timeout`` when a user may log in.
+
+Fork: every ``OAuth`` replaces its lock in a forked child (``_fork.on_child``), so a child
+forked while another thread refreshes can get a token at once.
 
 Processes sharing a store cooperate: a refresh runs under the store's ``lock`` for that
 token record; it re-reads the record first and refreshes only when the stored token is still
@@ -48,29 +69,44 @@ server that rotates refresh tokens and revokes the whole family on reuse never s
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import sys
 import threading
 import time
+import weakref
 import webbrowser
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import requests
 
+from .. import _fork
+from .._deadline import Deadline
 from .._secrets import redact_url
-from ..errors import AuthRequired, ConfigError, RequestTimeout
+from ..errors import AuthRequired, ConfigError
 from ._loopback import LoopbackReceiver
 from ._net import (
     DEFAULT_TIMEOUT,
     Http,
     OAuthError,
     canonical_url,
+    operation_deadline,
     require_loopback_redirect,
     require_secure,
 )
-from .discovery import Challenge, Discovery, discover, fetch_protected_resource, parse_challenge
+from ._policy import UrlPolicy
+from .discovery import (
+    Challenge,
+    Discovery,
+    discover,
+    fetch_protected_resource,
+    issuer_mismatch,
+    parse_challenge,
+    same_issuer,
+)
 from .dpop import INSTALL_HINT as DPOP_INSTALL_HINT
 from .dpop import DPoPKey, dpop_available, server_supports_dpop
 from .flow import AuthorizationRequest, ClientCredentials, IdJagGrant, refresh, select_scope
@@ -83,9 +119,18 @@ __all__ = ["OAuth", "fetch_redirect"]
 log = logging.getLogger("mcp_lite.auth")
 
 DEFAULT_HEADLESS_REDIRECT = "http://127.0.0.1:8976/callback"
-# How long a refresh waits for another process's refresh of the same record when the
-# caller gave no deadline (that refresh is bounded by its own exchange timeout).
-_STORE_LOCK_WAIT = 2 * DEFAULT_TIMEOUT
+
+# Every live OAuth, so that a forked child can replace their locks (a parent thread may
+# have held one at fork time: in the child nobody would ever release it).
+_live: weakref.WeakSet[OAuth] = weakref.WeakSet()
+
+
+def _reset_after_fork() -> None:
+    for auth in list(_live):
+        auth._lock = threading.RLock()
+
+
+_fork.on_child(_reset_after_fork)
 
 
 class OAuth:
@@ -94,6 +139,9 @@ class OAuth:
     Args:
         server_url: the MCP server's URL; None binds to the first URL a transport uses.
         client_id, client_secret: pre-registered credentials (used first when given).
+        issuer: the authorization server the configured credentials (``client_secret``,
+            ``grant``) belong to; they are never presented to another. Without it, the
+            issuer of the first successful use is pinned in the store.
         token_endpoint_auth_method: force ``none``/``client_secret_basic``/``client_secret_post``.
         client_metadata_url: the https URL of your Client ID Metadata Document, used as
             ``client_id`` where the server supports CIMD.
@@ -104,14 +152,16 @@ class OAuth:
         dpop: bind tokens to a key (RFC 9449): None when the servers offer or ask for it,
             True always (the ``jwt`` extra is needed), False never.
         authorization_handler: ``fn(authorization_url) -> redirect_url`` (headless).
-        open_browser: when there is no handler, open the browser (True) or fail (False).
-        redirect_uri: a loopback ``http`` redirect URI (default: a random port for the
-            browser flow, ``http://127.0.0.1:8976/callback`` for a handler).
+        open_browser: when there is no handler, open the browser (True) or fail (False);
+            None: only when the process has a terminal (module docstring).
+        redirect_uri: a loopback ``http`` redirect URI (default: a port the system picks
+            for the browser flow, ``http://127.0.0.1:8976/callback`` for a handler).
         store: a ``TokenStore``; default ``FileTokenStore()`` (0600 files in your home).
         application_type: sent with dynamic registration (``native`` for local clients).
         offline_access: ask for ``offline_access`` when the server lists it.
         callback_timeout: seconds to wait for the browser to come back.
-        timeout: seconds per HTTP exchange with the authorization server (a total).
+        timeout: the total for getting a token when the caller gives no deadline, and the
+            cap of each HTTP exchange with the authorization server.
         session: a ``requests.Session`` for the authorization server (proxies, CA bundle);
             mount ``mcp_lite.auth._net.WatchedAdapter`` on it to keep totals exact.
     """
@@ -128,7 +178,7 @@ class OAuth:
         scope: str | None = None,
         grant: ClientCredentials | IdJagGrant | WorkloadIdentity | None = None,
         authorization_handler: Callable[[str], str] | None = None,
-        open_browser: bool = True,
+        open_browser: bool | None = None,
         redirect_uri: str | None = None,
         store: TokenStore | None = None,
         application_type: str = "native",
@@ -137,7 +187,10 @@ class OAuth:
         timeout: float = DEFAULT_TIMEOUT,
         session: requests.Session | None = None,
         dpop: bool | None = None,
+        issuer: str | None = None,
     ) -> None:
+        if issuer is not None:
+            require_secure(issuer, "issuer")
         if redirect_uri is not None:
             require_loopback_redirect(redirect_uri)
         if client_secret is not None and client_id is None:
@@ -154,6 +207,10 @@ class OAuth:
             if client_id
             else None
         )
+        grant_issuer = getattr(grant, "issuer", None)
+        if issuer and grant_issuer and not same_issuer(issuer, grant_issuer):
+            raise ConfigError("OAuth(issuer=...) and the grant's issuer differ")
+        self._issuer = issuer or grant_issuer
         self._client_metadata_url = client_metadata_url
         self._client_name = client_name
         self._scope = scope
@@ -166,6 +223,9 @@ class OAuth:
         self._offline_access = offline_access
         self._callback_timeout = callback_timeout
         self._http = Http(session, timeout)
+        if self._server_url is not None:
+            self._http.policy = UrlPolicy(self._server_url)
+        self._timeout = timeout
         self._dpop = dpop
         if dpop is True and not dpop_available():
             raise ConfigError(f"dpop=True needs PyJWT and cryptography: {DPOP_INSTALL_HINT}")
@@ -175,6 +235,7 @@ class OAuth:
         self._discovery: Discovery | None = None
         self._tokens: TokenSet | None = None
         self._requested_scope: str | None = None
+        _live.add(self)
 
     # --- what the transports call -----------------------------------------------------------
 
@@ -192,6 +253,7 @@ class OAuth:
             if self._server_url is None:
                 require_secure(url, "MCP server")
                 self._server_url = target
+                self._http.policy = UrlPolicy(target)
             elif target != self._server_url:
                 raise ConfigError(
                     f"this OAuth object holds credentials for "
@@ -199,15 +261,20 @@ class OAuth:
                 )
             self._bound = url
 
-    def token(self, timeout: float | None = None) -> str | None:
+    def token(
+        self, timeout: float | None = None, *, deadline: Deadline | float | None = None
+    ) -> str | None:
         """The access token to send, or None (no login yet: the server's 401 starts one).
 
         Args:
-            timeout: seconds the calling request still waits (None: this object's own
-                limits); a refresh that is due ends by then.
+            timeout: seconds the calling request still waits.
+            deadline: the caller's ``Deadline`` (or its ``.at``); wins over ``timeout``.
+                Neither: a total of this object's ``timeout``. A due refresh ends by then.
 
         Raises:
-            RequestTimeout: the lock or a due refresh did not finish within ``timeout``.
+            RequestTimeout: the lock or a due refresh did not finish in time (the message
+                names the phase, ``authorizing: ...``).
+            AuthRequired: the refresh was refused and the flow cannot go on.
         """
         if self._loaded and self._lock.acquire(blocking=False):
             try:  # nothing to load or renew, nobody logging in: no deadline to arm
@@ -216,7 +283,7 @@ class OAuth:
                     return tokens.access_token if tokens is not None else None
             finally:
                 self._lock.release()
-        with self._locked(timeout):
+        with self._locked(_deadline_of(deadline, timeout), self._timeout):
             self._load()
             tokens = self._tokens
             if tokens is None:
@@ -234,21 +301,24 @@ class OAuth:
         challenge: Challenge | str | None = None,
         status: int = 401,
         timeout: float | None = None,
+        deadline: Deadline | float | None = None,
     ) -> str | None:
         """A new token after the server refused ``sent_token``.
 
         Returns None when there is nothing better to send (a 403 that is not about scope).
 
         Args:
-            timeout: seconds the calling request still waits; a login it starts (browser
-                included) ends by then.
+            timeout, deadline: as for ``token``; a login it starts (browser included) ends
+                by then. Neither: ``timeout`` (the constructor's), plus ``callback_timeout``
+                when a user may log in.
 
         Raises:
-            AuthRequired: authorization failed or needs a user this object cannot reach.
-            RequestTimeout: ``timeout`` passed first.
+            AuthRequired: authorization failed, needs a user this object cannot reach, or
+                the server now names another issuer than the credentials'.
+            RequestTimeout: the deadline passed first.
         """
         parsed = parse_challenge(challenge) if isinstance(challenge, str) else challenge
-        with self._locked(timeout):
+        with self._locked(_deadline_of(deadline, timeout), self._default_total(False)):
             self._load()
             current = self._tokens.access_token if self._tokens is not None else None
             if parsed is not None and parsed.error == "use_dpop_nonce" and current:
@@ -288,7 +358,7 @@ class OAuth:
     def login(self) -> bool:
         """Log in now (``mcp-lite auth``): probe the server for its challenge, then run the
         flow. Returns False when the server does not ask for authorization."""
-        with self._locked(None):
+        with self._locked(None, self._default_total(True)):
             url = self._require_url()
             challenge, protected = self._probe(url)
             if not protected:
@@ -297,10 +367,10 @@ class OAuth:
                 try:
                     if fetch_protected_resource(self._http, url, None) is None:
                         return False
-                    discover(self._http, url, None)
+                    discover(self._http, url, None, issuer=self._bound_issuer())
                 except AuthRequired:
                     return False
-            self._authorize(challenge, None)
+            self._authorize(challenge, None, asked=True)
             return True
 
     def logout(self, *, forget_client: bool = False) -> None:
@@ -313,6 +383,8 @@ class OAuth:
                 self._store.delete(_tokens_key(disc))
                 if forget_client:
                     self._store.delete(f"client {disc.issuer}")
+            if forget_client and self._pin_key() is not None:
+                self._store.delete(str(self._pin_key()))  # the credentials may move
             self._store.delete(f"resource {url}")
             self._tokens = None
             self._discovery = None
@@ -333,20 +405,80 @@ class OAuth:
     # --- internals ----------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _locked(self, timeout: float | None) -> Iterator[None]:
-        """This object's lock and, within it, the caller's deadline on every exchange."""
-        deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
-        if not self._lock.acquire(timeout=-1 if timeout is None else max(0.0, timeout)):
-            raise RequestTimeout(
-                f"no OAuth token for {redact_url(self._server_url or '')} within "
-                f"{timeout:g} seconds (another thread is getting one)",
-                timeout,
+    def _locked(self, deadline: Deadline | None, default: float) -> Iterator[None]:
+        """This object's lock and, within it, one deadline on every step: the caller's, or
+        a total of ``default`` seconds from now."""
+        deadline = Deadline.of(deadline, default)
+        left = deadline.remaining()
+        if not self._lock.acquire(timeout=-1 if left == float("inf") else left):
+            raise deadline.error(
+                "authorizing",
+                f"no OAuth token for {self._shown_url} (another thread is getting one)",
             )
         try:
             with self._http.limit(deadline):
                 yield
         finally:
             self._lock.release()
+
+    def _default_total(self, asked: bool) -> float:
+        """The total of an operation no caller bounds: the machine's exchanges, and the
+        user's time when a login may wait for one."""
+        if self._grant is None and self._user_reachable(asked):
+            return self._timeout + self._callback_timeout
+        return self._timeout
+
+    def _user_reachable(self, asked: bool) -> bool:
+        """True when an interactive login may start: a handler, ``open_browser=True``, or
+        (``None``) a login asked for or a process with a terminal."""
+        if self._handler is not None or self._open_browser is True:
+            return True
+        if self._open_browser is False:
+            return False
+        return asked or _has_terminal()
+
+    # --- credentials bound to their issuer --------------------------------------------------
+
+    def _pin_key(self) -> str | None:
+        """The store record that pins the configured credentials to an issuer; None when
+        nothing secret is configured (dynamic registration is keyed by issuer already)."""
+        if self._server_url is None:
+            return None
+        grant = self._grant
+        if grant is not None and not isinstance(grant, (ClientCredentials, IdJagGrant)):
+            client_id = f"workload {getattr(grant, 'client_id', None) or ''}"
+        elif grant is not None:
+            client_id = grant.client_id
+        elif self._preregistered is not None and self._preregistered.client_secret:
+            client_id = self._preregistered.client_id
+        else:
+            return None
+        return f"issuer-pin {self._server_url} {client_id}"
+
+    def _bound_issuer(self) -> str | None:
+        """The issuer the configured credentials may go to: ``issuer=``, else the pinned
+        one; None when nothing is bound (no secret, or not used yet)."""
+        if self._issuer is not None:
+            return self._issuer
+        key = self._pin_key()
+        if key is None:
+            return None
+        record = self._store.load(key) or {}
+        pinned = record.get("issuer")
+        return pinned if isinstance(pinned, str) else None
+
+    def _check_issuer(self, disc: Discovery) -> str | None:
+        """The bound issuer, after checking ``disc`` is that server (``AuthRequired``)."""
+        bound = self._bound_issuer()
+        if bound is not None and not same_issuer(bound, disc.issuer):
+            raise issuer_mismatch(bound, disc.issuer, self._require_url())
+        return bound
+
+    def _pin(self, disc: Discovery) -> None:
+        """Pin the configured credentials to ``disc``'s issuer at their first success."""
+        key = self._pin_key()
+        if key is not None and self._issuer is None and self._store.load(key) is None:
+            self._store.save(key, {"issuer": disc.issuer})
 
     def _require_url(self) -> str:
         if self._server_url is None:
@@ -429,7 +561,7 @@ class OAuth:
         if disc is None or self._tokens is None:
             return False
         left = self._http.remaining()
-        wait = _STORE_LOCK_WAIT if left is None else left
+        wait = self._timeout if left is None else max(0.0, left)
         with store_lock(self._store, _tokens_key(disc), wait):
             stored = self._read_tokens(disc)
             if stored is not None:
@@ -466,6 +598,7 @@ class OAuth:
             if new is None:
                 return False
             self._save(disc, new, self._requested_scope)
+            self._pin(disc)  # a store written before pins existed gets one now
             return True
 
     @property
@@ -473,26 +606,37 @@ class OAuth:
         return redact_url(self._server_url or "")
 
     def _grant_refresh(self, disc: Discovery, tokens: TokenSet) -> TokenSet | None:
-        """The refresh grant, or a new unattended grant; None when neither applies."""
+        """The refresh grant, or a new unattended grant; None when neither applies.
+
+        Raises:
+            AuthRequired: the stored server is not the issuer the credentials are bound to.
+        """
+        bound = self._check_issuer(disc)
         if tokens.refresh_token:
-            client = self._client_for_refresh(disc)
+            client = self._client_for_refresh(disc, bound)
             if client is None:
                 return None
             return refresh(self._http, disc.metadata, client, tokens, disc.resource)
         if self._grant is not None:
             return self._grant.fetch(
-                self._http, disc.metadata, disc.resource, self._requested_scope
+                self._http, disc.metadata, disc.resource, self._requested_scope, bound
             )
         return None
 
-    def _client_for_refresh(self, disc: Discovery) -> ClientInfo | None:
+    def _preregistered_at(self, bound: str | None) -> ClientInfo | None:
+        """The configured client, labelled with the issuer its credentials are bound to."""
+        if self._preregistered is None or bound is None:
+            return self._preregistered
+        return replace(self._preregistered, issuer=bound)
+
+    def _client_for_refresh(self, disc: Discovery, bound: str | None) -> ClientInfo | None:
         if isinstance(self._grant, ClientCredentials):
-            return self._grant.client(disc.metadata)
+            return self._grant.client(disc.metadata, bound)
         if self._preregistered is not None:
             return resolve_client(
                 self._http,
                 disc.metadata,
-                preregistered=self._preregistered,
+                preregistered=self._preregistered_at(bound),
                 stored=None,
                 client_metadata_url=None,
                 client_name="",
@@ -523,12 +667,17 @@ class OAuth:
         )
         return parse_challenge(headers.get("WWW-Authenticate")), status == 401
 
-    def _authorize(self, challenge: Challenge | None, scope: str | None) -> str:
-        """The full flow; returns the new access token."""
+    def _authorize(
+        self, challenge: Challenge | None, scope: str | None, *, asked: bool = False
+    ) -> str:
+        """The full flow; returns the new access token. ``asked``: the user asked for a
+        login (``login()``), so one may start without a terminal."""
         url = self._require_url()
         if self._grant is None:
-            self._check_user_reachable()  # before any discovery: nothing to do it for
-        disc = discover(self._http, url, challenge)
+            self._check_user_reachable(asked)  # before any discovery: nothing to do it for
+        # Credentials bound to an issuer: discovery considers that server only.
+        disc = discover(self._http, url, challenge, issuer=self._bound_issuer())
+        bound = self._check_issuer(disc)
         self._choose_dpop(disc, challenge)
         prm = disc.protected_resource
         if scope is None:
@@ -541,62 +690,80 @@ class OAuth:
             )
         if self._grant is not None:
             tokens = self._grant.fetch(
-                self._http, disc.metadata, disc.resource, scope or self._grant.scope
+                self._http, disc.metadata, disc.resource, scope or self._grant.scope, bound
             )
         else:
-            tokens = self._authorization_code(disc, scope)
+            tokens = self._authorization_code(disc, scope, bound, asked)
         self._save(disc, tokens, scope)
+        self._pin(disc)
         return tokens.access_token
 
-    def _check_user_reachable(self) -> None:
-        if self._handler is None and not self._open_browser:
+    def _check_user_reachable(self, asked: bool = False) -> None:
+        if not self._user_reachable(asked):
+            why = (
+                "open_browser=False"
+                if self._open_browser is False
+                else "no terminal and no authorization_handler"
+            )
             raise AuthRequired(
-                f"MCP server {self._shown_url} needs a login: run "
-                f"`mcp-lite auth {self._shown_url}` (or pass an "
+                f"MCP server {self._shown_url} needs a login, and none can start here "
+                f"({why}): run `mcp-lite auth {self._shown_url}` (or pass an "
                 f"authorization_handler)",
                 self._shown_url,
             )
 
-    def _authorization_code(self, disc: Discovery, scope: str | None) -> TokenSet:
-        self._check_user_reachable()
+    def _authorization_code(
+        self, disc: Discovery, scope: str | None, bound: str | None, asked: bool
+    ) -> TokenSet:
+        self._check_user_reachable(asked)
         stored = ClientInfo.from_json(self._store.load(f"client {disc.issuer}") or {})
         if self._handler is not None:
             redirect_uri = self._redirect_uri or DEFAULT_HEADLESS_REDIRECT
-            client = self._client(disc, stored, redirect_uri, scope)
-            request = AuthorizationRequest.build(
-                disc.metadata,
-                client,
-                redirect_uri=redirect_uri,
-                resource=disc.resource,
-                scope=scope,
-            )
+            client = self._client(disc, stored, redirect_uri, scope, bound)
+            request = self._request(disc, client, redirect_uri, scope)
             redirect_url = self._handler(request.url)
         else:
-            port, path = _port_and_path(self._redirect_uri, stored)
-            with LoopbackReceiver(port, path) as receiver:
-                client = self._client(disc, stored, receiver.redirect_uri, scope)
-                request = AuthorizationRequest.build(
-                    disc.metadata,
-                    client,
-                    redirect_uri=receiver.redirect_uri,
-                    resource=disc.resource,
-                    scope=scope,
-                )
+            with _receiver(self._redirect_uri, stored) as receiver:
+                client = self._client(disc, stored, receiver.redirect_uri, scope, bound)
+                request = self._request(disc, client, receiver.redirect_uri, scope)
+                receiver.expect(request.state)  # other requests get an error page
                 _show(request.url)
-                left = self._http.remaining()
-                wait = self._callback_timeout if left is None else min(left, self._callback_timeout)
-                redirect_url = receiver.wait(wait)
+                deadline = self._http.deadline()
+                left = self._callback_timeout if deadline is None else deadline.remaining()
+                try:
+                    redirect_url = receiver.wait(min(left, self._callback_timeout))
+                except AuthRequired:
+                    if deadline is not None and left < self._callback_timeout:
+                        raise deadline.error(
+                            "authorizing", "the browser login got no answer"
+                        ) from None
+                    raise
         code = request.code_from(str(redirect_url))
         return request.exchange(self._http, disc.metadata, client, code)
 
+    def _request(
+        self, disc: Discovery, client: ClientInfo, redirect_uri: str, scope: str | None
+    ) -> AuthorizationRequest:
+        """The authorization request; its URL (for the browser) passes the URL policy."""
+        request = AuthorizationRequest.build(
+            disc.metadata, client, redirect_uri=redirect_uri, resource=disc.resource, scope=scope
+        )
+        self._http.check(request.url, "authorization endpoint")
+        return request
+
     def _client(
-        self, disc: Discovery, stored: ClientInfo | None, redirect_uri: str, scope: str | None
+        self,
+        disc: Discovery,
+        stored: ClientInfo | None,
+        redirect_uri: str,
+        scope: str | None,
+        bound: str | None,
     ) -> ClientInfo:
         grant_types = ["authorization_code", "refresh_token"]
         client = resolve_client(
             self._http,
             disc.metadata,
-            preregistered=self._preregistered,
+            preregistered=self._preregistered_at(bound),
             stored=stored,
             client_metadata_url=self._client_metadata_url,
             client_name=self._client_name,
@@ -614,14 +781,64 @@ def _tokens_key(disc: Discovery) -> str:
     return f"tokens {disc.issuer} {disc.resource}"
 
 
-def _port_and_path(configured: str | None, stored: ClientInfo | None) -> tuple[int, str]:
-    """Where the loopback receiver listens: the configured redirect URI, else the one a
-    stored registration was made with (so it stays valid), else a random port."""
-    for uri in ([configured] if configured else []) + list(stored.redirect_uris if stored else ()):
-        parts = urlsplit(uri)
-        if parts.hostname == "127.0.0.1" and parts.port:
-            return parts.port, parts.path or "/callback"
-    return 0, "/callback"
+def _deadline_of(deadline: Deadline | float | None, timeout: float | None) -> Deadline | None:
+    """The caller's deadline as a ``Deadline``: given as one, as its ``.at``, or as the
+    seconds left (``timeout``); None when the caller gave none."""
+    if isinstance(deadline, Deadline):
+        return deadline
+    if deadline is not None:
+        left = round(max(0.0, float(deadline) - time.monotonic()), 2)  # for the message
+        return Deadline(float(deadline), left)
+    return None if timeout is None else Deadline.after(max(0.0, timeout))
+
+
+def _has_terminal() -> bool:
+    """True when someone may be watching: stdin or stderr is a terminal, or the code runs
+    in a Jupyter kernel (whose streams are no terminals, but a person reads them)."""
+    if "ipykernel" in sys.modules:
+        return True
+    for stream in (sys.stdin, sys.stderr):
+        try:
+            if stream is not None and stream.isatty():
+                return True
+        except (AttributeError, ValueError, OSError):  # closed or replaced streams
+            continue
+    return False
+
+
+def _fixed_port(uri: str | None) -> tuple[int, str] | None:
+    parts = urlsplit(uri or "")
+    if parts.hostname == "127.0.0.1" and parts.port:
+        return parts.port, parts.path or "/callback"
+    return None
+
+
+def _receiver(configured: str | None, stored: ClientInfo | None) -> LoopbackReceiver:
+    """The loopback receiver of one login, on a port no other process can be waiting on.
+
+    A configured ``redirect_uri`` is used as it is: its port busy is an ``AuthRequired`` at
+    once (another login, another program). Else the port of a stored dynamic registration
+    is tried (it stays valid), and when it is busy a free port the system picks (the client
+    then registers again for it); else a free port the system picks.
+    """
+    fixed = _fixed_port(configured)
+    if fixed is not None:
+        try:
+            return LoopbackReceiver(*fixed)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            raise AuthRequired(
+                f"cannot receive the login: port {fixed[0]} of redirect_uri "
+                f"{configured} is in use (another login is running, or another program "
+                f"holds it); choose another port or leave redirect_uri unset"
+            ) from None
+    for uri in stored.redirect_uris if stored is not None else ():
+        remembered = _fixed_port(uri)
+        if remembered is not None:
+            with contextlib.suppress(OSError):
+                return LoopbackReceiver(*remembered)
+    return LoopbackReceiver(0, "/callback")
 
 
 def _show(url: str) -> None:
@@ -640,12 +857,16 @@ def fetch_redirect(url: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
     (tests, the conformance harness): GET the authorization URL and return where it
     redirects, without following it.
 
+    Called inside a login, it ends by that login's deadline (never a fresh ``timeout``).
+
     Raises:
         AuthRequired: the server did not redirect.
     """
     require_secure(url, "authorization")
     # A total deadline, like every OAuth exchange (RequestTimeout when it passes).
-    status, headers, _ = Http(timeout=timeout).exchange("GET", url, "authorization")
+    http = Http(timeout=timeout)
+    with http.limit(operation_deadline()):
+        status, headers, _ = http.exchange("GET", url, "authorization")
     location = headers.get("Location")
     if status not in (301, 302, 303, 307, 308) or not location:
         raise AuthRequired(

@@ -29,8 +29,8 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import ConfigError, ConnectError, RequestTimeout
 from .._http.causes import network_cause
+from ..errors import ConfigError, ConnectError, RequestTimeout
 
 __all__ = ["RedisNeedsAuthCache", "RedisTokenStore"]
 

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from .._secrets import redact_url
 from ..errors import AuthRequired, ConfigError
 from ._net import Http, oauth_error
-from .discovery import AuthServerMetadata
+from .discovery import AuthServerMetadata, same_issuer
 
 __all__ = ["ClientInfo", "client_metadata_document", "register", "resolve_client"]
 
@@ -194,9 +194,23 @@ def resolve_client(
     """Pick the client identity for ``metadata.issuer`` in spec order (module docstring).
 
     ``stored`` is a registration made earlier at the same issuer; it is reused while its
-    secret is valid and its redirect URIs cover ``redirect_uris``.
+    secret is valid and its redirect URIs cover ``redirect_uris``. ``preregistered`` with an
+    ``issuer`` is used there only (never re-labelled with another server's issuer).
+
+    Raises:
+        AuthRequired: no way to be a client there, or pre-registered credentials of another
+            issuer.
     """
     if preregistered is not None:
+        if (
+            preregistered.client_secret
+            and preregistered.issuer is not None
+            and not same_issuer(preregistered.issuer, metadata.issuer)
+        ):
+            raise AuthRequired(
+                f"the configured client credentials belong to the authorization server "
+                f"{preregistered.issuer}; refusing to send them to {metadata.issuer}"
+            )
         method = pick_auth_method(
             metadata,
             bool(preregistered.client_secret),

@@ -21,6 +21,10 @@ Processes that share a store cooperate (gunicorn workers, overlapping cron jobs)
 timeout)`` is an exclusive lock across threads and processes (``fcntl.flock`` on a ``.lock``
 file beside the entry) that ``OAuth`` holds around read-refresh-write, so that a rotating
 refresh token is used once, by one process, and the others read its result.
+
+Fork: the stores' in-process locks are replaced in a forked child (``_fork.on_child``): a
+parent thread may have held one at fork time. A ``flock`` a parent thread holds stays the
+parent's (it is another process now): the child waits for it like any other process.
 """
 
 from __future__ import annotations
@@ -32,11 +36,13 @@ import os
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from .. import _fork
 from ..errors import ConfigError, RequestTimeout
 
 try:
@@ -83,10 +89,26 @@ def store_lock(store: Any, key: str, timeout: float) -> contextlib.AbstractConte
     return lock(key, timeout)  # type: ignore[no-any-return]
 
 
+# Every object here holding in-process locks, so a forked child can replace them.
+_with_locks: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _reset_after_fork() -> None:
+    for owner in list(_with_locks):
+        owner._new_locks()
+
+
+_fork.on_child(_reset_after_fork)
+
+
 class _KeyLocks:
     """One ``threading.Lock`` per key, acquired with a timeout (``RequestTimeout``)."""
 
     def __init__(self) -> None:
+        self._new_locks()
+        _with_locks.add(self)
+
+    def _new_locks(self) -> None:
         self._guard = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
 
@@ -178,6 +200,10 @@ class MemoryTokenStore:
         self._data: dict[str, str] = {}
         self._lock = threading.Lock()
         self._keys = _KeyLocks()
+        _with_locks.add(self)
+
+    def _new_locks(self) -> None:
+        self._lock = threading.Lock()
 
     def lock(self, key: str, timeout: float) -> contextlib.AbstractContextManager[None]:
         """An exclusive lock on ``key`` among this store's users (one process).
@@ -229,6 +255,10 @@ class FileTokenStore:
         self.directory = Path(directory) if directory is not None else default_store_dir()
         self._lock = threading.Lock()
         self._keys = _KeyLocks()
+        _with_locks.add(self)
+
+    def _new_locks(self) -> None:
+        self._lock = threading.Lock()
 
     def _name(self, key: str) -> str:
         return hashlib.sha256(key.encode("utf-8")).hexdigest()[:40]

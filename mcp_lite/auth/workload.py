@@ -22,7 +22,7 @@ from pathlib import Path
 from ..errors import AuthRequired, ConfigError
 from ._net import Http
 from .discovery import AuthServerMetadata
-from .flow import JWT_BEARER, token_request
+from .flow import JWT_BEARER, require_issuer, token_request
 from .registration import ClientInfo
 from .storage import TokenSet
 
@@ -43,12 +43,15 @@ class WorkloadIdentity:
         assertion: ``fn() -> str``, called at every token request, or a fixed string.
         client_id: sent as ``client_id`` when the authorization server wants one.
         scope: scopes to ask for when the MCP server's challenge names none.
+        issuer: the authorization server that accepts the assertion: it goes to no other
+            (without it, the issuer of the first successful use is pinned in the store).
     """
 
     assertion_file: str | os.PathLike[str] | None = None
     assertion: Callable[[], str] | str | None = field(default=None, repr=False)
     client_id: str | None = None
     scope: str | None = None
+    issuer: str | None = None
 
     def __post_init__(self) -> None:
         if (self.assertion_file is None) == (self.assertion is None):
@@ -81,9 +84,16 @@ class WorkloadIdentity:
         return value
 
     def fetch(
-        self, http: Http, metadata: AuthServerMetadata, resource: str, scope: str | None
+        self,
+        http: Http,
+        metadata: AuthServerMetadata,
+        resource: str,
+        scope: str | None,
+        issuer: str | None = None,
     ) -> TokenSet:
-        """One JWT-bearer token request with the current assertion."""
+        """One JWT-bearer token request with the current assertion (an identity credential:
+        only to the issuer it is bound to, checked before the file is even read)."""
+        require_issuer(issuer or self.issuer, metadata)
         form = {
             "grant_type": JWT_BEARER,
             "assertion": self.current_assertion(),

@@ -59,6 +59,13 @@ class Behaviour:
     dpop_optional: bool = False  # a token request without a proof gets a bearer token
     # JWT-bearer grant (workload identity): these assertions are accepted, others refused.
     assertions: tuple[str, ...] = ()
+    # Hostile documents: the PRM's authorization_servers, endpoints of the AS metadata, the
+    # challenge's resource_metadata (None: this server's own).
+    authorization_servers: list[str] | None = None
+    registration_endpoint_override: str | None = None
+    authorization_endpoint_override: str | None = None
+    resource_metadata_override: str | None = None
+    refuse_tokens: bool = False  # every token request: 400 invalid_grant
 
 
 @dataclass
@@ -74,7 +81,9 @@ class Seen:
 class AuthServer:
     """Start with ``start()``; ``url`` is the MCP endpoint; ``seen`` every request."""
 
-    def __init__(self, behaviour: Behaviour | None = None) -> None:
+    def __init__(
+        self, behaviour: Behaviour | None = None, tls: Any = None, host: str = "127.0.0.1"
+    ) -> None:
         self.b = behaviour or Behaviour()
         self.seen: list[Seen] = []
         self.lock = threading.Lock()
@@ -87,6 +96,7 @@ class AuthServer:
         self.spent: set[str] = set()  # refresh tokens already exchanged (rotate_refresh)
         self.reuse_detected = 0
         self.refreshes = 0
+        self.delayed = 0  # refresh requests that slept refresh_delay
         self.bound: dict[str, str] = {}  # DPoP-bound access token -> key thumbprint
         self.proof_jtis: list[str] = []  # every DPoP proof the MCP endpoint accepted
         self.proof_errors: list[str] = []
@@ -95,7 +105,10 @@ class AuthServer:
         handler = type("H", (_Handler,), {"srv": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        if tls is not None:  # an ssl.SSLContext: https, under the name ``host``
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
+        scheme = "https" if tls is not None else "http"
+        self.base = f"{scheme}://{host}:{self.httpd.server_address[1]}"
         self.url = f"{self.base}/mcp"
         self.thread = threading.Thread(
             target=self.httpd.serve_forever, daemon=True, name="test-authserver"
@@ -225,7 +238,7 @@ class _Handler(BaseHTTPRequestHandler):
         if seen.path == "/.well-known/oauth-protected-resource/mcp":
             prm: dict[str, Any] = {
                 "resource": b.prm_resource_override or self.srv.url,
-                "authorization_servers": [base],
+                "authorization_servers": b.authorization_servers or [base],
             }
             if b.scopes_supported is not None:
                 prm["scopes_supported"] = b.scopes_supported
@@ -233,7 +246,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif seen.path == "/.well-known/oauth-authorization-server":
             meta: dict[str, Any] = {
                 "issuer": b.issuer_override or base,
-                "authorization_endpoint": f"{base}/authorize",
+                "authorization_endpoint": b.authorization_endpoint_override or f"{base}/authorize",
                 "token_endpoint": b.token_endpoint_override or f"{base}/token",
                 "response_types_supported": ["code"],
                 "token_endpoint_auth_methods_supported": b.auth_methods,
@@ -246,7 +259,9 @@ class _Handler(BaseHTTPRequestHandler):
             if b.pkce_methods is not None:
                 meta["code_challenge_methods_supported"] = b.pkce_methods
             if b.registration:
-                meta["registration_endpoint"] = f"{base}/register"
+                meta["registration_endpoint"] = b.registration_endpoint_override or (
+                    f"{base}/register"
+                )
             if b.as_scopes_supported is not None:
                 meta["scopes_supported"] = b.as_scopes_supported
             if b.iss_supported:
@@ -333,7 +348,18 @@ class _Handler(BaseHTTPRequestHandler):
         form = {k: v[0] for k, v in seen.form.items()}
         grant = form.get("grant_type")
         srv = self.srv
-        if grant == "urn:ietf:params:oauth:grant-type:jwt-bearer" and srv.b.assertions:
+        if srv.b.refuse_tokens:
+            self._send(400, {"error": "invalid_grant", "error_description": "refused"})
+        elif grant == "urn:ietf:params:oauth:grant-type:token-exchange":  # an IdP: an ID-JAG
+            with srv.lock:
+                srv.counter += 1
+                jag = f"jag-{srv.counter}"
+            self._send(200, {"access_token": jag, "token_type": "N_A"})
+        elif grant == "urn:ietf:params:oauth:grant-type:jwt-bearer" and form.get(
+            "assertion", ""
+        ).startswith("jag-"):
+            self._send(200, srv.new_token(set(form.get("scope", "").split())))
+        elif grant == "urn:ietf:params:oauth:grant-type:jwt-bearer" and srv.b.assertions:
             if form.get("assertion") not in srv.b.assertions:
                 self._send(400, {"error": "invalid_grant", "error_description": "bad assertion"})
                 return
@@ -359,13 +385,14 @@ class _Handler(BaseHTTPRequestHandler):
                         srv.family[fresh] = srv.family[answer["access_token"]] = family
             self._send(200, answer)
         elif grant == "refresh_token" and srv.b.rotate_refresh:
-            time.sleep(srv.b.refresh_delay)
+            self._delay()
             rotated = srv.rotate(form.get("refresh_token", ""))
             if rotated is None:
                 self._send(400, {"error": "invalid_grant"})
                 return
             self._send(200, rotated)
         elif grant == "refresh_token":
+            self._delay()
             scopes = srv.refresh_tokens.get(form.get("refresh_token", ""))
             if scopes is None:
                 self._send(400, {"error": "invalid_grant"})
@@ -380,9 +407,17 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(400, {"error": "unsupported_grant_type"})
 
+    def _delay(self) -> None:
+        """Sleep ``refresh_delay`` (read once), counted in ``delayed`` while it sleeps."""
+        delay = self.srv.b.refresh_delay
+        if delay:
+            with self.srv.lock:
+                self.srv.delayed += 1
+            time.sleep(delay)
+
     def _mcp(self, seen: Seen) -> None:
         b, srv = self.srv.b, self.srv
-        prm = f"{srv.base}/.well-known/oauth-protected-resource/mcp"
+        prm = b.resource_metadata_override or f"{srv.base}/.well-known/oauth-protected-resource/mcp"
         auth = seen.headers.get("authorization", "")
         token = auth[7:] if auth.startswith("Bearer ") else None
         if b.dpop and auth.startswith("DPoP "):

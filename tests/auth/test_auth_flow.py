@@ -262,7 +262,7 @@ def test_interactive_flow_uses_the_loopback_receiver(
         return True
 
     monkeypatch.setattr(webbrowser, "open", browser)
-    oauth = OAuth(server.url, store=MemoryTokenStore(), callback_timeout=30)
+    oauth = OAuth(server.url, store=MemoryTokenStore(), callback_timeout=30, open_browser=True)
     with _connect(server, oauth) as client:
         client.list_tools()
     assert len(opened) == 1 and opened[0].startswith(f"{server.base}/authorize?")

@@ -103,6 +103,7 @@ def test_the_callers_deadline_reaches_oauth_through_the_transport(auth_server: S
 
 def test_an_idle_preconnect_does_not_block_the_redirect() -> None:
     with LoopbackReceiver() as receiver:
+        receiver.expect("s")
         idle = [socket.create_connection(("127.0.0.1", receiver.port)) for _ in range(3)]
         try:
             answer = requests.get(f"{receiver.redirect_uri}?code=c&state=s", timeout=10)
@@ -124,7 +125,7 @@ def test_an_interactive_login_ends_with_the_call_that_started_it(
     server = auth_server()
     opened: list[str] = []
     monkeypatch.setattr(webbrowser, "open", lambda url, *a, **k: opened.append(url) or True)
-    auth = OAuth(server.url, store=MemoryTokenStore(), callback_timeout=600)
+    auth = OAuth(server.url, store=MemoryTokenStore(), callback_timeout=600, open_browser=True)
     with pytest.raises(McpError):
         mcp_lite.connect(server.url, auth=auth, timeout=3, protocol_version=PINNED)
     assert opened, "the login should have started"

@@ -1,0 +1,143 @@
+"""Where OAuth may go: the one URL policy that every OAuth hop passes.
+
+An MCP server chooses the URLs of its OAuth documents: the protected resource metadata, the
+``authorization_servers`` it lists, and through their metadata every endpoint (registration,
+token, the authorization URL handed to the browser). A hostile server could use them to make
+the client reach what only this machine or its network can reach: a loopback admin port, the
+cloud metadata service at ``169.254.169.254``, a private service. So a hop may not lead
+*inward* of the MCP server itself. Addresses fall in four zones, outermost first::
+
+    public  <  private (10/8, 172.16/12, 192.168/16, fc00::/7, CGNAT, reserved ...)
+            <  link-local (169.254/16, fe80::/10)  <  loopback (127/8, ::1, 0.0.0.0, ::)
+
+A hop is refused when its host is in a zone inward of the MCP server's (for a host name:
+when *any* of its addresses is), and, off loopback, when it is plain ``http``. A server on
+loopback (local development) may name anything; a server on a private network may name
+private hosts (an intranet identity provider) but never link-local or loopback ones; a public
+server only public ``https`` hosts. The check runs before any connection opens, with the
+host-name lookup bounded by the caller's deadline.
+
+The seam for tests is ``resolver`` (this module's attribute): ``resolver(host, port, seconds)``
+returns the addresses the policy judges by. A test replaces it to give ``mcp.example`` a
+public address while the connection itself (through ``socket.getaddrinfo``) goes to
+127.0.0.1; no test traffic leaves the machine.
+
+Known limit: the name is resolved again when the connection opens; a resolver that answers
+differently the second time (DNS rebinding) is not caught here.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from .._http.resolve import LookupTimeout, TooManyLookups, is_literal, lookup
+from .._secrets import is_loopback_host, redact_url
+from ..errors import AuthRequired, ConnectError, RequestTimeout
+
+__all__ = ["LINK_LOCAL", "LOOPBACK", "PRIVATE", "PUBLIC", "UrlPolicy", "resolver", "zone_of"]
+
+PUBLIC, PRIVATE, LINK_LOCAL, LOOPBACK = 0, 1, 2, 3
+_NAMES = {PUBLIC: "public", PRIVATE: "private", LINK_LOCAL: "link-local", LOOPBACK: "loopback"}
+
+
+def _system_resolver(host: str, port: int, seconds: float) -> list[str]:
+    return [str(info[4][0]) for info in lookup(host, port, socket.AF_UNSPEC, seconds)]
+
+
+# The addresses the policy judges a host name by (replace it in tests; see the docstring).
+resolver: Callable[[str, int, float], list[str]] = _system_resolver
+
+
+def zone_of(address: str) -> int:
+    """The zone of one IP address (``PUBLIC`` ... ``LOOPBACK``)."""
+    ip = ipaddress.ip_address(address.strip("[]").split("%", 1)[0])
+    mapped = getattr(ip, "ipv4_mapped", None)
+    if mapped is not None:
+        ip = mapped
+    if ip.is_loopback or ip.is_unspecified:  # 0.0.0.0 reaches this machine too
+        return LOOPBACK
+    if ip.is_link_local:
+        return LINK_LOCAL
+    return PUBLIC if ip.is_global else PRIVATE
+
+
+def _host_zone(host: str, port: int, seconds: float, what: str) -> int:
+    """The innermost zone among the addresses of ``host``."""
+    if is_loopback_host(host):
+        return LOOPBACK
+    if is_literal(host):
+        return zone_of(host)
+    try:
+        addresses = resolver(host, port, seconds)
+    except (LookupTimeout, TooManyLookups):
+        raise RequestTimeout(
+            f"authorizing: looking up the {what} host {host!r} got no answer in time",
+            seconds,
+        ) from None
+    except OSError:
+        raise ConnectError(f"authorizing: cannot resolve the {what} host {host!r}") from None
+    if not addresses:
+        raise ConnectError(f"authorizing: the {what} host {host!r} has no address")
+    return max(zone_of(address) for address in addresses)
+
+
+class UrlPolicy:
+    """The hops allowed for the OAuth of one MCP server (module docstring).
+
+    ``check`` is the one function every OAuth fetch and the authorization URL pass.
+    """
+
+    def __init__(self, server_url: str) -> None:
+        self.server_url = server_url
+        self._server_zone: int | None = None
+
+    def server_zone(self, seconds: float) -> int:
+        """The MCP server's own zone (looked up once; an unknown host counts as public)."""
+        if self._server_zone is None:
+            parts = urlsplit(self.server_url)
+            try:
+                zone = _host_zone(parts.hostname or "", _port(parts), seconds, "MCP server")
+            except ConnectError:
+                zone = PUBLIC  # the strictest: nothing inward is reachable through it
+            self._server_zone = zone
+        return self._server_zone
+
+    def check(self, url: str, what: str, seconds: float) -> str:
+        """``url`` when the MCP server's documents may lead there; else ``AuthRequired``.
+
+        Args:
+            seconds: the most the host-name lookups may take (the caller's time left).
+
+        Raises:
+            AuthRequired: plain http off loopback, or a host inward of the MCP server.
+            RequestTimeout: a lookup did not answer within ``seconds``.
+        """
+        what = what[4:] if what.startswith("the ") else what  # "the token refresh"
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        server = self.server_zone(seconds)
+        if parts.scheme.lower() != "https" and server != LOOPBACK:
+            raise AuthRequired(
+                f"refusing the {what} URL {redact_url(url)!r} named by the OAuth documents of "
+                f"{redact_url(self.server_url)}: it must use https"
+            )
+        zone = _host_zone(host, _port(parts), seconds, what)
+        if zone > server:
+            raise AuthRequired(
+                f"refusing the {what} URL {redact_url(url)!r} named by the OAuth documents of "
+                f"{redact_url(self.server_url)}: it leads to a {_NAMES[zone]} address, and "
+                f"the MCP server is {_NAMES[server]} (no request was sent)"
+            )
+        return url
+
+
+def _port(parts: object) -> int:
+    try:
+        port = parts.port  # type: ignore[attr-defined]
+    except ValueError:
+        port = None
+    scheme = str(getattr(parts, "scheme", "")).lower()
+    return int(port) if port else (443 if scheme == "https" else 80)
