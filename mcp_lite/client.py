@@ -24,7 +24,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import _fork
+from . import _fork, _observer
 from . import events as _events
 from . import tasks as _tasks
 from ._connection import LOAD_STATS_KEYS, Connection, Handlers
@@ -763,7 +763,7 @@ class Client:
                 log.info("reconnecting to %r", self.name)
             conn = self._open_connection()
             self._last_session = conn.info
-            if old is not None and conn.events is not None:
+            if old is not None and isinstance(conn.events, _observer.Observer):
                 conn.events.reconnected(old.closed_error)
             with self._results_lock:
                 self._results.clear()  # a new connection may reach a changed server
@@ -779,13 +779,13 @@ class Client:
         return make_transport(self.target, name=self.name, **self._transport_options)
 
     def _open_connection(self) -> Connection:
-        events = _events.observer(self.name, self._event_hooks, self.target)
+        events = _observer.observer(self.name, self._event_hooks, self.target)
         if events is not None:
             with events.connecting(self.target):
                 return self._open(events)
         return self._open(None)
 
-    def _open(self, events: _events.Observer | None) -> Connection:
+    def _open(self, events: _observer.Observer | None) -> Connection:
         conn = Connection(
             self._make_transport(), self._handlers, name=self.name, max_workers=self._max_workers
         )
