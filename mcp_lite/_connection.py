@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ._accel import Gate, ResponseIdScanner, decode_message, encode_message
 from ._backlog import Backlog, ControlSender
+from ._handlers import TaskReceiver
 from .errors import (
     ConnectionClosed,
     InternalError,
@@ -46,7 +47,7 @@ from .errors import (
 from .protocol import jsonrpc
 from .protocol import session as proto
 from .protocol.session import SessionInfo
-from .tasks import RELATED_TASK, TASKS_EXTENSION, TaskReceiver
+from .protocol.tasks import RELATED_TASK, TASKS_EXTENSION
 from .transports.base import Outgoing, SendFailed, Transport
 
 if TYPE_CHECKING:

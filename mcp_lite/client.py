@@ -536,7 +536,11 @@ class Client:
         info = conn.info
         if info is None or info.era == "stateless" or "tasks" not in info.capabilities:
             return False  # the common case, decided without a call
-        return _tasks.must_use_task(self, name)
+        if not isinstance(info.capabilities["tasks"], dict):
+            return False
+        if self._task_support is None:
+            self.list_tools()  # once: it keeps each tool's execution.taskSupport
+        return (self._task_support or {}).get(name) == "required"
 
     # --- resources ---------------------------------------------------------------------------------
 
@@ -571,13 +575,17 @@ class Client:
         """
         from . import skills
 
-        return skills.list_skills(self, timeout)
+        found = skills.list_skills(self, timeout)
+        self._remember_skills(found)
+        return found
 
     def get_skill(self, uri: str, *, timeout: float | None = None) -> Skill:
         """One skill's entry by its ``SKILL.md`` URI (``skills/get``), listed or not."""
         from . import skills
 
-        return skills.get_skill(self, uri, timeout)
+        skill = skills.get_skill(self, uri, timeout)
+        self._remember_skills([skill])
+        return skill
 
     def load_skill(self, skill: str | Skill, *, timeout: float | None = None) -> LoadedSkill:
         """Read a skill's ``SKILL.md`` and verify it (size, digest, frontmatter) against
@@ -592,7 +600,7 @@ class Client:
         if isinstance(skill, str):
             with self._lock:
                 known = self._skill_entries.get(skill)
-            skill = known if known is not None else skills.get_skill(self, skill, timeout)
+            skill = known if known is not None else self.get_skill(skill, timeout=timeout)
         return skills.load_skill(self, skill, timeout)
 
     def _remember_skills(self, found: list[Skill]) -> None:
