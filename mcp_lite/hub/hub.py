@@ -71,7 +71,8 @@ if TYPE_CHECKING:
 
     from typing_extensions import Unpack
 
-    from .._options import ClientOptions, FromConfigOptions
+    from .._options import ClientOptions
+    from ._options import FromConfigOptions
     from ..client import Client
     from ..protocol.types import CallToolResult, GetPromptResult, Progress, ReadResourceResult
     from ..skills import LoadedSkill, Skill
