@@ -130,21 +130,6 @@ LAYERS: dict[str, tuple[str, ...]] = {
 LAYER_OF = {unit: layer for layer, units in LAYERS.items() for unit in units}
 RANK = {layer: rank for rank, layer in enumerate(LAYERS)}
 
-# Edges that other engineers' moves of this round remove (ARCHITECTURE-REVIEW §2.2, §2.3,
-# §2.5 row 3). The lead deletes this set once their branches are merged; until then these, and
-# only these, are tolerated. Each entry: (importing module, imported module).
-ALLOWED_UNTIL_MERGED = {
-    # engineer "hubcfg", circle B: the records move to hub/_entries.py and _discovery imports
-    # them from there instead of from config.
-    ("mcp_lite.hub._discovery", "mcp_lite.hub.config"),
-    # engineer "hubcfg", back arrow 3: the server-entry schema moves down into
-    # mcp_lite/_server_config.py; connect(dict) validates with it instead of hub.config.
-    ("mcp_lite.client", "mcp_lite.hub.config"),
-    # engineer "hubagent", circle C: call/definitions/_always_loaded become Hub methods, so
-    # _agent_tools no longer names the Hub.
-    ("mcp_lite.hub._agent_tools", "mcp_lite.hub.hub"),
-}
-
 
 def _modules(root: pathlib.Path) -> dict[str, pathlib.Path]:
     """Every module of the package by dotted name; the compiled kernels by their stub."""
@@ -278,10 +263,6 @@ def _where(root: pathlib.Path, edges: dict, a: str, b: str) -> str:
     return ", ".join(f"{path}:{line} ({kind})" for line, kind in sorted(edges[a, b]))
 
 
-def _known(edges: dict) -> dict:
-    return {pair: uses for pair, uses in edges.items() if pair not in ALLOWED_UNTIL_MERGED}
-
-
 ROOT = PACKAGE.parent
 
 
@@ -297,7 +278,7 @@ def _circle_report(edges: dict, graph: dict[str, set[str]], node_of: Any, what: 
 
 
 def test_no_import_circle_among_modules_or_units():
-    edges = _known(import_edges(ROOT))
+    edges = import_edges(ROOT)
     modules, units = _graphs(edges)
     problems = _circle_report(edges, modules, lambda m: m, "modules")
     problems += _circle_report(edges, units, unit_of, "units (a sub-package is one unit)")
@@ -313,7 +294,7 @@ def test_every_unit_has_a_layer():
 def test_no_import_into_a_higher_layer():
     edges = import_edges(ROOT)
     problems = []
-    for a, b in sorted(_known(edges)):
+    for a, b in sorted(edges):
         low, high = LAYER_OF.get(unit_of(a)), LAYER_OF.get(unit_of(b))
         if low is None or high is None or RANK[high] <= RANK[low]:
             continue
@@ -322,13 +303,6 @@ def test_no_import_into_a_higher_layer():
             "higher): move the name it needs down, or declare the interface it calls here"
         )
     assert not problems, "imports that run up a layer:\n" + "\n".join(problems)
-
-
-def test_the_allowed_edges_still_exist():
-    """An entry of ALLOWED_UNTIL_MERGED that no longer exists must go: the set only shrinks."""
-    edges = import_edges(ROOT)
-    gone = sorted(pair for pair in ALLOWED_UNTIL_MERGED if pair not in edges)
-    assert not gone, f"remove {gone} from ALLOWED_UNTIL_MERGED: these imports are gone"
 
 
 def test_the_graph_reader_sees_every_kind(tmp_path):
