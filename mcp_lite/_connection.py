@@ -25,10 +25,11 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ._accel import Gate, ResponseIdScanner, decode_message, encode_message
 from ._backlog import Backlog, ControlSender
+from ._handlers import TaskReceiver
 from .errors import (
     ConnectionClosed,
     InternalError,
@@ -46,11 +47,10 @@ from .errors import (
 from .protocol import jsonrpc
 from .protocol import session as proto
 from .protocol.session import SessionInfo
-from .tasks import RELATED_TASK, TASKS_EXTENSION, TaskReceiver
+from .protocol.tasks import RELATED_TASK, TASKS_EXTENSION
 from .transports.base import Outgoing, SendFailed, Transport
 
 if TYPE_CHECKING:
-    from .events import Observer
     from .protocol.types import Params, Progress
 
 __all__ = ["LOAD_STATS_KEYS", "Connection", "Handlers"]
@@ -80,6 +80,16 @@ LOAD_STATS_KEYS = (
 _CANCEL_POLL = 0.02
 # How long past its deadline a call that is neither pending nor completed may stay so.
 _LOST_GRACE = 1.0
+
+
+class ConnectionObserver(Protocol):
+    """What a connection tells its observer (``mcp_lite._observer.Observer``: event hooks and
+    OpenTelemetry), declared here so that the connection imports neither."""
+
+    def sent(self, conn: Connection, call: _Call, params: dict[str, Any] | None) -> Any: ...
+    def notification(self, method: str, params: dict[str, Any]) -> None: ...
+    def lost(self, conn: Connection, error: BaseException) -> None: ...
+    def ended(self, conn: Connection, error: BaseException | None) -> None: ...
 
 
 @dataclass
@@ -240,7 +250,7 @@ class Connection:
         self.name = name
         self.info: SessionInfo | None = None
         self.closed_error: McpError | None = None
-        self.events: Observer | None = None  # event hooks / OpenTelemetry, set by the Client
+        self.events: ConnectionObserver | None = None  # hooks / OpenTelemetry, set by the Client
         self._lock = threading.Lock()
         self._pending: jsonrpc.PendingTable[_Call] = jsonrpc.PendingTable()
         self._incoming: dict[jsonrpc.RequestId, _Incoming] = {}

@@ -1,8 +1,10 @@
 """OpenTelemetry, following the semantic conventions for MCP (client side).
 
-Loaded only when the application has loaded ``opentelemetry`` itself (``mcp_lite.events``
+Used only when the application has loaded ``opentelemetry`` itself (``tracing_wanted``
 checks ``sys.modules``), and active only when a real tracer or meter provider is set: the
 API's default proxy providers mean "nobody configured telemetry" and cost nothing here.
+``Tracing`` is told facts (a method, its params, a request id, the session's ``SessionInfo``
+and id), never handed a connection: ``mcp_lite._observer`` reads them off the connection.
 
 - one span per request, kind CLIENT, named ``{mcp.method.name} {target}`` (the tool or
   prompt name), with ``mcp.method.name``, ``jsonrpc.request.id``, ``gen_ai.tool.name`` /
@@ -10,8 +12,11 @@ API's default proxy providers mean "nobody configured telemetry" and cost nothin
   ``mcp.session.id``, ``mcp.protocol.version``, ``network.transport``, ``server.address`` /
   ``server.port`` and, on failure, ``error.type`` (the JSON-RPC code, ``timeout``,
   ``tool_error``...) with an ERROR status;
-- the request's context (W3C ``traceparent``/``tracestate``, and ``baggage``) is injected
-  into ``params._meta`` with the configured propagators, so the server's spans join the trace;
+- the request's W3C trace context (``traceparent``, ``tracestate``) is injected into
+  ``params._meta``, so the server's spans join the trace. OpenTelemetry baggage is *not* sent
+  by default: it often carries what an application keeps to itself (tenants, user ids), and
+  a server is a third party. ``MCP_LITE_OTEL_BAGGAGE=1`` (read when a connection opens) adds
+  the W3C ``baggage`` entry too;
 - a ``connect`` span around opening a connection (the ``initialize`` span is its child) and
   ``oauth ...`` spans around token requests (``span()``);
 - histograms ``mcp.client.operation.duration`` and ``mcp.client.session.duration`` (s).
@@ -20,6 +25,7 @@ API's default proxy providers mean "nobody configured telemetry" and cost nothin
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import urllib.parse
 from collections.abc import Iterator, Mapping
@@ -29,13 +35,27 @@ from ._version import __version__
 from .errors import ConnectionClosed, RequestTimeout, RpcError
 
 if TYPE_CHECKING:
-    from ._connection import Connection, _Call
+    from .protocol.session import SessionInfo
 
-__all__ = ["Tracing", "oauth_span", "span"]
+__all__ = ["Tracing", "baggage_wanted", "oauth_span", "span", "tracing_wanted"]
 
 _SCOPE = "mcp_lite"
 # Bucket boundaries the conventions advise for these histograms (seconds).
 _BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
+
+
+def tracing_wanted() -> bool:
+    """True when OpenTelemetry is loaded in this process and not turned off. Costs a dict
+    look-up: ``opentelemetry`` is never imported here, only found when the app loaded it."""
+    if "opentelemetry.trace" not in sys.modules and "opentelemetry.metrics" not in sys.modules:
+        return False
+    return os.environ.get("MCP_LITE_OTEL", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def baggage_wanted() -> bool:
+    """True when ``MCP_LITE_OTEL_BAGGAGE`` asks for OpenTelemetry baggage to reach servers."""
+    value = os.environ.get("MCP_LITE_OTEL_BAGGAGE", "")
+    return value.strip().lower() in ("1", "true", "yes", "on")
 
 
 def _real(provider: Any) -> bool:
@@ -106,14 +126,29 @@ def _error_type(error: BaseException) -> str:
 class Tracing:
     """The tracer, meter and fixed attributes of one connection."""
 
-    def __init__(self, server: str, tracer: Any, meter: Any, attributes: dict[str, Any]) -> None:
-        from opentelemetry import propagate, trace
+    def __init__(
+        self,
+        server: str,
+        tracer: Any,
+        meter: Any,
+        attributes: dict[str, Any],
+        *,
+        baggage: bool = False,
+    ) -> None:
+        from opentelemetry import trace
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
         self.server = server
         self.tracer = tracer
         self.attributes = attributes
         self._trace = trace
-        self._propagate = propagate
+        # Our own propagators, not the configured global ones: what reaches a server is the
+        # trace context, and baggage only when asked for (see the module docstring).
+        self._propagators: list[Any] = [TraceContextTextMapPropagator()]
+        if baggage:
+            from opentelemetry.baggage.propagation import W3CBaggagePropagator
+
+            self._propagators.append(W3CBaggagePropagator())
         self.operation = self.session = None
         if meter is not None:
             self.operation = _histogram(
@@ -124,50 +159,65 @@ class Tracing:
             )
 
     @classmethod
-    def create(cls, server: str, target: Any) -> Tracing | None:
-        """None when neither a tracer nor a meter provider is configured."""
+    def create(cls, server: str, target: Any, *, baggage: bool | None = None) -> Tracing | None:
+        """None when neither a tracer nor a meter provider is configured. ``baggage``: send
+        OpenTelemetry baggage to the server too (default: ``MCP_LITE_OTEL_BAGGAGE``)."""
         try:
             tracer, meter = _tracer(), _meter()
             if tracer is None and meter is None:
                 return None
-            return cls(server, tracer, meter, _server_attributes(target))
+            wanted = baggage_wanted() if baggage is None else baggage
+            return cls(server, tracer, meter, _server_attributes(target), baggage=wanted)
         except ImportError:  # a partial install: behave as if absent
             return None
 
     # --- one request ---------------------------------------------------------------------------------
 
-    def _request_attributes(self, conn: Connection, call: _Call) -> dict[str, Any]:
+    def _request_attributes(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        info: SessionInfo | None,
+        session_id: str | None,
+    ) -> dict[str, Any]:
         attrs = dict(self.attributes)
-        attrs["mcp.method.name"] = call.method
-        params = call.params or {}
+        attrs["mcp.method.name"] = method
+        params = params or {}
         name = params.get("name")
-        if call.method == "tools/call" and isinstance(name, str):
+        if method == "tools/call" and isinstance(name, str):
             attrs["gen_ai.tool.name"] = name
             attrs["gen_ai.operation.name"] = "execute_tool"
-        elif call.method == "prompts/get" and isinstance(name, str):
+        elif method == "prompts/get" and isinstance(name, str):
             attrs["gen_ai.prompt.name"] = name
         uri = params.get("uri")
-        if isinstance(uri, str) and call.method.startswith("resources/"):
+        if isinstance(uri, str) and method.startswith("resources/"):
             attrs["mcp.resource.uri"] = uri
-        info = conn.info
         if info is not None:
             attrs["mcp.protocol.version"] = info.protocol_version
-        session_id = getattr(conn.transport, "session_id", None)
-        if isinstance(session_id, str) and session_id:
+        if session_id:
             attrs["mcp.session.id"] = session_id
         return attrs
 
-    def start(self, conn: Connection, call: _Call) -> Any:
+    def start(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        request_id: int | str,
+        info: SessionInfo | None,
+        session_id: str | None,
+    ) -> Any:
+        """The span (and metric attributes) of one request; ``info`` and ``session_id``
+        describe the session it is sent on (either may be unknown yet: None)."""
         if self.tracer is None and self.operation is None:
             return None
-        attrs = self._request_attributes(conn, call)
+        attrs = self._request_attributes(method, params, info, session_id)
         target = attrs.get("gen_ai.tool.name") or attrs.get("gen_ai.prompt.name")
         if self.tracer is None:
             return _Request(None, attrs)
         span = self.tracer.start_span(
-            f"{call.method} {target}" if target else call.method,
+            f"{method} {target}" if target else method,
             kind=self._trace.SpanKind.CLIENT,
-            attributes={**attrs, "jsonrpc.request.id": str(call.request_id)},
+            attributes={**attrs, "jsonrpc.request.id": str(request_id)},
         )
         return _Request(span, attrs)
 
@@ -176,7 +226,9 @@ class Tracing:
         if span is None:
             return params
         carrier: dict[str, str] = {}
-        self._propagate.inject(carrier, context=self._trace.set_span_in_context(span))
+        context = self._trace.set_span_in_context(span)
+        for propagator in self._propagators:
+            propagator.inject(carrier, context=context)
         if not carrier:
             return params
         out = dict(params or {})
@@ -186,7 +238,6 @@ class Tracing:
 
     def finish(
         self,
-        conn: Connection,
         request: Any,
         method: str,
         duration: float,
@@ -215,12 +266,14 @@ class Tracing:
 
     # --- the session ------------------------------------------------------------------------------------
 
-    def session_ended(self, conn: Connection, duration: float, error: BaseException | None) -> None:
+    def session_ended(
+        self, info: SessionInfo | None, duration: float, error: BaseException | None
+    ) -> None:
         if self.session is None:
             return
         attrs = {k: v for k, v in self.attributes.items() if k in _METRIC_KEYS}
-        if conn.info is not None:
-            attrs["mcp.protocol.version"] = conn.info.protocol_version
+        if info is not None:
+            attrs["mcp.protocol.version"] = info.protocol_version
         if error is not None:
             attrs["error.type"] = _error_type(error)
         self.session.record(duration, attrs)
@@ -268,8 +321,6 @@ _METRIC_KEYS = frozenset(
 def span(name: str, **attributes: Any) -> Iterator[None]:
     """A child span of the current one (OAuth token requests...), or nothing at all when
     OpenTelemetry is not loaded, not configured, or ``MCP_LITE_OTEL=0``."""
-    from .events import tracing_wanted
-
     tracer = _tracer() if tracing_wanted() else None
     if tracer is None:
         yield

@@ -24,7 +24,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import _fork
+from . import _fork, _observer
 from . import events as _events
 from . import tasks as _tasks
 from ._connection import LOAD_STATS_KEYS, Connection, Handlers
@@ -536,7 +536,11 @@ class Client:
         info = conn.info
         if info is None or info.era == "stateless" or "tasks" not in info.capabilities:
             return False  # the common case, decided without a call
-        return _tasks.must_use_task(self, name)
+        if not isinstance(info.capabilities["tasks"], dict):
+            return False
+        if self._task_support is None:
+            self.list_tools()  # once: it keeps each tool's execution.taskSupport
+        return (self._task_support or {}).get(name) == "required"
 
     # --- resources ---------------------------------------------------------------------------------
 
@@ -571,13 +575,17 @@ class Client:
         """
         from . import skills
 
-        return skills.list_skills(self, timeout)
+        found = skills.list_skills(self, timeout)
+        self._remember_skills(found)
+        return found
 
     def get_skill(self, uri: str, *, timeout: float | None = None) -> Skill:
         """One skill's entry by its ``SKILL.md`` URI (``skills/get``), listed or not."""
         from . import skills
 
-        return skills.get_skill(self, uri, timeout)
+        skill = skills.get_skill(self, uri, timeout)
+        self._remember_skills([skill])
+        return skill
 
     def load_skill(self, skill: str | Skill, *, timeout: float | None = None) -> LoadedSkill:
         """Read a skill's ``SKILL.md`` and verify it (size, digest, frontmatter) against
@@ -592,7 +600,7 @@ class Client:
         if isinstance(skill, str):
             with self._lock:
                 known = self._skill_entries.get(skill)
-            skill = known if known is not None else skills.get_skill(self, skill, timeout)
+            skill = known if known is not None else self.get_skill(skill, timeout=timeout)
         return skills.load_skill(self, skill, timeout)
 
     def _remember_skills(self, found: list[Skill]) -> None:
@@ -763,7 +771,7 @@ class Client:
                 log.info("reconnecting to %r", self.name)
             conn = self._open_connection()
             self._last_session = conn.info
-            if old is not None and conn.events is not None:
+            if old is not None and isinstance(conn.events, _observer.Observer):
                 conn.events.reconnected(old.closed_error)
             with self._results_lock:
                 self._results.clear()  # a new connection may reach a changed server
@@ -779,13 +787,13 @@ class Client:
         return make_transport(self.target, name=self.name, **self._transport_options)
 
     def _open_connection(self) -> Connection:
-        events = _events.observer(self.name, self._event_hooks, self.target)
+        events = _observer.observer(self.name, self._event_hooks, self.target)
         if events is not None:
             with events.connecting(self.target):
                 return self._open(events)
         return self._open(None)
 
-    def _open(self, events: _events.Observer | None) -> Connection:
+    def _open(self, events: _observer.Observer | None) -> Connection:
         conn = Connection(
             self._make_transport(), self._handlers, name=self.name, max_workers=self._max_workers
         )

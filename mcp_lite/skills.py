@@ -20,7 +20,7 @@ from .protocol import skills as sk
 from .protocol.session import Pager
 
 if TYPE_CHECKING:
-    from .client import Client
+    from ._requester import Requester
 
 __all__ = ["LoadedSkill", "Skill", "SkillVerificationError"]
 
@@ -63,7 +63,7 @@ class LoadedSkill:
         text: the whole ``SKILL.md``; ``body``: the part after the frontmatter.
     """
 
-    def __init__(self, client: Client, skill: Skill, text: str, body: str) -> None:
+    def __init__(self, client: Requester, skill: Skill, text: str, body: str) -> None:
         self._client = client
         self.skill = skill
         self.text = text
@@ -109,7 +109,7 @@ class LoadedSkill:
         return f"<LoadedSkill {self.uri}>"
 
 
-def require_extension(client: Client) -> None:
+def require_extension(client: Requester) -> None:
     extensions = client.server_capabilities.get("extensions")
     if not (isinstance(extensions, dict) and SKILLS_EXTENSION in extensions):
         raise LocalProtocolError(
@@ -117,7 +117,8 @@ def require_extension(client: Client) -> None:
         )
 
 
-def list_skills(client: Client, timeout: float | None) -> list[Skill]:
+def list_skills(client: Requester, timeout: float | None) -> list[Skill]:
+    """Every page of ``skills/list`` (the caller remembers the entries)."""
     require_extension(client)
     pager = Pager("skills/list", max_pages=client.max_pages)
     found: list[Skill] = []
@@ -128,21 +129,20 @@ def list_skills(client: Client, timeout: float | None) -> list[Skill]:
             raise RemoteProtocolError("skills/list result has no 'skills' list")
         found.extend(Skill.from_entry(sk.parse_entry(item)) for item in raw)
         pager.advance(result)
-    client._remember_skills(found)
     return found
 
 
-def get_skill(client: Client, uri: str, timeout: float | None) -> Skill:
+def get_skill(client: Requester, uri: str, timeout: float | None) -> Skill:
+    """One entry by URI (``skills/get``; the caller remembers it)."""
     require_extension(client)
     result = client.request("skills/get", {"uri": uri}, timeout=timeout)
     skill = Skill.from_entry(sk.parse_entry(result.get("skill")))
     if skill.uri != uri:
         raise RemoteProtocolError(f"skills/get for {uri!r} answered for {skill.uri!r}")
-    client._remember_skills([skill])
     return skill
 
 
-def load_skill(client: Client, skill: Skill, timeout: float | None) -> LoadedSkill:
+def load_skill(client: Requester, skill: Skill, timeout: float | None) -> LoadedSkill:
     """Read and verify ``SKILL.md``; nothing else is read."""
     if skill.entry.resources is None:
         raise SkillVerificationError(
@@ -165,7 +165,7 @@ def load_skill(client: Client, skill: Skill, timeout: float | None) -> LoadedSki
     return loaded
 
 
-def _read_bytes(client: Client, uri: str, timeout: float | None) -> bytes:
+def _read_bytes(client: Requester, uri: str, timeout: float | None) -> bytes:
     """The raw bytes of one resource (text as UTF-8, blobs decoded): what a digest covers."""
     result = client.request("resources/read", {"uri": uri}, timeout=timeout)
     contents = result.get("contents")

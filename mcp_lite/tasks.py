@@ -21,76 +21,25 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ._handlers import TaskReceiver
 from .errors import (
-    InternalError,
     InvalidParams,
     LocalProtocolError,
     McpError,
     RemoteProtocolError,
     RequestTimeout,
-    RpcError,
     rpc_error_from_wire,
 )
 from .protocol.session import Pager
+from .protocol.tasks import RELATED_TASK, TASKS_EXTENSION, TaskStatus
 
 if TYPE_CHECKING:
-    from .client import Client
+    from ._requester import Requester, TaskRequester
     from .protocol.results import CallToolResult
 
 __all__ = ["RELATED_TASK", "TASKS_EXTENSION", "Task", "TaskReceiver", "TaskStatus"]
-
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-RELATED_TASK = "io.modelcontextprotocol/related-task"
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
-_MIN_POLL_S = 0.05
-_MAX_POLL_S = 5.0
-_DEFAULT_POLL_S = 0.5
-
-
-@dataclass(frozen=True)
-class TaskStatus:
-    """One look at a task (``tasks/get``, ``tasks/list``, or the creation answer)."""
-
-    task_id: str
-    status: str
-    status_message: str | None = None
-    created_at: str | None = None
-    last_updated_at: str | None = None
-    ttl_ms: int | None = None
-    poll_interval_ms: int | None = None
-    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    @property
-    def terminal(self) -> bool:
-        return self.status in TERMINAL
-
-    @classmethod
-    def from_wire(cls, data: Any) -> TaskStatus:
-        if not isinstance(data, dict) or not isinstance(data.get("taskId"), str):
-            raise RemoteProtocolError("a task without a taskId")
-        status = data.get("status")
-        if not isinstance(status, str):
-            raise RemoteProtocolError(f"task {data['taskId']!r} has no status")
-        ttl = data.get("ttlMs", data.get("ttl"))
-        poll = data.get("pollIntervalMs", data.get("pollInterval"))
-        return cls(
-            data["taskId"],
-            status,
-            data.get("statusMessage"),
-            data.get("createdAt"),
-            data.get("lastUpdatedAt"),
-            ttl if isinstance(ttl, int) else None,
-            poll if isinstance(poll, int) else None,
-            data,
-        )
-
-    def poll_seconds(self) -> float:
-        if self.poll_interval_ms is None:
-            return _DEFAULT_POLL_S
-        return min(max(self.poll_interval_ms / 1000, _MIN_POLL_S), _MAX_POLL_S)
 
 
 class Task:
@@ -101,7 +50,9 @@ class Task:
     server to stop it (``tasks/cancel``, never ``notifications/cancelled``).
     """
 
-    def __init__(self, client: Client, first: dict[str, Any], *, modern: bool, tool: str) -> None:
+    def __init__(
+        self, client: TaskRequester, first: dict[str, Any], *, modern: bool, tool: str
+    ) -> None:
         self._client = client
         self._modern = modern
         self.tool = tool
@@ -234,126 +185,11 @@ class Task:
         return f"<Task {self.id or '(answered at once)'} {self.tool} {self._last.status}>"
 
 
-# --- the client as task receiver (2025-11-25) -------------------------------------------------
-
-
-def _now() -> str:
-    import datetime  # here: a client that receives no task never needs it
-
-    return datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
-
-
-class _Received:
-    def __init__(self, ttl_ms: int) -> None:
-        import secrets  # here: it loads hashlib and random, which a one-shot call never needs
-
-        self.id = secrets.token_urlsafe(16)
-        self.created = self.updated = _now()
-        self.ttl_ms = ttl_ms
-        self.expires = time.monotonic() + ttl_ms / 1000
-        self.status = "working"
-        self.message: str | None = None
-        self.result: dict[str, Any] | None = None
-        self.error: RpcError | None = None
-        self.done = threading.Event()
-
-    def wire(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "taskId": self.id,
-            "status": self.status,
-            "createdAt": self.created,
-            "lastUpdatedAt": self.updated,
-            "ttl": self.ttl_ms,
-            "pollInterval": 200,
-        }
-        if self.message:
-            out["statusMessage"] = self.message
-        return out
-
-
-class TaskReceiver:
-    """Runs the server's task-augmented ``sampling/createMessage`` and ``elicitation/create``
-    in the background and answers ``tasks/get|result|list|cancel`` about them (2025-11-25).
-    Bounded: at most ``limit`` tasks are kept; expired ones are dropped."""
-
-    CAPABILITY: dict[str, Any] = {
-        "list": {},
-        "cancel": {},
-        "requests": {"sampling": {"createMessage": {}}, "elicitation": {"create": {}}},
-    }
-
-    def __init__(self, limit: int = 64) -> None:
-        self._tasks: dict[str, _Received] = {}
-        self._lock = threading.Lock()
-        self._limit = limit
-
-    def create(self, method: str, params: dict[str, Any], fulfil: Any) -> dict[str, Any]:
-        meta = params.get("task")
-        ttl = meta.get("ttl") if isinstance(meta, dict) else None
-        task = _Received(ttl if isinstance(ttl, int) and 0 < ttl <= 86_400_000 else 300_000)
-        now = time.monotonic()
-        with self._lock:
-            for key in [k for k, t in self._tasks.items() if t.expires < now]:
-                del self._tasks[key]
-            if len(self._tasks) >= self._limit:
-                raise InternalError(f"too many client tasks ({self._limit})")
-            self._tasks[task.id] = task
-        inner = {k: v for k, v in params.items() if k != "task"}
-
-        def work() -> None:
-            try:
-                result = fulfil(method, inner)
-                with self._lock:
-                    if task.status == "working":
-                        task.result, task.status = result, "completed"
-            except RpcError as exc:
-                with self._lock:
-                    task.error, task.status, task.message = exc, "failed", exc.message
-            except Exception as exc:  # a handler bug: the task fails, the server hears why
-                with self._lock:
-                    task.error = InternalError(f"client handler failed: {exc}")
-                    task.status, task.message = "failed", str(exc)
-            finally:
-                task.updated = _now()
-                task.done.set()
-
-        threading.Thread(target=work, name=f"mcp-lite-task[{task.id[:8]}]", daemon=True).start()
-        return {"task": task.wire()}
-
-    def handle(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if method == "tasks/list":
-            with self._lock:
-                return {"tasks": [t.wire() for t in self._tasks.values()]}
-        task_id = params.get("taskId")
-        with self._lock:
-            task = self._tasks.get(task_id) if isinstance(task_id, str) else None
-        if task is None:
-            raise InvalidParams(f"Unknown task: {task_id!r}")
-        if method == "tasks/get":
-            return task.wire()
-        if method == "tasks/cancel":
-            with self._lock:
-                if task.status in TERMINAL:
-                    raise InvalidParams(f"task {task.id} is already {task.status}")
-                task.status, task.message, task.updated = "cancelled", "cancelled", _now()
-            task.done.set()
-            return task.wire()
-        if method == "tasks/result":
-            task.done.wait(max(task.expires - time.monotonic(), 0.0))
-            related = {RELATED_TASK: {"taskId": task.id}}
-            if task.status == "completed" and task.result is not None:
-                return {**task.result, "_meta": {**task.result.get("_meta", {}), **related}}
-            if task.error is not None:
-                raise task.error
-            raise InternalError(f"task {task.id} is {task.status}")
-        raise InvalidParams(f"unknown task method {method}")
-
-
 # --- what Client's task methods do ------------------------------------------------------
 
 
 def start_task(
-    client: Client, name: str, arguments: Any, ttl: int | None, timeout: float | None
+    client: TaskRequester, name: str, arguments: Any, ttl: int | None, timeout: float | None
 ) -> Task:
     """``Client.call_tool_as_task``."""
     params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
@@ -381,7 +217,7 @@ def start_task(
     return Task(client, created, modern=False, tool=name)
 
 
-def list_tasks(client: Client, timeout: float | None) -> list[TaskStatus]:
+def list_tasks(client: Requester, timeout: float | None) -> list[TaskStatus]:
     """``Client.list_tasks``."""
     info = client.session
     tasks = info.capabilities.get("tasks")
@@ -394,13 +230,3 @@ def list_tasks(client: Client, timeout: float | None) -> list[TaskStatus]:
         found.extend(TaskStatus.from_wire(t) for t in result.get("tasks") or [])
         pager.advance(result)
     return found
-
-
-def must_use_task(client: Client, name: str) -> bool:
-    """2025-11-25: is ``name`` a ``taskSupport: "required"`` tool? (tools listed once)"""
-    info = client.session
-    if info.era == "stateless" or not isinstance(info.capabilities.get("tasks"), dict):
-        return False
-    if client._task_support is None:
-        client.list_tools()
-    return (client._task_support or {}).get(name) == "required"

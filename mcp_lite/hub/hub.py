@@ -71,10 +71,11 @@ if TYPE_CHECKING:
 
     from typing_extensions import Unpack
 
-    from .._options import ClientOptions, FromConfigOptions
+    from .._options import ClientOptions
     from ..client import Client
     from ..protocol.types import CallToolResult, GetPromptResult, Progress, ReadResourceResult
     from ..skills import LoadedSkill, Skill
+    from ._options import FromConfigOptions
 
 __all__ = ["Backoff", "Hub", "ServerSnapshot", "ServerStatus", "ToolEvent"]
 

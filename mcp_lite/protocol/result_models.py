@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import Field, PrivateAttr
 
-from .types import ResourceContents, WireModel
+from ._model import ResourceContents, WireModel
 
 __all__ = ["CallToolResult", "Content", "Tool", "ToolAnnotations"]
 

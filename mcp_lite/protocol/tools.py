@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from .._accel import plain_shape
 from ..errors import RemoteProtocolError
-from .results import _OPT_DICT, _OPT_STR, _STR, WireObject, _field, _problems
+from ._light import _OPT_DICT, _OPT_STR, _STR, WireObject, _field, _problems
 
 __all__ = ["Tool", "ToolAnnotations", "validate_tools"]
 

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AliasGenerator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 from pydantic.alias_generators import to_camel
+
+from ._light import WireObject
+from ._model import ResourceContents, WireModel
 
 # The tool-call result, its content blocks and the tools are light classes (no pydantic
 # until a model feature is used); they are the public types, re-exported here.
-from .results import CallToolResult, Content, WireObject
+from .results import CallToolResult, Content
 from .tools import Tool, ToolAnnotations, validate_tools
 
 __all__ = [
@@ -46,26 +49,6 @@ __all__ = [
 ]
 
 
-def _alias(name: str) -> str:
-    return "_meta" if name == "meta" else to_camel(name)
-
-
-class WireModel(BaseModel):
-    """Base of every wire type: camelCase aliases, unknown fields kept, by-name population."""
-
-    model_config = ConfigDict(
-        extra="allow",
-        populate_by_name=True,
-        alias_generator=AliasGenerator(validation_alias=_alias, serialization_alias=_alias),
-        arbitrary_types_allowed=True,
-        defer_build=True,  # build validators on first use: keeps import cheap
-    )
-
-    def to_wire(self) -> dict[str, Any]:
-        """The JSON object for the wire (camelCase, ``None`` fields left out)."""
-        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
-
-
 class Params(WireModel):
     """Request params handed to a handler: attribute access, unknown fields kept.
 
@@ -88,14 +71,6 @@ class Implementation(WireModel):
     name: str = ""
     version: str = ""
     title: str | None = None
-
-
-class ResourceContents(WireModel):
-    uri: str = ""
-    mime_type: str | None = None
-    text: str | None = None
-    blob: str | None = None  # base64
-    meta: dict[str, Any] | None = None
 
 
 class Resource(WireModel):

@@ -131,7 +131,9 @@ def test_one_client_span_per_request_and_traceparent_reaches_the_server(otel: Te
     assert int(flags, 16) & 1  # sampled
 
 
-def test_tracestate_and_baggage_of_the_callers_context_reach_the_server(otel: Telemetry) -> None:
+def _meta_sent_under_a_remote_context_with_baggage() -> dict[str, Any]:
+    """What the server's ``meta`` tool got, called under a caller's context with a tracestate
+    and a baggage entry (what a server framework makes current for an incoming request)."""
     from opentelemetry import baggage
     from opentelemetry import context as otel_context
     from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, TraceState
@@ -143,7 +145,6 @@ def test_tracestate_and_baggage_of_the_callers_context_reach_the_server(otel: Te
         trace_flags=TraceFlags(TraceFlags.SAMPLED),
         trace_state=TraceState([("rojo", "00f067aa0ba902b7")]),
     )
-    # What a server framework does with an incoming request: its context becomes current.
     incoming = baggage.set_baggage("tenant", "acme", trace.set_span_in_context(NonRecordingSpan(remote)))
     token = otel_context.attach(incoming)
     try:
@@ -151,9 +152,33 @@ def test_tracestate_and_baggage_of_the_callers_context_reach_the_server(otel: Te
             mcp_lite.connect(TRACE_SERVER, timeout=30) as client,
             trace.get_tracer("test").start_as_current_span("job"),
         ):
-            received = client.call_tool("meta", {}).structured_content or {}
+            received: dict[str, Any] = client.call_tool("meta", {}).structured_content or {}
     finally:
         otel_context.detach(token)
+    return received
+
+
+def test_tracestate_reaches_the_server_and_baggage_stays_home_by_default(
+    otel: Telemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Baggage often holds what an application keeps to itself (tenants, user ids); a server
+    is a third party, so only the trace context is sent unless baggage is asked for. This
+    holds even with the SDK's default global propagators (trace context and baggage)."""
+    from opentelemetry import propagate
+
+    monkeypatch.delenv("MCP_LITE_OTEL_BAGGAGE", raising=False)
+    assert "baggage" in propagate.get_global_textmap().fields  # what the app would send
+    received = _meta_sent_under_a_remote_context_with_baggage()
+    assert received["traceparent"].split("-")[1] == "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert received["tracestate"] == "rojo=00f067aa0ba902b7"
+    assert "baggage" not in received
+
+
+def test_mcp_lite_otel_baggage_1_sends_the_callers_baggage_too(
+    otel: Telemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCP_LITE_OTEL_BAGGAGE", "1")
+    received = _meta_sent_under_a_remote_context_with_baggage()
     assert received["traceparent"].split("-")[1] == "4bf92f3577b34da6a3ce929d0e0e4736"
     assert received["tracestate"] == "rojo=00f067aa0ba902b7"
     assert received["baggage"] == "tenant=acme"

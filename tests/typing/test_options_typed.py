@@ -17,6 +17,7 @@ import pytest
 from mcp_lite import _options
 from mcp_lite.client import Client
 from mcp_lite.hub import Hub, _setup
+from mcp_lite.hub import _options as _hub_options
 from mcp_lite.hub.config import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,13 +114,13 @@ def test_connect_options_match_client_parameters() -> None:
 
 
 def test_hub_options_match_hub_parameters() -> None:
-    assert set(_options.HubOptions.__annotations__) == keyword_params(
+    assert set(_hub_options.HubOptions.__annotations__) == keyword_params(
         Hub, "allow", "deny", "permission_handler"
     )
-    assert set(_options.HubOptions.__annotations__) == set(_setup.HUB_OPTIONS)
+    assert set(_hub_options.HubOptions.__annotations__) == set(_setup.HUB_OPTIONS)
 
 
 def test_load_config_options_match() -> None:
-    assert set(_options.LoadConfigOptions.__annotations__) == keyword_params(
+    assert set(_hub_options.LoadConfigOptions.__annotations__) == keyword_params(
         load_config, "trust_project"
     )
