@@ -27,7 +27,7 @@ $(NPM_PEERS)/node_modules/.installed: $(NPM_PEERS)/package.json
 	cd $(NPM_PEERS) && npm install --no-audit --no-fund --loglevel=error
 	touch $@
 
-peers: $(VENV)/.test-installed $(NPM_PEERS)/node_modules/.installed redis-server
+peers: $(VENV)/.test-installed $(NPM_PEERS)/node_modules/.installed redis-server chromium
 
 # Debian's redis-server for the fleet tests (Celery broker, RedisTokenStore); they start their
 # own on a free loopback port. Installed once (apt-get update only then); skipped when present.
@@ -39,11 +39,27 @@ redis-server:
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null; } \
 	  || echo "warning: could not install redis-server: the Redis and Celery tests will be skipped"; }
 
+# Debian's Chromium for the docs test (every page of the built site rendered headless). Installed
+# once when missing; where it cannot be installed that test skips and says why.
+.PHONY: chromium
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "== installing chromium (apt-get) =="; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; } \
+	  || echo "warning: could not install chromium: the docs render test will be skipped"; }
+
+# The documentation site (MkDocs, Material theme, reference from the docstrings) into site/,
+# strictly: a broken link or a missing reference fails the build.
+.PHONY: docs
+docs: $(VENV)/.test-installed
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+	@echo "open site/index.html"
+
 demo: $(VENV)/.installed
 	@echo "== mcp-lite tools (CLI) =="
-	$(BIN)/mcp-lite tools --stdio "$(PY) examples/demo_server.py"
+	$(BIN)/mcp-lite tools --stdio "$(PY) -m mcp_lite.demo"
 	@echo "== mcp-lite call (CLI) =="
-	$(BIN)/mcp-lite call --stdio "$(PY) examples/demo_server.py" add '{"a": 2, "b": 3}'
+	$(BIN)/mcp-lite call --stdio "$(PY) -m mcp_lite.demo" add '{"a": 2, "b": 3}'
 	@echo "== the same from a script =="
 	$(PY) examples/demo_client.py
 
@@ -132,4 +148,4 @@ test-pythons: $(VENV)/.installed
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info mcp_lite/_speedups.c mcp_lite/_speedups.html \
-	       mcp_lite/*.so $(NPM_PEERS)/node_modules .pytest_cache .mypy_cache .hypothesis
+	       mcp_lite/*.so $(NPM_PEERS)/node_modules .pytest_cache .mypy_cache .hypothesis site

@@ -12,6 +12,7 @@ test suite and asserts nothing. It takes about 2 minutes on 2 idle cores.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import sys
@@ -57,10 +58,22 @@ SUMMARY: dict[str, Any] = {}
 class Targets:
     def __init__(self) -> None:
         self.rows: list[tuple[str, str, str, bool | None]] = []
+        self.ratios: list[dict[str, Any]] = []
 
     def ratio(self, what: str, value: float | None, target: str, limit: float) -> None:
         ok = None if value is None else (value <= limit if "<=" in target else value >= limit)
         self.rows.append((what, "n/a" if value is None else f"{value:.2f}x", target, ok))
+        self.ratios.append({"row": what, "ratio": value, "target": target, "limit": limit,
+                            "met": ok})
+
+    def save(self, path: Path) -> None:
+        """The ratio rows as JSON, for bench/plot.py (``--add`` folds them into the history
+        the docs' chart is drawn from)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        record = {"date": time.strftime("%Y-%m-%d"), "load_average": _load(),
+                  "rows": self.ratios}
+        path.write_text(json.dumps(record, indent=1) + "\n")
+        print(f"\nratios written to {path} (python bench/plot.py --add {path})")
 
     def ms(self, what: str, seconds: float | None, target: str, limit_s: float) -> None:
         ok = None if seconds is None else seconds <= limit_s
@@ -336,6 +349,7 @@ def main() -> None:
     tool_search(targets)
     summary()
     targets.show()
+    targets.save(Path(__file__).with_name("results") / "last-run.json")
     print(f"\ntotal benchmark time {time.perf_counter() - started:.0f} s; load average at "
           f"start {load_start}, at end {_load()} (a busy machine skews wall times)")
 

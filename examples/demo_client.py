@@ -1,4 +1,5 @@
-"""The demo from a script: connect to the demo server over stdio, list its tools, call two.
+"""The demo from a script: connect to the demo server (``python -m mcp_lite.demo``) over stdio,
+list its tools, call two.
 
 python examples/demo_client.py
 """
@@ -6,11 +7,10 @@ python examples/demo_client.py
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import mcp_lite
 
-SERVER = [sys.executable, str(Path(__file__).with_name("demo_server.py"))]
+SERVER = [sys.executable, "-m", "mcp_lite.demo"]  # the demo server shipped in the package
 
 
 def main() -> None:

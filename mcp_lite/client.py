@@ -119,29 +119,43 @@ class Client:
 
     Args:
         target: a command (``["python", "srv.py"]``, or one string split like a shell
-            would), a config dict (``{"command": ..., "args": [...], "env": {...}}``), or a
-            ``mcp_lite.Server`` for an in-process server. URLs need the remote transports.
-        timeout: default seconds per request (a finite default; every call may override).
+            would), a config dict (``{"command": ..., "args": [...], "env": {...}}``), a URL
+            (``http(s)://``, ``ws(s)://``), or a ``mcp_lite.Server`` for an in-process server.
+        timeout: seconds, a total: ``connect()`` (start, probe, handshake) and each call
+            that passes no ``timeout=`` of its own (a finite default).
         protocol_version: ``"auto"`` (probe for 2026-07-28, fall back to the handshake
             era), or one version to pin.
         client_info: ``{"name", "version"}`` sent to the server.
-        env, cwd: for stdio servers (``env`` is added to a safe allow-list).
+        env: extra environment variables of a stdio server (added to a safe allow-list).
+        cwd: the working folder of a stdio server.
         max_message_size: largest message accepted from the server, in bytes.
-        sampling_handler, elicitation_handler, roots, roots_handler, log_handler,
-        notification_handler: answer the server (see DESIGN §2); they run on worker threads.
+        sampling_handler: ``fn(params)`` answering ``sampling/createMessage``.
+        elicitation_handler: ``fn(params)`` answering ``elicitation/create``.
+        roots: the roots to offer (paths or ``file://`` URIs, or ``{"uri", "name"}``).
+        roots_handler: ``fn()`` returning the roots, asked each time instead of ``roots``.
+        log_handler: ``fn(params)`` for each ``notifications/message``.
+        notification_handler: ``fn(method, params)`` for any other notification.
         reset_timeout_on_progress: a progress notification restarts a call's timeout, up to
             ``max_total_timeout`` seconds in all.
+        max_total_timeout: the cap of a call whose timeout progress may restart.
         auto_reconnect: start a new connection on the next call after the server died.
-        discover_timeout: how long the 2026-07-28 probe waits before assuming an older server.
-        cache_results: honour 2026-07-28 ``ttlMs`` on list results and resource reads.
+        discover_timeout: the most the 2026-07-28 probe may take of a connect's deadline
+            before the client assumes an older server.
         max_pages: the most pages a list method follows.
+        max_workers: threads that run handlers and server requests.
+        cache_results: honour 2026-07-28 ``ttlMs`` on list results and resource reads.
         name: used in logs and error messages.
+        headers: static HTTP headers of a remote server.
+        auth: a bearer token, or a ``mcp_lite.auth.OAuth`` provider, for a remote server.
         event_hooks: ``{"request"|"response"|"notification"|"reconnect"|"error": [fn]}``,
-            each ``fn(event)`` called with a ``mcp_lite.events.Event`` (see that module).
+            each ``fn(event)`` called with a ``mcp_lite.events.Event``.
         task_receiver: declare the 2025-11-25 ``tasks`` capability and run the server's
             task-augmented sampling / elicitation requests as tasks (with the handlers above).
         retry: HTTP transient errors: ``mcp_lite.Retry(...)``, or False to never retry
             (default ``Retry()``: 429/503 with Retry-After, and 5xx on read-only methods).
+
+    Handlers run on worker threads, never on the reader; each gets the request's params as a
+    model (attribute access, unknown fields kept) and may return a model or a plain dict.
     """
 
     def __init__(

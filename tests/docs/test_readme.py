@@ -1,4 +1,4 @@
-"""Every code block of README.md and DESCRIPTION.md runs as written.
+"""Every code block of README.md, DESCRIPTION.md, CHANGELOG.md and docs/ runs as written.
 
 - ```python blocks run alone (imports included) in a fresh interpreter from the repo root,
   with the test's virtualenv first on PATH (so ``python`` and ``mcp-lite`` are this checkout's).
@@ -29,7 +29,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ("README.md", "DESCRIPTION.md")
+DOCS = (
+    "README.md",
+    "DESCRIPTION.md",
+    "CHANGELOG.md",
+    *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.md")),
+)
 TIMEOUT = 180  # seconds per block: generous for a loaded machine, finite for a hang
 SKIP = re.compile(r"<!--\s*readme-test:\s*skip:\s*(.*?)\s*-->")
 FENCE = re.compile(r"^(\s*)```+\s*([\w+-]*)\s*$")
@@ -168,8 +173,10 @@ def test_block_runs_as_written(block: Block, tmp_path: Path) -> None:
 def test_the_docs_have_runnable_blocks() -> None:
     """The extractor finds the blocks (a broken fence would silently skip everything)."""
     readme = [b for b in ALL_BLOCKS if b.doc == "README.md"]
-    assert sum(b.lang == "python" and b.skip is None for b in readme) >= 5
+    assert sum(b.lang == "python" and b.skip is None for b in readme) >= 2
     assert any(b.lang == "sh" and b.skip is None for b in readme)
-    assert any(b.lang == "cron" for b in readme)
+    docs = [b for b in ALL_BLOCKS if b.doc.startswith("docs/")]
+    assert sum(b.lang == "python" and b.skip is None for b in docs) >= 30
+    assert any(b.lang == "cron" for b in docs)
     for block in ALL_BLOCKS:
         assert block.skip is None or block.skip.strip(), f"{block.id}: a skip needs a reason"
