@@ -125,7 +125,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     "client": ("client",),
     "hub": ("hub",),
-    "faces": ("cli", "contrib", "__init__", "__main__"),
+    "faces": ("cli", "contrib", "demo", "__init__", "__main__"),
 }
 LAYER_OF = {unit: layer for layer, units in LAYERS.items() for unit in units}
 RANK = {layer: rank for rank, layer in enumerate(LAYERS)}
