@@ -174,10 +174,11 @@ def test_children_forked_at_random_moments_keep_their_deadlines(
             except (OSError, TimeoutError):
                 pass
 
-    def refresher() -> None:  # holds the store's lock the way a refresh does
+    def refresher() -> None:  # holds the store's lock the way refreshes do: briefly, often
         while not stop.is_set():
             with store.lock(key, timeout=5):
                 time.sleep(rng.uniform(0.01, 0.05))
+            time.sleep(rng.uniform(0.02, 0.1))
 
     threads = [threading.Thread(target=caller, args=(c,), daemon=True)
                for c in (stdio, stdio, http, http)]
