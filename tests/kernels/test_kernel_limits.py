@@ -161,7 +161,8 @@ def test_call_tool_with_infinite_timeout_does_not_spin(tmp_path: Path) -> None:
         cpu, wall = time.process_time() - cpu, time.monotonic() - wall
     assert len(results) == 3 and all(not isinstance(r, BaseException) for r in results), results
     assert wall >= 0.4  # the calls did wait for the server
-    assert cpu < 0.5 * wall, f"the client used {cpu:.2f} s of CPU in {wall:.2f} s of waiting"
+    # a spinning client used 60-130 % (less on a loaded machine), a blocked one under 1 %
+    assert cpu < 0.25 * wall, f"the client used {cpu:.2f} s of CPU in {wall:.2f} s of waiting"
 
 
 if os.name == "nt":  # pragma: no cover
