@@ -26,6 +26,13 @@ STATEFUL = ["NdjsonSplitter", "SseParser", "ResponseIdScanner", "LruCache", "Gat
 def run_child(speedups: ModuleType, body: str) -> None:
     """Run ``body`` with ``m`` bound to the kernel module under test; it must print ok."""
     script = f"import importlib\nm = importlib.import_module({speedups.__name__!r})\n"
+    sanitized = os.environ.get("MCP_LITE_FUZZ_EXT")  # make fuzz: the ASan/UBSan build
+    if sanitized and speedups.__name__ == "mcp_lite._speedups":
+        script = (
+            "import importlib.util\n"
+            f"spec = importlib.util.spec_from_file_location('mcp_lite._speedups', {sanitized!r})\n"
+            "m = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(m)\n"
+        )
     script += textwrap.dedent(body) + "\nprint('ok')\n"
     proc = subprocess.run(
         [sys.executable, "-c", script],
