@@ -223,6 +223,10 @@ class ResponseIdScanner(_Uncopyable):
         # the state is set here, as the compiled build's __cinit__ does: valid even when a
         # subclass skips __init__
         self = super().__new__(cls)
+        self._start()
+        return self
+
+    def _start(self) -> None:
         self._depth = 0
         self._in_string = False
         self._escape = False
@@ -236,7 +240,6 @@ class ResponseIdScanner(_Uncopyable):
         self._keys: set[bytes] = set()  # the top-level keys that matter, once seen
         self._done = False  # the outermost object closed
         self._invalid = False  # not an object, or broken beyond reading
-        return self
 
     @property
     def response_id(self) -> int | str | None:
@@ -402,10 +405,13 @@ class Gate(_Uncopyable):
 
     def __new__(cls) -> Gate:
         self = super().__new__(cls)  # set up here, as the compiled __cinit__ does
+        self._start()
+        return self
+
+    def _start(self) -> None:
         self._lock = threading.Lock()
         self._lock.acquire()
         self._opened = False
-        return self
 
     def is_open(self) -> bool:
         return self._opened
@@ -1016,10 +1022,13 @@ class LruCache(_Uncopyable):
     def __new__(cls, *args: object, **kwargs: object) -> LruCache:
         # set up here, as the compiled __cinit__ does: valid even when __init__ is skipped
         self = super().__new__(cls)
+        self._start()
+        return self
+
+    def _start(self) -> None:
         self._maxsize = 100
         self._data: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.Lock()
-        return self
 
     def __init__(self, maxsize: int = 100) -> None:
         size = operator.index(maxsize)
