@@ -35,6 +35,7 @@ import operator
 import os
 import re
 import sys
+from threading import TIMEOUT_MAX as _TIMEOUT_MAX
 from time import monotonic as _time_monotonic
 
 
@@ -621,6 +622,8 @@ cdef class HeldLock:
     def __enter__(self):
         if self._timeout < 0:
             self._got = self._lock.acquire(False)
+        elif self._timeout > _TIMEOUT_MAX:  # inf, or more than a lock can time: no limit
+            self._got = self._lock.acquire(True)
         else:
             self._got = self._lock.acquire(True, self._timeout)
         return self._got

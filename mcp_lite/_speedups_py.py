@@ -452,6 +452,8 @@ class HeldLock(_Uncopyable):
     def __enter__(self) -> bool:
         if self._timeout < 0:
             self._got = bool(self._lock.acquire(False))
+        elif self._timeout > threading.TIMEOUT_MAX:  # inf, or more than a lock can time
+            self._got = bool(self._lock.acquire(True))
         else:
             self._got = bool(self._lock.acquire(True, self._timeout))
         return self._got

@@ -26,6 +26,8 @@ import pytest
 import mcp_lite
 from mcp_lite.errors import MessageTooLarge
 
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX pipes")
+
 SLOW_SERVER = str(Path(__file__).parent.parent / "peers" / "slow_server.py")
 
 # --- SSE retry ---------------------------------------------------------------------------
@@ -165,5 +167,26 @@ def test_call_tool_with_infinite_timeout_does_not_spin(tmp_path: Path) -> None:
     assert cpu < 0.25 * wall, f"the client used {cpu:.2f} s of CPU in {wall:.2f} s of waiting"
 
 
-if os.name == "nt":  # pragma: no cover
-    pytestmark = pytest.mark.skip(reason="POSIX pipes")
+
+@pytest.mark.parametrize("timeout", [math.inf, 1e300])
+def test_held_lock_without_limit_waits_for_the_lock(speedups: ModuleType, timeout: float) -> None:
+    """It raised OverflowError in both builds (the stdio transport's write path with an
+    infinite deadline)."""
+    lock = threading.Lock()
+    with speedups.HeldLock(lock, timeout) as got:
+        assert got and lock.locked()
+    assert not lock.locked()
+    lock.acquire()
+    results: list[object] = []
+
+    def take() -> None:
+        with speedups.HeldLock(lock, timeout) as got:
+            results.append(got)
+
+    thread = threading.Thread(target=take)
+    thread.start()
+    thread.join(0.3)
+    assert thread.is_alive() and results == []
+    lock.release()
+    thread.join(5)
+    assert results == [True]
