@@ -12,8 +12,13 @@ refuses nesting past its limit with ``ValueError`` in both builds. Each in bound
 from __future__ import annotations
 
 import importlib
+import json
 import os
+import subprocess
+import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -198,3 +203,47 @@ def test_decode_message_refuses_deep_nesting(build: str, text: bytes) -> None:
         pytest.skip("the compiled kernels are not built")
     with pytest.raises(ValueError, match="recursion limit"):
         module.decode_message(text)
+
+
+# --- our Server, facing a hostile client ----------------------------------------------------
+
+
+def test_stdio_server_answers_a_parse_error_and_goes_on(tmp_path: Path) -> None:
+    """A line nested too deep for json.loads used to kill the stdio server (RecursionError)."""
+    script = tmp_path / "srv.py"
+    script.write_text(
+        "from mcp_lite.server import Server\nServer('s').run_stdio()\n", encoding="utf-8"
+    )
+    deep = "[" * 100_000 + "]" * 100_000
+    ping = '{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        input=deep + "\n" + ping + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=os.getcwd(),
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
+    answers = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert [a.get("error", {}).get("code") for a in answers] == [-32700, None], proc.stderr[-500:]
+    assert answers[1] == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def test_http_server_answers_a_parse_error() -> None:
+    server = Server("s")
+    deep = b"[" * 100_000 + b"]" * 100_000
+    with server.serve_http(port=0) as http:
+        request = urllib.request.Request(
+            http.url,
+            data=deep,
+            method="POST",
+            headers={
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            },
+        )
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(request, timeout=10)
+        assert info.value.code == 400
+        assert json.loads(info.value.read())["error"]["code"] == -32700
