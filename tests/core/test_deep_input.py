@@ -172,9 +172,7 @@ def test_call_tool_with_a_hostile_output_schema(name: str) -> None:
 def test_call_tool_with_text_nested_too_deep_for_json() -> None:
     """No structuredContent: the text is parsed as JSON for the check; nested past the
     recursion limit it is no JSON (then it fails the schema, as any non-object would)."""
-    server = server_with_output_schema(
-        {"type": "object"}, None, "[" * 100_000 + "]" * 100_000
-    )
+    server = server_with_output_schema({"type": "object"}, None, "[" * 100_000 + "]" * 100_000)
     with mcp_lite.connect(server) as client:
         client.list_tools()
         with pytest.raises(RemoteProtocolError, match="outputSchema"):

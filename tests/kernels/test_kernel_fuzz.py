@@ -100,10 +100,39 @@ json_tokens = st.lists(
     st.one_of(
         st.sampled_from(
             [
-                b"{", b"}", b"[", b"]", b",", b":", b'"', b"\\", b'\\"', b" ", b"\t", b"\r",
-                b"\n", b"\x0b", b"\x0c", b'"id"', b'"method"', b'"result"', b'"error"',
-                b'"params"', b"1", b"-7", b"0", b"01", b"1e3", b"12345678901234567890",
-                b'"abc"', b'"\\u00e9"', b'"\\ud800"', b"null", b"true", b"\xff", b"\xc3\xa9",
+                b"{",
+                b"}",
+                b"[",
+                b"]",
+                b",",
+                b":",
+                b'"',
+                b"\\",
+                b'\\"',
+                b" ",
+                b"\t",
+                b"\r",
+                b"\n",
+                b"\x0b",
+                b"\x0c",
+                b'"id"',
+                b'"method"',
+                b'"result"',
+                b'"error"',
+                b'"params"',
+                b"1",
+                b"-7",
+                b"0",
+                b"01",
+                b"1e3",
+                b"12345678901234567890",
+                b'"abc"',
+                b'"\\u00e9"',
+                b'"\\ud800"',
+                b"null",
+                b"true",
+                b"\xff",
+                b"\xc3\xa9",
                 b'{"jsonrpc": "2.0", "id": 5, "result": {}}',
                 b'{"jsonrpc":"2.0","method":"ping","id":"x"}',
             ]
@@ -199,11 +228,32 @@ sse_streams = st.lists(
     st.one_of(
         st.sampled_from(
             [
-                b"data", b"data:", b"data: ", b"event:", b"event: x", b"id:", b"id: 1",
-                b"id: a\x00b", b"retry:", b"retry: ", b"retry: 1500", b"retry: 15x",
-                b"retry: " + b"9" * 20, b"retry: " + b"1" * 4400, b"retry: 000000000000000000042",
-                b":comment", b"\n", b"\r", b"\r\n", b"\n\n", b"\xef\xbb\xbf", b"\xef\xbb",
-                b"\xff\xfe", b"foo: bar", b"x" * 100, b"data: " + b"y" * 90,
+                b"data",
+                b"data:",
+                b"data: ",
+                b"event:",
+                b"event: x",
+                b"id:",
+                b"id: 1",
+                b"id: a\x00b",
+                b"retry:",
+                b"retry: ",
+                b"retry: 1500",
+                b"retry: 15x",
+                b"retry: " + b"9" * 20,
+                b"retry: " + b"1" * 4400,
+                b"retry: 000000000000000000042",
+                b":comment",
+                b"\n",
+                b"\r",
+                b"\r\n",
+                b"\n\n",
+                b"\xef\xbb\xbf",
+                b"\xef\xbb",
+                b"\xff\xfe",
+                b"foo: bar",
+                b"x" * 100,
+                b"data: " + b"y" * 90,
             ]
         ),
         json_tokens,
@@ -242,7 +292,9 @@ values = st.recursive(
     scalars,
     lambda inner: st.one_of(
         st.lists(inner, max_size=4),
-        st.dictionaries(st.sampled_from(["type", "text", "a", "b", "_meta", "isError"]), inner, max_size=4),
+        st.dictionaries(
+            st.sampled_from(["type", "text", "a", "b", "_meta", "isError"]), inner, max_size=4
+        ),
     ),
     max_leaves=20,
 )
@@ -260,9 +312,7 @@ CHECKS: dict[str, Any] = {
 @given(
     raw=st.one_of(
         values,
-        st.dictionaries(
-            st.sampled_from([*CHECKS, "meta", "is_error", "x"]), values, max_size=5
-        ),
+        st.dictionaries(st.sampled_from([*CHECKS, "meta", "is_error", "x"]), values, max_size=5),
     )
 )
 def test_plain_shape_differential(compiled: ModuleType, pure: ModuleType, raw: Any) -> None:

@@ -167,7 +167,6 @@ def test_call_tool_with_infinite_timeout_does_not_spin(tmp_path: Path) -> None:
     assert cpu < 0.25 * wall, f"the client used {cpu:.2f} s of CPU in {wall:.2f} s of waiting"
 
 
-
 @pytest.mark.parametrize("timeout", [math.inf, 1e300])
 def test_held_lock_without_limit_waits_for_the_lock(speedups: ModuleType, timeout: float) -> None:
     """It raised OverflowError in both builds (the stdio transport's write path with an
