@@ -288,16 +288,14 @@ def test_sse_differential(
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=5), st.binary(max_size=3)
 )
-values = st.recursive(
-    scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4),
-        st.dictionaries(
-            st.sampled_from(["type", "text", "a", "b", "_meta", "isError"]), inner, max_size=4
-        ),
-    ),
-    max_leaves=20,
-)
+
+
+def containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    keys = st.sampled_from(["type", "text", "a", "b", "_meta", "isError"])
+    return st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4)
+
+
+values = st.recursive(scalars, containers, max_leaves=20)
 ITEM = {"type": frozenset({str}), "text": frozenset({str}), "_meta": None}
 CHECKS: dict[str, Any] = {
     "content": (ITEM, frozenset({"meta"}), "type"),
