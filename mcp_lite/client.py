@@ -1101,13 +1101,14 @@ def _json_or_none(text: str) -> Any:
     """``text`` parsed as JSON, or None when it is not JSON."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # a server's text nested too deep is no JSON to us
         return None
 
 
 def _validate_structured(tool: str, schema: dict[str, Any], value: Any) -> None:
     try:
         import jsonschema
+        import referencing.exceptions
     except ImportError:
         return
     try:
@@ -1119,6 +1120,14 @@ def _validate_structured(tool: str, schema: dict[str, Any], value: Any) -> None:
         ) from None
     except jsonschema.SchemaError as exc:
         log.warning("tool %r has an invalid outputSchema: %s", tool, exc.message)
+    except (RecursionError, referencing.exceptions.Unresolvable) as exc:
+        # a $ref cycle, a schema or value nested too deep for the validator's recursion, a
+        # $ref to a document we do not fetch: the server's schema cannot check its result
+        deep = isinstance(exc, RecursionError)
+        what = "is nested too deep" if deep else "has an unresolvable $ref"
+        raise RemoteProtocolError(
+            f"tool {tool!r}: its outputSchema {what} (or loops); its result cannot be checked"
+        ) from None
 
 
 if TYPE_CHECKING:
