@@ -15,9 +15,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ._deadline import Deadline
 from .errors import LocalProtocolError, RemoteProtocolError, SkillVerificationError
 from .protocol import skills as sk
-from .protocol.session import Pager
 
 if TYPE_CHECKING:
     from .client import Client
@@ -109,25 +109,24 @@ class LoadedSkill:
         return f"<LoadedSkill {self.uri}>"
 
 
-def require_extension(client: Client) -> None:
-    extensions = client.server_capabilities.get("extensions")
+def require_extension(client: Client, deadline: Deadline | None = None) -> None:
+    info = client.session if deadline is None else client._session(deadline)
+    extensions = info.capabilities.get("extensions")
     if not (isinstance(extensions, dict) and SKILLS_EXTENSION in extensions):
         raise LocalProtocolError(
             f"MCP server {client.name!r} does not declare the {SKILLS_EXTENSION!r} extension"
         )
 
 
-def list_skills(client: Client, timeout: float | None) -> list[Skill]:
-    require_extension(client)
-    pager = Pager("skills/list", max_pages=client.max_pages)
+def list_skills(client: Client, deadline: Deadline) -> list[Skill]:
+    """``Client.list_skills``: every page on the one ``deadline``."""
+    require_extension(client, deadline)
     found: list[Skill] = []
-    while not pager.done:
-        result = client.request("skills/list", pager.params(), timeout=timeout)
+    for result in client._pages(deadline, "skills/list"):
         raw = result.get("skills")
         if not isinstance(raw, list):
             raise RemoteProtocolError("skills/list result has no 'skills' list")
         found.extend(Skill.from_entry(sk.parse_entry(item)) for item in raw)
-        pager.advance(result)
     client._remember_skills(found)
     return found
 
