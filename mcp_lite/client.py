@@ -252,7 +252,11 @@ class Client:
 
         ``timeout`` (default: the client's) bounds the whole connect: starting the server,
         the discover probe, ``initialize`` and ``notifications/initialized``."""
-        self._connection(Deadline.after(self._timeout(timeout)))
+        return self._connect_by(Deadline.after(self._timeout(timeout)))
+
+    def _connect_by(self, deadline: Deadline) -> Client:
+        """``open()`` on the caller's deadline (the Hub's first use of a server)."""
+        self._connection(deadline)
         return self
 
     def close(self) -> None:
@@ -519,6 +523,17 @@ class Client:
         # One deadline for all of it: a reconnect, the tool list of a task-capable server,
         # input rounds, a retry, the task's polling.
         deadline = Deadline.after(self.timeout if timeout is None else self._timeout(timeout))
+        return self._call_tool(deadline, name, arguments, on_progress, cancel_event)
+
+    def _call_tool(
+        self,
+        deadline: Deadline,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        on_progress: Callable[[Progress], Any] | None = None,
+        cancel_event: threading.Event | None = None,
+    ) -> CallToolResult:
+        """``call_tool`` on the caller's deadline."""
         conn = self._connection(deadline)
         if self._must_use_task(name, conn, deadline):  # 2025-11-25 "required": a task
             task = _tasks.start_task(self, name, arguments, None, deadline)
@@ -580,9 +595,10 @@ class Client:
     # --- resources ---------------------------------------------------------------------------------
 
     def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
-        items = self._list_all(
-            "resources/list", "resources", "resources", Deadline.after(self._timeout(timeout))
-        )
+        return self._list_resources(Deadline.after(self._timeout(timeout)))
+
+    def _list_resources(self, deadline: Deadline) -> list[Resource]:
+        items = self._list_all("resources/list", "resources", "resources", deadline)
         from .protocol.types import Resource
 
         return [Resource.model_validate(item) for item in items]
@@ -599,10 +615,13 @@ class Client:
         return [ResourceTemplate.model_validate(item) for item in items]
 
     def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
+        return self._read_resource(Deadline.after(self._timeout(timeout)), uri)
+
+    def _read_resource(self, deadline: Deadline, uri: str) -> ReadResourceResult:
         from .protocol.types import ReadResourceResult
 
         return ReadResourceResult.model_validate(
-            self.request("resources/read", {"uri": uri}, timeout=timeout)
+            self._request(deadline, "resources/read", {"uri": uri})
         )
 
     # --- skills (extension io.modelcontextprotocol/skills) -------------------------------------------
@@ -673,9 +692,10 @@ class Client:
     # --- prompts, completion, logging, ping --------------------------------------------------------
 
     def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
-        items = self._list_all(
-            "prompts/list", "prompts", "prompts", Deadline.after(self._timeout(timeout))
-        )
+        return self._list_prompts(Deadline.after(self._timeout(timeout)))
+
+    def _list_prompts(self, deadline: Deadline) -> list[Prompt]:
+        items = self._list_all("prompts/list", "prompts", "prompts", deadline)
         from .protocol.types import Prompt
 
         return [Prompt.model_validate(item) for item in items]
@@ -683,12 +703,17 @@ class Client:
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> GetPromptResult:
+        return self._get_prompt(Deadline.after(self._timeout(timeout)), name, arguments)
+
+    def _get_prompt(
+        self, deadline: Deadline, name: str, arguments: Mapping[str, str] | None
+    ) -> GetPromptResult:
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {str(k): str(val) for k, val in arguments.items()}
         from .protocol.types import GetPromptResult
 
-        return GetPromptResult.model_validate(self.request("prompts/get", params, timeout=timeout))
+        return GetPromptResult.model_validate(self._request(deadline, "prompts/get", params))
 
     def complete(
         self,
