@@ -532,7 +532,7 @@ class Connection:
             if waiter.wait(0.01):
                 return
             if call.in_round or time.monotonic() > call.deadline + _LOST_GRACE:
-                self._expire_in_round(call)
+                self._expire_late(call)
                 return
 
     def _withdraw(self, call: _Call) -> bool:
@@ -721,13 +721,17 @@ class Connection:
             for call in expired:
                 self._expire(call)
 
-    def _expire_in_round(self, call: _Call) -> None:
-        """Expire a call that is in no pending entry (between input rounds): it is never
-        sent again, and the last round's answered request needs no cancellation."""
+    def _expire_late(self, call: _Call) -> None:
+        """Expire a blocking call found in no pending entry past its deadline (between input
+        rounds, or its completer lost): it is never sent again. The last round's request
+        was answered and needs no cancellation; one re-sent just now is withdrawn."""
         with self._lock:
             call.cancelled = True
-            call.sent = False
             self._rounds.discard(call)
+            if self._pending.get(call.request_id) is call:
+                self._pending.pop(call.request_id)  # re-sent meanwhile: cancelled if sent
+            else:
+                call.sent = False
         self._expire(call)
 
     def _expire(self, call: _Call) -> None:

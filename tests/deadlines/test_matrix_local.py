@@ -151,6 +151,28 @@ def test_client_operation(kind: str, peer: str, op: str) -> None:
         client.close()
 
 
+def _slow_roots() -> list[dict[str, str]]:
+    time.sleep(0.4)  # a handler that takes its time, every round
+    return [{"uri": "file:///tmp"}]
+
+
+@pytest.mark.parametrize("how", ["call_tool", "submit"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_input_rounds_run_on_the_calls_deadline(kind: str, how: str) -> None:
+    """2026-07-28 ``input_required`` rounds share the call's one deadline (before: each round
+    got a fresh timeout, so 16 rounds of a 0.4 s handler ran 6.4 s)."""
+    client = Client(target(kind, "asks", "stateless"), timeout=30.0, roots_handler=_slow_roots)
+    try:
+        client.open()
+        if how == "call_tool":
+            ends_in_time(lambda: client.call_tool("echo", {}, timeout=TIMEOUT), r"tools/call")
+        else:
+            future = client.submit("tools/call", {"name": "echo"}, timeout=TIMEOUT)
+            ends_in_time(lambda: future.result(TIMEOUT + 10), r"tools/call")
+    finally:
+        client.close()
+
+
 # --- the Hub ---------------------------------------------------------------------------------------
 
 # entry name -> (the entry, phase of Hub.call_tool, phase in status() after a pool operation)

@@ -19,6 +19,9 @@ Modes (each reads stdin until it closes, then exits):
   Nothing else is answered.
 - ``lists``: as ``mute``, but ``tools/list`` is answered (one tool, ``echo``): every call
   of it then goes unanswered.
+- ``asks``: as ``mute``, but ``tools/call`` (and every retry of it) is answered with a
+  2026-07-28 ``input_required`` result asking for ``roots/list``, forever (use ``--era
+  stateless``).
 - ``no-discover``: never answers ``server/discover``; answers ``initialize`` (handshake era),
   ``ping`` and ``tools/list`` (one tool, ``echo``) and ``tools/call`` of ``echo``.
 """
@@ -106,6 +109,13 @@ class Peer:
                 content = [{"type": "text", "text": "echo"}]
                 return {"jsonrpc": "2.0", "id": rid, "result": {"content": content}}
             return None
+        if self.mode == "asks" and method == "tools/call":
+            result = {
+                "resultType": "input_required",
+                "inputRequests": {"roots": {"method": "roots/list", "params": {}}},
+                "requestState": f"round-{rid}",
+            }
+            return {"jsonrpc": "2.0", "id": rid, "result": result}
         if self.mode == "lists" and method == "tools/list":
             tool = {"name": "echo", "inputSchema": {"type": "object"}}
             return {"jsonrpc": "2.0", "id": rid, "result": {"tools": [tool]}}
