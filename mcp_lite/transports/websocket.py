@@ -34,6 +34,7 @@ from ..errors import AuthRequired, ConnectError, ConnectionClosed, McpError, Req
 from .._http import common
 from .._http.causes import network_cause
 from .._http.common import Auth
+from .._deadline import Deadline
 from .base import OnClose, OnMessage, Outgoing
 
 __all__ = ["WebSocketTransport"]
@@ -121,7 +122,9 @@ class WebSocketTransport:
 
     # --- Transport ----------------------------------------------------------------------------
 
-    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
+    def start(
+        self, on_message: OnMessage, on_close: OnClose, *, deadline: Deadline | None = None
+    ) -> None:
         """Connect and start reading.
 
         Raises:
