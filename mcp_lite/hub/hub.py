@@ -597,7 +597,7 @@ class Hub:
         server: str,
         tool: McpTool,
         args: dict[str, Any],
-        deadline: Deadline,
+        deadline: Deadline | None,
         timeout: float | None,
         on_progress: Callable[[Progress], None],
         cancel_event: threading.Event | None = None,
