@@ -545,6 +545,11 @@ class Connections:
 
     def _connect_deadline(self, spec: Spec, deadline: Deadline | None) -> Deadline:
         """The deadline of one attempt cycle: the caller's, capped by the connect total."""
+        return capped(deadline, self._connect_total(spec))
+
+    def _connect_total(self, spec: Spec) -> float:
+        """The configured total of a connect cycle: ``connect_timeout`` (``MCP_TIMEOUT``),
+        else the server's or the client's ``timeout``."""
         options = self._client_options
         total = options.get("connect_timeout")
         if total is None:
@@ -553,7 +558,7 @@ class Connections:
             from ..client import DEFAULT_TIMEOUT
 
             total = DEFAULT_TIMEOUT
-        return capped(deadline, float(total))
+        return float(total)
 
     def _busy(self, slot: _Slot, deadline: Deadline) -> McpError:
         return deadline.error(
@@ -616,6 +621,8 @@ class Connections:
         spec = slot.spec
         last: McpError | None = None
         for attempt in range(1, self.backoff.max_attempts + 1):
+            if attempt == 1 and deadline.expired():  # nothing left: start no server for it
+                raise deadline.error("connecting", f"MCP server {spec.name!r} was not started")
             slot.set("pending", None if last is None else str(last), attempt)
             try:
                 options = self._options_for(spec)
@@ -662,6 +669,11 @@ class Connections:
             self._listen(slot, client)
             return client
         assert last is not None
+        if deadline.expired() and deadline.timeout < self._connect_total(spec):
+            # A caller's short deadline ran out, not the configured total: the server is not
+            # known to be broken, so no cool-down; the next use tries again.
+            slot.set("pending", str(last), attempt)
+            raise last
         slot.last_error, slot.failed_at = last, time.monotonic()
         slot.set("failed", str(last), attempt)
         raise last
