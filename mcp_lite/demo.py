@@ -109,10 +109,8 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 2 and args[0] == "--http":
         server.run_http(port=int(args[1]))
-    elif not args:
+    else:  # other arguments are ignored: configs may tell two demo entries apart by them
         server.run_stdio()
-    else:
-        sys.exit("usage: python -m mcp_lite.demo [--http PORT]")
 
 
 if __name__ == "__main__":
