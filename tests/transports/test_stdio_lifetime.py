@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -37,43 +38,9 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process g
 
 REPO = Path(__file__).resolve().parents[2]
 FAULT_SERVER = REPO / "tests" / "peers" / "fault_server.py"
+# Starts a grandchild; its tool never returns and it never reads stdin again (see its file).
+BLOCKER = REPO / "tests" / "peers" / "blocker_server.py"
 STOPPED_WITHIN = 2.0  # the promise: the owner's servers are gone this long after its death
-
-# A stdio server that starts a grandchild (in its group; it ignores SIGTERM) and, on
-# tools/call, writes a file and sleeps forever: it never answers and never sees end of input.
-BLOCKER = textwrap.dedent(
-    """
-    import json, os, signal, subprocess, sys, time
-    marker, record = sys.argv[1], sys.argv[2]
-    grandchild = subprocess.Popen(
-        [sys.executable, "-c",
-         "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)",
-         marker + "-grandchild"])
-    with open(record + ".grandchild", "w") as f:
-        f.write(str(grandchild.pid))
-    for line in sys.stdin:
-        msg = json.loads(line)
-        method, rid = msg.get("method"), msg.get("id")
-        if rid is None:
-            continue
-        if method == "initialize":
-            answer = {"result": {"protocolVersion": msg["params"]["protocolVersion"],
-                                 "capabilities": {"tools": {}},
-                                 "serverInfo": {"name": "blocker", "version": "1"}}}
-        elif method == "tools/list":
-            answer = {"result": {"tools": [{"name": "block",
-                                            "inputSchema": {"type": "object"}}]}}
-        elif method == "tools/call":
-            with open(record + ".called", "w") as f:
-                f.write("called")
-            time.sleep(3600)
-        elif method == "ping":
-            answer = {"result": {}}
-        else:
-            answer = {"error": {"code": -32601, "message": "no such method"}}
-        print(json.dumps({"jsonrpc": "2.0", "id": rid, **answer}), flush=True)
-    """
-)
 
 # The owner: connects (Client, Hub or CLI), reports its pids, calls ``block`` on a thread,
 # and once the server has the call either waits to be SIGKILLed or leaves with os._exit.
@@ -178,8 +145,8 @@ def marker() -> str:
 @pytest.fixture
 def blocker(tmp_path: Path, marker: str) -> Iterator[list[str]]:
     """The blocking server's argv; every process carrying ``marker`` is killed at the end."""
-    script = tmp_path / f"{marker}_server.py"
-    script.write_text(BLOCKER)
+    script = tmp_path / f"{marker}_server.py"  # a copy under a unique name: easy to find
+    shutil.copy(BLOCKER, script)
     yield [sys.executable, str(script), marker, str(tmp_path / "record")]
     for pid in _with_marker(marker):
         try:
