@@ -5,9 +5,10 @@ normally. None of them runs when the owner is SIGKILLed (the OOM killer, a Celer
 limit), or leaves with ``os._exit`` (Celery's prefork pool does): the server, in its own
 session, would run on under init. So each owning process has one small watcher process:
 
-- started lazily at the first stdio spawn (``watch``), never waited for: one ``Popen`` of
-  ``sys.executable -I -S -c <program> mcp-lite-reaper <owner pid>`` (a few milliseconds once
-  per process, about 7 MB of memory; nothing per call);
+- started lazily at the first stdio spawn (``watch``), never waited for: one
+  ``os.posix_spawn`` of ``sys.executable -I -S -c <program> mcp-lite-reaper <owner pid>``
+  (under a millisecond in the owner, once per process; about 7 MB of memory; nothing per
+  call). No ``Popen`` object: none warns at exit that the watcher still runs (it must);
 - joined to the owner by a pipe whose write end only the owner holds: ``O_CLOEXEC`` (no
   server or other program inherits it), and closed in a forked child by the after-fork reset
   (a child gets a watcher of its own at its own first spawn);
@@ -17,7 +18,8 @@ session, would run on under init. So each owning process has one small watcher p
 - when the pipe ends (the owner is gone, however it ended: the kernel closes its fds) it
   sends SIGTERM to every group still registered, SIGKILL ``_GRACE`` later to those still
   there, and exits. It runs in its own session (a Ctrl-C or a signal to the owner's process
-  group does not reach it) with ``/`` as working directory, stdin the pipe, no other fd.
+  group does not reach it), stdin the pipe, stdout and stderr ``/dev/null``; first thing it
+  closes every other fd it may have inherited and moves to ``/``.
 
 The pipe buffers what the owner wrote, so a watcher still starting when its owner dies
 reads the registrations, then the end of the pipe, and does its job all the same. One
@@ -37,7 +39,6 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import subprocess
 import sys
 import threading
 
@@ -51,11 +52,13 @@ log = logging.getLogger("mcp_lite.stdio")
 MARKER = "mcp-lite-reaper"
 # Between SIGTERM and SIGKILL (a server such as ``docker run`` gets to stop what it runs).
 _GRACE = 0.5
-_SUPPORTED = sys.platform != "win32"
+_SUPPORTED = sys.platform != "win32" and hasattr(os, "posix_spawn")
 
 # The watcher's whole program (standard library only: it runs with -I -S, from ``/``).
 _PROGRAM = f"""\
 import os, signal, time
+os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+os.chdir("/")
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 groups, rest = set(), b""
 while True:
@@ -87,7 +90,7 @@ signal_groups(signal.SIGKILL, alive)
 
 _lock = threading.Lock()
 _write_fd: int | None = None  # the owner's end of the pipe; None until the first spawn
-_watcher: subprocess.Popen[bytes] | None = None
+_watcher: int | None = None  # its pid (our child)
 _groups: set[int] = set()  # registered with the watcher, not yet forgotten
 _unavailable = False  # no watcher can run here (no interpreter to start): said once
 
@@ -113,8 +116,7 @@ def forget(pgid: int) -> None:
 
 def watcher_pid() -> int | None:
     """The pid of this process's watcher, None before the first stdio spawn (for tests)."""
-    watcher = _watcher
-    return watcher.pid if watcher is not None else None
+    return _watcher
 
 
 def _tell(line: bytes) -> None:
@@ -139,8 +141,7 @@ def _tell(line: bytes) -> None:
     # The watcher died (someone killed it): start another one and tell it everything.
     log.warning("mcp_lite: the stdio server watcher exited; starting a new one")
     _drop_pipe()
-    if _watcher is not None:
-        _watcher.poll()  # reap it
+    _reap_watcher()
     if _start():
         assert _write_fd is not None
         try:
@@ -166,16 +167,18 @@ def _start() -> bool:
         return False
     read_fd, write_fd = os.pipe()  # both O_CLOEXEC: nothing else ever inherits them
     try:
-        _watcher = subprocess.Popen(
+        _watcher = os.posix_spawn(
+            python,
             [python, "-I", "-S", "-c", _PROGRAM, MARKER, str(os.getpid())],
-            stdin=read_fd,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd="/",
-            close_fds=True,
-            start_new_session=True,
+            os.environ,
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, read_fd, 0),
+                (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+            ],
+            setsid=True,
         )
-    except OSError as exc:
+    except (OSError, NotImplementedError) as exc:  # (setsid: a libc without it)
         os.close(write_fd)
         _unavailable = True
         log.warning("mcp_lite: the stdio server watcher could not start: %s", exc)
@@ -185,6 +188,17 @@ def _start() -> bool:
     os.set_blocking(write_fd, False)
     _write_fd = write_fd
     return True
+
+
+def _reap_watcher() -> None:
+    """A watcher found dead is our child: collect it (no zombie)."""
+    global _watcher
+    if _watcher is not None:
+        try:
+            os.waitpid(_watcher, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        _watcher = None
 
 
 def _drop_pipe() -> None:
@@ -205,7 +219,5 @@ def _after_fork() -> None:
     global _lock, _watcher
     _lock = threading.Lock()  # another thread may have held it at fork time
     _drop_pipe()
-    if _watcher is not None:
-        _watcher.returncode = 0  # not our child: never wait for it (subprocess would try)
-    _watcher = None
+    _watcher = None  # the parent's child, not ours
     _groups.clear()

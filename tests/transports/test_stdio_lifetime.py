@@ -43,7 +43,8 @@ BLOCKER = REPO / "tests" / "peers" / "blocker_server.py"
 STOPPED_WITHIN = 2.0  # the promise: the owner's servers are gone this long after its death
 
 # The owner: connects (Client, Hub or CLI), reports its pids, calls ``block`` on a thread,
-# and once the server has the call either waits to be SIGKILLed or leaves with os._exit.
+# and once the server has the call and the test says so either waits to be SIGKILLed or
+# leaves with os._exit.
 OWNER = textwrap.dedent(
     """
     import json, os, sys, threading, time
@@ -60,6 +61,7 @@ OWNER = textwrap.dedent(
     while not os.path.exists(record + ".called"):
         time.sleep(0.02)
     print(json.dumps({"watcher": _reaper.watcher_pid()}), flush=True)
+    sys.stdin.readline()  # the test has seen the process tree: now end
     if ending == "os._exit":
         os._exit(0)
     time.sleep(600)
@@ -163,7 +165,7 @@ def _start_owner(kind: str, ending: str, server: list[str], tmp_path: Path) -> S
     else:
         argv = [sys.executable, "-c", OWNER, kind, ending, json.dumps(server), str(record)]
     owner = subprocess.Popen(
-        argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        argv, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     called = record.with_suffix(".called")
@@ -187,6 +189,9 @@ def test_servers_die_with_their_owner(
 ) -> None:
     started = _start_owner(kind, ending, blocker, tmp_path)
     assert _alive(started.server) and _alive(started.grandchild)
+    assert started.owner.stdin is not None
+    started.owner.stdin.write("end\n")
+    started.owner.stdin.close()
     if ending == "SIGKILL":
         started.owner.kill()
     started.owner.wait(30)
