@@ -6,9 +6,12 @@ limit), or leaves with ``os._exit`` (Celery's prefork pool does): the server, in
 session, would run on under init. So each owning process has one small watcher process:
 
 - started lazily at the first stdio spawn (``watch``), never waited for: one
-  ``os.posix_spawn`` of ``sys.executable -I -S -c <program> mcp-lite-reaper <owner pid>``
-  (under a millisecond in the owner, once per process; about 7 MB of memory; nothing per
-  call). No ``Popen`` object: none warns at exit that the watcher still runs (it must);
+  ``os.posix_spawn`` of ``/bin/sh -c <program> mcp-lite-reaper <owner pid>`` (about half a
+  millisecond in the owner, once per process; about 1 MB of memory; nothing per call). A
+  shell, not ``sys.executable``: it starts in a millisecond (no interpreter competing with
+  the server's start for the CPU) and exists where ``sys.executable`` is no Python (uWSGI,
+  frozen apps). No ``Popen`` object: none warns at exit that the watcher still runs (it
+  must);
 - joined to the owner by a pipe whose write end only the owner holds: ``O_CLOEXEC`` (no
   server or other program inherits it), and closed in a forked child by the after-fork reset
   (a child gets a watcher of its own at its own first spawn);
@@ -18,8 +21,8 @@ session, would run on under init. So each owning process has one small watcher p
 - when the pipe ends (the owner is gone, however it ended: the kernel closes its fds) it
   sends SIGTERM to every group still registered, SIGKILL ``_GRACE`` later to those still
   there, and exits. It runs in its own session (a Ctrl-C or a signal to the owner's process
-  group does not reach it), stdin the pipe, stdout and stderr ``/dev/null``; first thing it
-  closes every other fd it may have inherited and moves to ``/``.
+  group does not reach it), from ``/``, stdin the pipe, stdout and stderr ``/dev/null``, and
+  no other fd but those the application itself marked inheritable (Python's are not).
 
 The pipe buffers what the owner wrote, so a watcher still starting when its owner dies
 reads the registrations, then the end of the pipe, and does its job all the same. One
@@ -54,50 +57,36 @@ MARKER = "mcp-lite-reaper"
 _GRACE = 0.5
 _SUPPORTED = sys.platform != "win32" and hasattr(os, "posix_spawn")
 
-# The watcher's whole program (standard library only: it runs with -I -S, from ``/``).
+# The watcher's whole program (POSIX sh). It keeps the registered groups in a
+# space-separated list and never takes a group <= 1 (kill -TERM -1 would reach every process).
 _PROGRAM = f"""\
-import os, signal, time
-os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-os.chdir("/")
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-groups, rest = set(), b""
-while True:
-    chunk = os.read(0, 4096)
-    if not chunk:
-        break
-    *lines, rest = (rest + chunk).split(b"\\n")
-    for line in lines:
-        if line[1:].isdigit() and int(line[1:]) > 1:
-            (groups.add if line[:1] == b"+" else groups.discard)(int(line[1:]))
-
-def signal_groups(sig, targets):
-    alive = set()
-    for group in targets:
-        try:
-            os.killpg(group, sig)
-            alive.add(group)
-        except OSError:
-            pass
-    return alive
-
-alive = signal_groups(signal.SIGTERM, groups)
-end = time.monotonic() + {_GRACE!r}
-while alive and time.monotonic() < end:
-    time.sleep(0.02)
-    alive = signal_groups(0, alive)
-signal_groups(signal.SIGKILL, alive)
+cd /
+groups=' '
+while read -r line; do
+    group=${{line#?}}
+    case $group in ''|*[!0-9]*|0|1) continue ;; esac
+    case $line in
+        +*) groups="$groups$group " ;;
+        -*) case $groups in *" $group "*) groups="${{groups%% $group *}} ${{groups#* $group }}" ;; esac ;;
+    esac
+done
+case $groups in *[0-9]*) ;; *) exit 0 ;; esac
+for group in $groups; do kill -TERM "-$group"; done
+sleep {_GRACE}
+for group in $groups; do kill -KILL "-$group"; done
 """
+_SHELL = "/bin/sh"
 
 _lock = threading.Lock()
 _write_fd: int | None = None  # the owner's end of the pipe; None until the first spawn
 _watcher: int | None = None  # its pid (our child)
 _groups: set[int] = set()  # registered with the watcher, not yet forgotten
-_unavailable = False  # no watcher can run here (no interpreter to start): said once
+_unavailable = False  # no watcher could start here: said once
 
 
 def watch(pgid: int) -> None:
     """Register a server's process group: it is killed if this process dies first."""
-    if not _SUPPORTED:
+    if not _SUPPORTED or pgid <= 1:
         return
     with _lock:
         _groups.add(pgid)
@@ -152,24 +141,15 @@ def _tell(line: bytes) -> None:
 
 def _start() -> bool:
     """Start this process's watcher (under ``_lock``); do not wait for it. False if none
-    can run here (an embedded or frozen interpreter: ``sys.executable`` is no Python)."""
+    could start (then a server outlives this process if it is killed)."""
     global _write_fd, _watcher, _unavailable
     if _unavailable:
-        return False
-    python = sys.executable
-    name = os.path.basename(python).lower()
-    if getattr(sys, "frozen", False) or not name.startswith(("python", "pypy")):
-        _unavailable = True
-        log.warning(
-            "mcp_lite: no stdio server watcher (sys.executable %r is not a Python interpreter):"
-            " a server outlives this process if it is killed", python
-        )
         return False
     read_fd, write_fd = os.pipe()  # both O_CLOEXEC: nothing else ever inherits them
     try:
         _watcher = os.posix_spawn(
-            python,
-            [python, "-I", "-S", "-c", _PROGRAM, MARKER, str(os.getpid())],
+            _SHELL,
+            [_SHELL, "-c", _PROGRAM, MARKER, str(os.getpid())],
             os.environ,
             file_actions=[
                 (os.POSIX_SPAWN_DUP2, read_fd, 0),

@@ -278,12 +278,27 @@ def test_the_watcher_is_no_leftover_and_holds_no_fd_of_ours(no_leftover_processe
             assert _reaper.MARKER.encode() in f.read().split(b"\0")
         assert _stat(watcher)[2] == watcher  # type: ignore[index]
         assert os.readlink(f"/proc/{watcher}/cwd") == "/"
-        # Only stdin (the pipe), stdout and stderr (/dev/null): nothing else of ours.
-        assert sorted(int(fd) for fd in os.listdir(f"/proc/{watcher}/fd")) == [0, 1, 2]
-        # The server did not inherit the watcher's pipe.
-        write_end = os.fstat(_reaper._write_fd).st_ino  # type: ignore[arg-type]
-        assert write_end not in _pipe_inodes(server)
+        # Its stdin is the pipe; no other fd of it is that pipe (its write end) or one of
+        # the server's pipes. The server did not inherit the watcher's pipe either.
+        pipe = os.fstat(_reaper._write_fd).st_ino  # type: ignore[arg-type]
+        assert os.readlink(f"/proc/{watcher}/fd/0") == f"pipe:[{pipe}]"
+        proc = client.transport._proc
+        servers = {os.fstat(s.fileno()).st_ino for s in (proc.stdin, proc.stdout, proc.stderr)}
+        others = _pipe_inodes(watcher) - {pipe} if _fd_count(watcher, pipe) == 1 else {pipe}
+        assert not others & (servers | {pipe})
+        assert pipe not in _pipe_inodes(server)
     no_leftover_processes()
+
+
+def _fd_count(pid: int, inode: int) -> int:
+    """How many fds of ``pid`` refer to pipe ``inode``."""
+    count = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            count += os.readlink(f"/proc/{pid}/fd/{fd}") == f"pipe:[{inode}]"
+        except OSError:
+            pass
+    return count
 
 
 def _pipe_inodes(pid: int | str) -> set[int]:
