@@ -125,8 +125,9 @@ def _tell(line: bytes) -> None:
         log.warning("mcp_lite: the server watcher is not reading; a registration was dropped")
         return
     except OSError as exc:
-        if exc.errno != errno.EPIPE:
-            raise
+        if exc.errno != errno.EPIPE:  # never fail a connect for the watcher's sake
+            log.warning("mcp_lite: the stdio server watcher could not be told: %s", exc)
+            return
     # The watcher died (someone killed it): start another one and tell it everything.
     log.warning("mcp_lite: the stdio server watcher exited; starting a new one")
     _drop_pipe()
