@@ -291,13 +291,30 @@ def process_gone(pid: int, wait: float = 5.0) -> bool:
         time.sleep(0.05)
 
 
+def is_reaper(pid: int) -> bool:
+    """True when ``pid`` is this process's stdio server watcher (``mcp_lite.transports._reaper``):
+    it lives as long as the test process, by design, and is no leftover. Told by its marker,
+    an argv element of its own, and by its parent: this process."""
+    from mcp_lite.transports import _reaper
+
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return False
+    return ppid == os.getpid() and _reaper.MARKER.encode() in argv
+
+
 @pytest.fixture
 def no_leftover_processes() -> Iterator[Callable[[], None]]:
     """Fails the test if it leaves a process behind; also a callable to check mid-test.
 
     Compares the descendants of the test process with those that existed when the fixture
-    started, ignoring HTTP peers from ``start_http_peer`` (and their children). Processes get a
-    few seconds to finish dying before they count as leftovers.
+    started, ignoring HTTP peers from ``start_http_peer`` (and their children) and this
+    process's stdio server watcher (``is_reaper``). Processes get a few seconds to finish
+    dying before they count as leftovers.
     """
     baseline = set(descendants())
 
@@ -309,7 +326,7 @@ def no_leftover_processes() -> Iterator[Callable[[], None]]:
         return {
             pid: info
             for pid, info in descendants().items()
-            if pid not in baseline and pid not in peer_trees
+            if pid not in baseline and pid not in peer_trees and not is_reaper(pid)
         }
 
     def check() -> None:

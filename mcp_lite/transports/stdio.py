@@ -21,9 +21,20 @@ step is one compiled kernel call (``NdjsonSplitter.read_into``), so a Ctrl-C tha
 leading main thread can never leave half a frame in the splitter. The pure-Python build
 cannot promise that, so there the reader thread alone reads (``lead()`` returns False).
 
-Shutdown (``close``), bounded at about 600 ms: close stdin, wait briefly, then SIGINT
-(100 ms), SIGTERM (400 ms), SIGKILL, each sent to the whole process group. Processes left
-in the group after the server itself exited (grandchildren) are killed too.
+Shutdown (``close``): close stdin, wait briefly, then SIGINT (100 ms), SIGTERM (400 ms),
+SIGKILL, each sent to the whole process group: at most about 600 ms of escalation, and close()
+as a whole ends within ``_CLOSE_LIMIT``. Processes left in the group after the server itself
+exited (grandchildren) are killed too.
+
+Death of the owner: every server's process group is registered with this process's watcher
+(``_reaper``), which kills it within about a second when this process dies by any means
+(SIGKILL, ``os._exit``, the OOM killer). Registration and release happen per spawn and reap:
+nothing per call.
+
+After ``fork()``: the child's copy of a transport belongs to the parent. The after-fork reset
+marks it closed and drops the child's copies of its pipes (the parent's server sees end of
+input when the parent closes it), takes no lock, and the child's Client reconnects with a
+server of its own on first use.
 """
 
 from __future__ import annotations
@@ -39,11 +50,14 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 
+from .. import _fork
 from .._accel import USE_EXTENSIONS, HeldLock, NdjsonSplitter, open_deferred, write_nowait
-from ..errors import CommandNotFound, ConnectError, ConnectionClosed, McpError, RequestTimeout
 from .._deadline import Deadline
+from ..errors import CommandNotFound, ConnectError, ConnectionClosed, McpError, RequestTimeout
+from . import _reaper
 from .base import OnClose, OnMessage, Outgoing
 
 if sys.platform == "win32":  # blocking pipes there; the compiled write is POSIX-only
@@ -109,6 +123,11 @@ _STDERR_CHUNK = 16 * 1024
 _READ_CHUNK = 64 * 1024
 # A blocked write re-checks close() this often (it sleeps in select, never spins).
 _WRITE_POLL = 0.25
+# close() as a whole, the ~600 ms escalation included, ends within this (seconds).
+_CLOSE_LIMIT = 1.2
+
+# Started transports of this process: the after-fork reset drops the child's copies.
+_live: weakref.WeakSet[StdioTransport] = weakref.WeakSet()
 
 
 def safe_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -161,7 +180,7 @@ class StdioTransport:
         self._max_message_size = max_message_size
         self._write_timeout = write_timeout
         self._proc: subprocess.Popen[bytes] | None = None
-        self._owner_pid = os.getpid()
+        self._generation = _fork.generation()  # a forked child sees another value
         # Taken through HeldLock (acquire and release in C in the compiled build): a Ctrl-C
         # on a writing or leading main thread can never leave either lock held.
         self._write_lock = threading.Lock()
@@ -212,7 +231,12 @@ class StdioTransport:
     def start(
         self, on_message: OnMessage, on_close: OnClose, *, deadline: Deadline | None = None
     ) -> None:
+        """Spawn the server (start waits for nothing else: the handshake is the session's).
+        Past ``deadline``, nothing is started."""
+        if deadline is not None:
+            deadline.check("connecting", f"MCP server {self.name!r} was not started")
         self._on_close = on_close
+        self._generation = _fork.generation()
         try:
             self._proc = subprocess.Popen(
                 self.argv,
@@ -231,6 +255,8 @@ class StdioTransport:
             raise ConnectError(f"cannot start MCP server {self.name!r}: {exc}") from exc
         assert self._proc.stdin and self._proc.stdout and self._proc.stderr
         if sys.platform != "win32":
+            _reaper.watch(self._proc.pid)  # its group: pgid == pid (a session of its own)
+            _live.add(self)
             os.set_blocking(self._proc.stdin.fileno(), False)
         self._on_message = on_message
         if self.can_lead:
@@ -324,6 +350,10 @@ class StdioTransport:
             raise self._closed_error("MCP server stopped reading its input") from exc
 
     def close(self) -> None:
+        """Stop the server and its group; idempotent; ends within ``_CLOSE_LIMIT``."""
+        if self._generation != _fork.generation():
+            self._drop_inherited()  # (the after-fork reset did it already; no lock here)
+            return
         with self._state_lock:
             if self._closing:
                 return
@@ -331,28 +361,49 @@ class StdioTransport:
         proc = self._proc
         if proc is None:
             return
-        if os.getpid() != self._owner_pid:
-            # We are a forked child: the process belongs to our parent. Drop our copies of
-            # the pipes and touch nothing else.
-            for stream in (proc.stdin, proc.stdout, proc.stderr):
-                _quiet_close(stream)
-            return
-        # A writer blocked on a full pipe notices _closing within _WRITE_POLL; wait for it
-        # (briefly) so its fd is never closed under it and reused by another file.
-        got = self._write_lock.acquire(timeout=2 * _WRITE_POLL)
-        _quiet_close(proc.stdin)
-        if got:
-            self._write_lock.release()
-        _terminate_group(proc)
+        deadline = Deadline.after(_CLOSE_LIMIT)
+        # stdin first: a well-behaved server exits at end of input. A writer blocked on a
+        # full pipe notices _closing within _WRITE_POLL; its fd is never closed under it
+        # (it could be reused by another file), so then stdin waits until after the kill.
+        stdin_closed = self._close_stdin(proc, 0.05)
+        _terminate_group(proc, deadline)
+        if sys.platform != "win32":
+            _reaper.forget(proc.pid)  # the group is gone: never signal it again
+        if not stdin_closed:
+            self._close_stdin(proc, deadline.bound(2 * _WRITE_POLL))
         with self._park:
             self._park.notify_all()
         # A leader sees EOF once the server is gone; never close the fd under its read.
-        piped = self._pipe.acquire(timeout=1.0)
+        piped = self._pipe.acquire(timeout=deadline.bound(1.0))
         for stream in (proc.stdout, proc.stderr):
             _quiet_close(stream)
         if piped:
             self._pipe.release()
-        self._join_threads(0.5)
+        self._join_threads(deadline.bound(0.5))
+
+    def _close_stdin(self, proc: subprocess.Popen[bytes], wait: float) -> bool:
+        if not self._write_lock.acquire(timeout=wait):
+            return False
+        try:
+            _quiet_close(proc.stdin)
+        finally:
+            self._write_lock.release()
+        return True
+
+    def _drop_inherited(self) -> None:
+        """In a forked child: the server, its pipes and the threads are the parent's. Drop
+        our copies of the pipes, never write to them, take no lock (another thread may
+        have held one at fork time), signal nothing."""
+        self._closing = True
+        self._write_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._pipe = threading.Lock()
+        self._park = threading.Condition(threading.Lock())
+        self._threads = []
+        proc = self._proc
+        if proc is not None:
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                _quiet_close(stream)
 
     # --- internals --------------------------------------------------------------------------
 
@@ -564,6 +615,8 @@ class StdioTransport:
         proc = self._proc
         assert proc is not None
         proc.wait()
+        if _group_empty(proc.pid):
+            _reaper.forget(proc.pid)  # else close() kills what is left, then forgets it
         if self._closing:
             return
         self._reader_done.wait(1.0)  # normally the reader sees EOF and reports first
@@ -653,8 +706,19 @@ def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> bool:
         return False
 
 
-def _terminate_group(proc: subprocess.Popen[bytes]) -> None:
-    """Stop the server and everything it started, in at most about 600 ms."""
+def _group_empty(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        pass
+    return False
+
+
+def _terminate_group(proc: subprocess.Popen[bytes], deadline: Deadline) -> None:
+    """Stop the server and everything it started: about 600 ms of escalation at most, and
+    the wait after SIGKILL is bounded by ``deadline``."""
     steps: list[tuple[int | None, float]] = [(None, 0.05)]
     if sys.platform == "win32":
         steps += [(signal.SIGTERM, 0.5)]
@@ -671,9 +735,16 @@ def _terminate_group(proc: subprocess.Popen[bytes]) -> None:
     else:
         proc.kill() if sys.platform == "win32" else _signal_group(proc, signal.SIGKILL)
     try:
-        proc.wait(1.0)
+        proc.wait(deadline.bound(1.0))
     except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
         log.warning("MCP server pid %s did not die after SIGKILL", proc.pid)
     if sys.platform != "win32":
         # The server is gone; anything still in its group is an orphan it left behind.
         _signal_group(proc, signal.SIGKILL)
+
+
+@_fork.on_child
+def _after_fork() -> None:
+    for transport in list(_live):
+        transport._drop_inherited()
+    _live.clear()
