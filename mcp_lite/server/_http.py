@@ -39,6 +39,8 @@ from ._http_headers import check_headers
 from ._http_streams import END as _END
 from ._http_streams import Router as _Router
 from ._http_streams import Stream as _Stream
+from ._unix import listen as _listen_unix
+from ._unix import remove as _remove_unix
 
 __all__ = ["HttpServer"]
 
@@ -566,30 +568,66 @@ class _HTTPServer(ThreadingHTTPServer):
             self.app.slots.release()
 
 
+class _UnixHTTPServer(_HTTPServer):
+    """The same server on a listening ``AF_UNIX`` socket (bound by ``_unix.listen``)."""
+
+    address_family = socket.AF_UNIX
+
+    def __init__(self, sock: socket.socket, handler: Any) -> None:
+        super().__init__(sock.getsockname(), handler, bind_and_activate=False)
+        self.socket.close()  # the unbound one socketserver made
+        self.socket = sock
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        request, _ = self.socket.accept()
+        return request, ("unix", 0)  # a Unix peer has no address; the handler logs one
+
+
 class HttpServer:
     """A running Streamable HTTP endpoint (see ``Server.serve_http``); ``close()`` stops it.
 
     Attributes:
-        url: the MCP endpoint, e.g. ``http://127.0.0.1:8000/mcp``.
-        host, port: where it listens (``port`` is the real one when 0 was asked for).
+        url: the MCP endpoint, e.g. ``http://127.0.0.1:8000/mcp``, or
+            ``unix:///path/srv.sock`` on a Unix socket (what ``mcp_lite.connect`` takes).
+        host, port: where it listens (``port`` is the real one when 0 was asked for; ``""``
+            and 0 on a Unix socket).
+        socket_path: the Unix socket file (None on TCP).
     """
 
     def __init__(
-        self, server: _Opener, host: str, port: int, stateless: bool, max_body: int = MAX_BODY
+        self,
+        server: _Opener,
+        host: str,
+        port: int,
+        stateless: bool,
+        max_body: int = MAX_BODY,
+        *,
+        socket_path: str | None = None,
+        socket_mode: int = 0o600,
     ) -> None:
         self._app = _App(server, stateless, max_body)
         handler = type("Handler", (_Handler,), {"app": self._app})
-        self._httpd = _HTTPServer((host, port), handler)
+        self.socket_path = socket_path
+        self._socket_id: tuple[int, int] | None = None
+        if socket_path is not None:
+            sock, self._socket_id = _listen_unix(socket_path, socket_mode)
+            self._httpd: _HTTPServer = _UnixHTTPServer(sock, handler)
+            self.host, self.port = "", 0
+            self.url = f"unix://{socket_path}"
+            where = socket_path
+        else:
+            self._httpd = _HTTPServer((host, port), handler)
+            self._app.bound_loopback = host in _LOOPBACK or host.startswith("127.")
+            self.host = host
+            self.port = self._httpd.server_address[1]
+            shown = f"[{host}]" if ":" in host else host
+            self.url = f"http://{shown}:{self.port}/mcp"
+            where = str(self.port)
         self._httpd.app = self._app
-        self._app.bound_loopback = host in _LOOPBACK or host.startswith("127.")
-        self.host = host
-        self.port: int = self._httpd.server_address[1]
-        shown = f"[{host}]" if ":" in host else host
-        self.url = f"http://{shown}:{self.port}/mcp"
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.2},
-            name=f"mcp-server-http[{self.port}]",
+            name=f"mcp-server-http[{where}]",
             daemon=True,
         )
         self._thread.start()
@@ -603,6 +641,8 @@ class HttpServer:
         self._httpd.shutdown()
         self._app.close()
         self._httpd.server_close()
+        if self.socket_path is not None and self._socket_id is not None:
+            _remove_unix(self.socket_path, self._socket_id)
         self._thread.join(timeout=5.0)
 
     def wait(self) -> None:
