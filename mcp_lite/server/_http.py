@@ -606,7 +606,12 @@ class HttpServer:
         socket_mode: int = 0o600,
     ) -> None:
         self._app = _App(server, stateless, max_body)
-        handler = type("Handler", (_Handler,), {"app": self._app})
+        # TCP_NODELAY (TCP only): an answer's head and body are two writes, and Nagle would
+        # hold the body until the client's delayed ACK (~40 ms per call on loopback).
+        nodelay = socket_path is None
+        handler = type(
+            "Handler", (_Handler,), {"app": self._app, "disable_nagle_algorithm": nodelay}
+        )
         self.socket_path = socket_path
         self._socket_id: tuple[int, int] | None = None
         if socket_path is not None:
