@@ -111,6 +111,32 @@ def test_list_and_call_tools_over_a_unix_socket_in_both_eras(
         assert result.structured_content == {"result": 5}
 
 
+@pytest.mark.parametrize("era", ERAS)
+def test_a_call_past_its_deadline_is_a_timeout_and_the_connection_stays_usable(
+    sock_dir: Path, era: str
+) -> None:
+    release = threading.Event()
+    server = _server()
+
+    @server.tool()
+    def stall() -> str:
+        """Block until the test ends."""
+        release.wait(10)
+        return "late"
+
+    try:
+        with server.serve_http(socket=sock_dir / "slow.sock") as http, mcp_lite.connect(
+            http.url, protocol_version=era, timeout=5
+        ) as client:
+            start = time.monotonic()
+            with pytest.raises(RequestTimeout):
+                client.call_tool("stall", {}, timeout=1.0)
+            assert time.monotonic() - start < 1.0 + 1.0
+            assert client.call_tool("add", {"a": 1, "b": 1}).structured_content == {"result": 2}
+    finally:
+        release.set()
+
+
 def test_the_url_names_the_socket_and_the_http_path() -> None:
     assert split_url("unix:///run/g.sock") == ("/run/g.sock", "/mcp")
     assert split_url("unix:///run/g.sock/servers/db/mcp") == ("/run/g.sock", "/servers/db/mcp")
