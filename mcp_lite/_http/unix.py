@@ -106,7 +106,7 @@ class UnixConnection(_Connection):
             # Raised outside the except block: the cause mcp_lite names is this message
             # (network_cause reads the innermost exception), not "[Errno 2] No such file".
             why = _why(failure, self.socket_path)
-            error = NewConnectionError(self, why)  # type: ignore[arg-type]
+            error = NewConnectionError(self, why)
             error.args = (why,)  # without urllib3's "UnixConnection(host='localhost'...)"
             raise error
         sys.audit("http.client.connect", self, self.socket_path, None)
@@ -141,9 +141,7 @@ class UnixAdapter(AbortingAdapter):
                     for old in self._unix_pools.values():
                         old.close()
                     self._unix_pools.clear()
-                pool = _UnixPool(
-                    "localhost", maxsize=self._maxsize, block=False, socket_path=sock
-                )
+                pool = _UnixPool("localhost", maxsize=self._maxsize, block=False, socket_path=sock)
                 self._unix_pools[sock] = pool
         return pool
 

@@ -75,7 +75,9 @@ def _clear_stale(path: str) -> None:
         return
     except OSError as exc:
         if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):  # a live server with a full queue
-            raise FileExistsError(errno.EADDRINUSE, "a server listens on this socket", path) from exc
+            raise FileExistsError(
+                errno.EADDRINUSE, "a server listens on this socket", path
+            ) from exc
         raise
     finally:
         probe.close()

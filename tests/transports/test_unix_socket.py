@@ -125,9 +125,10 @@ def test_a_call_past_its_deadline_is_a_timeout_and_the_connection_stays_usable(
         return "late"
 
     try:
-        with server.serve_http(socket=sock_dir / "slow.sock") as http, mcp_lite.connect(
-            http.url, protocol_version=era, timeout=5
-        ) as client:
+        with (
+            server.serve_http(socket=sock_dir / "slow.sock") as http,
+            mcp_lite.connect(http.url, protocol_version=era, timeout=5) as client,
+        ):
             start = time.monotonic()
             with pytest.raises(RequestTimeout):
                 client.call_tool("stall", {}, timeout=1.0)
@@ -235,9 +236,7 @@ def test_a_hub_config_entry_with_a_unix_url(served: tuple[str, str]) -> None:
         assert hub.call_tool("mcp__typed__add", {"a": 1, "b": 2}).structured_content == {
             "result": 3
         }
-        assert hub.call_tool("mcp__bare__add", {"a": 4, "b": 5}).structured_content == {
-            "result": 9
-        }
+        assert hub.call_tool("mcp__bare__add", {"a": 4, "b": 5}).structured_content == {"result": 9}
 
 
 def test_oauth_is_refused_over_a_unix_socket_and_static_headers_are_sent(
