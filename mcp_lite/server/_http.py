@@ -95,6 +95,7 @@ class _App:
         self.closed = False
         self.bound_loopback = True
         self._open: set[ServerConnection] = set()  # per-POST connections, for close()
+        self.requests: set[socket.socket] = set()  # open client connections, for close()
 
     def is_modern(self, msg: Any, header: str | None) -> bool:
         """Mirrors ``ServerConnection._is_modern`` (plus the version header)."""
@@ -559,13 +560,26 @@ class _HTTPServer(ThreadingHTTPServer):
                 )
             self.shutdown_request(request)
             return
+        with self.app.lock:  # here, on the accepting thread: close() knows it once shut down
+            self.app.requests.add(request)
         super().process_request(request, client_address)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
+            with self.app.lock:
+                self.app.requests.discard(request)
             self.app.slots.release()
+
+    def end_connections(self) -> None:
+        """Shut every open client connection down: a kept-alive one would otherwise go on
+        being served by its (daemon) thread after ``close()``."""
+        with self.app.lock:
+            requests = list(self.app.requests)
+        for request in requests:
+            with contextlib.suppress(OSError):
+                request.shutdown(socket.SHUT_RDWR)
 
 
 class _UnixHTTPServer(_HTTPServer):
@@ -646,6 +660,7 @@ class HttpServer:
         self._httpd.shutdown()
         self._app.close()
         self._httpd.server_close()
+        self._httpd.end_connections()
         if self.socket_path is not None and self._socket_id is not None:
             _remove_unix(self.socket_path, self._socket_id)
         self._thread.join(timeout=5.0)

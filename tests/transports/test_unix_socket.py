@@ -138,6 +138,25 @@ def test_a_call_past_its_deadline_is_a_timeout_and_the_connection_stays_usable(
         release.set()
 
 
+@pytest.mark.parametrize("era", ERAS)
+def test_a_restarted_server_is_reached_again_and_a_closed_one_is_gone(
+    sock_dir: Path, era: str
+) -> None:
+    path = sock_dir / "srv.sock"
+    server = _server()
+    http = server.serve_http(socket=path)
+    with mcp_lite.connect(http.url, protocol_version=era, timeout=5) as client:
+        assert client.call_tool("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
+        http.close()
+        http = server.serve_http(socket=path)  # a new server (and session) on the same file
+        assert client.call_tool("add", {"a": 2, "b": 2}).structured_content == {"result": 4}
+        http.close()  # also ends the kept-alive connection the client holds
+        start = time.monotonic()
+        with pytest.raises(ConnectError, match="no such socket"):
+            client.call_tool("add", {"a": 3, "b": 3})
+        assert time.monotonic() - start < 1.0
+
+
 def test_the_url_names_the_socket_and_the_http_path() -> None:
     assert split_url("unix:///run/g.sock") == ("/run/g.sock", "/mcp")
     assert split_url("unix:///run/g.sock/servers/db/mcp") == ("/run/g.sock", "/servers/db/mcp")
