@@ -168,6 +168,15 @@ def test_the_url_names_the_socket_and_the_http_path() -> None:
         split_url("unix:///" + "x" * 120 + ".sock")
 
 
+def test_a_socket_whose_name_does_not_end_in_sock(sock_dir: Path) -> None:
+    path = str(sock_dir / "endpoint")
+    with _server().serve_http(socket=path) as http:
+        encoded = path.replace("/", "%2F")
+        for url in (http.url, f"unix://{encoded}", f"unix://{encoded}/mcp"):
+            with mcp_lite.connect(url, timeout=5) as client:
+                assert [tool.name for tool in client.list_tools()] == ["add"]
+
+
 def test_a_path_after_the_socket_is_the_request_path(sock_dir: Path) -> None:
     path = str(sock_dir / "gw.sock")
     raw = _Raw(path, b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
