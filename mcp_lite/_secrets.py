@@ -46,7 +46,11 @@ def redact_url(url: str) -> str:
             for item in parts.query.split("&")
             if item
         )
-        return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+        shown = urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+        cut = len(parts.scheme)
+        if str(url)[cut : cut + 3] == "://" and shown[cut : cut + 3] != "://":
+            shown = f"{parts.scheme}://{shown[len(parts.scheme) + 1 :]}"  # unix:///path.sock
+        return shown
     except Exception:
         return "<unparsable URL>"
 

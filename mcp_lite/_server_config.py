@@ -198,8 +198,9 @@ class _Remote(_Base):
 
 
 class HttpServerConfig(_Remote):
-    """Streamable HTTP (falls back to legacy SSE)."""
+    """Streamable HTTP (falls back to legacy SSE); ``unix://`` URLs: over a Unix socket."""
 
+    _schemes = ("http", "https", "unix")
     type: Literal["http"] = "http"
     oauth: OAuthConfig | None = None
 

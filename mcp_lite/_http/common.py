@@ -45,6 +45,7 @@ from ..errors import (
 )
 from ..protocol.param_headers import argument_at, header_map, header_text
 from . import abort as _http_abort
+from . import unix as _http_unix
 from . import wire as _http_wire
 from .causes import network_cause
 from .abort import AbortingAdapter
@@ -213,6 +214,8 @@ def make_session(options: HttpOptions) -> requests.Session:
     )
     session.mount("http://", adapter)
     session.mount("https://", adapter)
+    if _http_unix.is_unix_url(options.url):  # HTTP over a Unix socket: no proxy, no TLS
+        session.mount("unix://", _http_unix.UnixAdapter(pool_maxsize=options.pool_size * 4))
     session.headers["User-Agent"] = f"mcp-lite/{__version__}"
     # SSE must not be buffered by a decompressor; JSON bodies are small enough.
     session.headers["Accept-Encoding"] = "identity"

@@ -39,6 +39,8 @@ from ._http_headers import check_headers
 from ._http_streams import END as _END
 from ._http_streams import Router as _Router
 from ._http_streams import Stream as _Stream
+from ._unix import listen as _listen_unix
+from ._unix import remove as _remove_unix
 
 __all__ = ["HttpServer"]
 
@@ -93,6 +95,7 @@ class _App:
         self.closed = False
         self.bound_loopback = True
         self._open: set[ServerConnection] = set()  # per-POST connections, for close()
+        self.requests: set[socket.socket] = set()  # open client connections, for close()
 
     def is_modern(self, msg: Any, header: str | None) -> bool:
         """Mirrors ``ServerConnection._is_modern`` (plus the version header)."""
@@ -557,39 +560,93 @@ class _HTTPServer(ThreadingHTTPServer):
                 )
             self.shutdown_request(request)
             return
+        with self.app.lock:  # here, on the accepting thread: close() knows it once shut down
+            self.app.requests.add(request)
         super().process_request(request, client_address)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
+            with self.app.lock:
+                self.app.requests.discard(request)
             self.app.slots.release()
+
+    def end_connections(self) -> None:
+        """Shut every open client connection down: a kept-alive one would otherwise go on
+        being served by its (daemon) thread after ``close()``."""
+        with self.app.lock:
+            requests = list(self.app.requests)
+        for request in requests:
+            with contextlib.suppress(OSError):
+                request.shutdown(socket.SHUT_RDWR)
+
+
+class _UnixHTTPServer(_HTTPServer):
+    """The same server on a listening ``AF_UNIX`` socket (bound by ``_unix.listen``)."""
+
+    address_family = socket.AF_UNIX
+
+    def __init__(self, sock: socket.socket, handler: Any) -> None:
+        super().__init__(sock.getsockname(), handler, bind_and_activate=False)
+        self.socket.close()  # the unbound one socketserver made
+        self.socket = sock
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        request, _ = self.socket.accept()
+        return request, ("unix", 0)  # a Unix peer has no address; the handler logs one
 
 
 class HttpServer:
     """A running Streamable HTTP endpoint (see ``Server.serve_http``); ``close()`` stops it.
 
     Attributes:
-        url: the MCP endpoint, e.g. ``http://127.0.0.1:8000/mcp``.
-        host, port: where it listens (``port`` is the real one when 0 was asked for).
+        url: the MCP endpoint, e.g. ``http://127.0.0.1:8000/mcp``, or
+            ``unix:///path/srv.sock`` on a Unix socket (what ``mcp_lite.connect`` takes).
+        host, port: where it listens (``port`` is the real one when 0 was asked for; ``""``
+            and 0 on a Unix socket).
+        socket_path: the Unix socket file (None on TCP).
     """
 
     def __init__(
-        self, server: _Opener, host: str, port: int, stateless: bool, max_body: int = MAX_BODY
+        self,
+        server: _Opener,
+        host: str,
+        port: int,
+        stateless: bool,
+        max_body: int = MAX_BODY,
+        *,
+        socket_path: str | None = None,
+        socket_mode: int = 0o600,
     ) -> None:
         self._app = _App(server, stateless, max_body)
-        handler = type("Handler", (_Handler,), {"app": self._app})
-        self._httpd = _HTTPServer((host, port), handler)
+        # TCP_NODELAY (TCP only): an answer's head and body are two writes, and Nagle would
+        # hold the body until the client's delayed ACK (~40 ms per call on loopback).
+        nodelay = socket_path is None
+        handler = type(
+            "Handler", (_Handler,), {"app": self._app, "disable_nagle_algorithm": nodelay}
+        )
+        self.socket_path = socket_path
+        self._socket_id: tuple[int, int] | None = None
+        if socket_path is not None:
+            sock, self._socket_id = _listen_unix(socket_path, socket_mode)
+            self._httpd: _HTTPServer = _UnixHTTPServer(sock, handler)
+            self.host, self.port = "", 0
+            self.url = f"unix://{socket_path}"
+            where = socket_path
+        else:
+            self._httpd = _HTTPServer((host, port), handler)
+            self._app.bound_loopback = host in _LOOPBACK or host.startswith("127.")
+            self.host = host
+            self.port = self._httpd.server_address[1]
+            shown = f"[{host}]" if ":" in host else host
+            self.url = f"http://{shown}:{self.port}/mcp"
+            where = str(self.port)
         self._httpd.app = self._app
-        self._app.bound_loopback = host in _LOOPBACK or host.startswith("127.")
-        self.host = host
-        self.port: int = self._httpd.server_address[1]
-        shown = f"[{host}]" if ":" in host else host
-        self.url = f"http://{shown}:{self.port}/mcp"
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.2},
-            name=f"mcp-server-http[{self.port}]",
+            name=f"mcp-server-http[{where}]",
             daemon=True,
         )
         self._thread.start()
@@ -603,6 +660,9 @@ class HttpServer:
         self._httpd.shutdown()
         self._app.close()
         self._httpd.server_close()
+        self._httpd.end_connections()
+        if self.socket_path is not None and self._socket_id is not None:
+            _remove_unix(self.socket_path, self._socket_id)
         self._thread.join(timeout=5.0)
 
     def wait(self) -> None:

@@ -257,6 +257,8 @@ class Server:
         stateless: bool = False,
         *,
         max_body_size: int = MAX_BODY,
+        socket: str | os.PathLike[str] | None = None,
+        socket_mode: int = 0o600,
     ) -> HttpServer:
         """Start serving Streamable HTTP at ``http://host:port/mcp`` on a background thread.
 
@@ -264,7 +266,24 @@ class Server:
         manager); ``port=0`` picks a free port. ``stateless=True`` keeps no handshake-era
         sessions (no ``Mcp-Session-Id``, no GET stream); 2026-07-28 requests are stateless
         either way. Request bodies above ``max_body_size`` bytes are refused with 413.
+
+        ``socket="/path/srv.sock"`` serves the same endpoint (``/mcp``) on a Unix domain
+        socket instead of TCP (``host``/``port`` unused; clients connect to
+        ``unix:///path/srv.sock``). The file is created with ``socket_mode`` (0600: only this
+        user) and is never briefly more open; a stale socket file left by a dead server is
+        replaced, a live one or another kind of file raises ``FileExistsError``; ``close()``
+        removes the file.
         """
+        if socket is not None:
+            return HttpServer(
+                self,
+                "",
+                0,
+                stateless,
+                max_body_size,
+                socket_path=os.fspath(socket),
+                socket_mode=socket_mode,
+            )
         return HttpServer(self, host, port, stateless, max_body_size)
 
     def run_http(
@@ -274,12 +293,22 @@ class Server:
         stateless: bool = False,
         *,
         max_body_size: int = MAX_BODY,
+        socket: str | os.PathLike[str] | None = None,
+        socket_mode: int = 0o600,
     ) -> None:
-        """Serve Streamable HTTP at ``http://host:port/mcp`` until interrupted (Ctrl-C).
+        """Serve Streamable HTTP at ``http://host:port/mcp`` (or on the Unix socket
+        ``socket``) until interrupted (Ctrl-C).
 
         See ``serve_http`` for the options; the URL is printed on stderr.
         """
-        http = self.serve_http(host, port, stateless, max_body_size=max_body_size)
+        http = self.serve_http(
+            host,
+            port,
+            stateless,
+            max_body_size=max_body_size,
+            socket=socket,
+            socket_mode=socket_mode,
+        )
         print(f"mcp-lite: server {self.name!r} on {http.url}", file=sys.stderr, flush=True)
         try:
             http.wait()

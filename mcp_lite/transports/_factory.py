@@ -111,9 +111,12 @@ def _url_kind(target: str) -> str:
     kind = {"http": "http", "https": "http", "ws": "ws", "wss": "ws"}.get(scheme.lower())
     if sep and kind is not None and rest and not rest.startswith("/"):
         return kind
+    if sep and scheme.lower() == "unix" and rest:  # Streamable HTTP over a Unix socket
+        return "http"
     if sep:
         raise ConfigError(
-            f"unsupported URL {redact_url(target)!r}: expected http://, https://, ws:// or wss://"
+            f"unsupported URL {redact_url(target)!r}: expected http://, https://, ws://, "
+            "wss:// or unix://"
         )
     raise ConfigError(
         f"{redact_url(target)!r} is not a URL: a string target must be a URL with a scheme "
@@ -164,7 +167,10 @@ def _remote(
         raise ConfigError(f"a {kind!r} server needs a 'url' like http://host/path, got {shown!r}")
     scheme = url.split("://", 1)[0].lower()
     want = ("ws", "wss") if kind in ("ws", "ws-ide") else ("http", "https")
-    if scheme not in want:
+    unix = scheme == "unix" and kind == "http"
+    if unix:
+        _check_unix(url, auth if auth is not None else config.get("auth"), config.get("oauth"))
+    elif scheme not in want:
         raise ConfigError(
             f"a {kind!r} server needs a {' or '.join(want)} URL, got {redact_url(url)!r}"
         )
@@ -176,7 +182,7 @@ def _remote(
         auth = config.get("auth") or config.get("token_provider") or config.get("tokenProvider")
     if isinstance(auth, str) or merged:
         _warn_plain_text(url, [*merged, *(["Authorization"] if isinstance(auth, str) else [])])
-    if auth is None and kind in ("http", "sse") and not _has_authorization(merged):
+    if auth is None and kind in ("http", "sse") and not unix and not _has_authorization(merged):
         auth = _stored_oauth(url, config.get("oauth"))
     if kind == "proxy" and auth is None:
         raise ConfigError("a 'proxy' server needs a bearer-token provider under 'auth'")
@@ -216,7 +222,23 @@ def _remote(
         return SseTransport(options)
     from .http import HttpTransport
 
-    return HttpTransport(options, fallback_to_sse=kind == "http")
+    # No legacy-SSE fallback over a Unix socket: its endpoint event names a TCP URL.
+    return HttpTransport(options, fallback_to_sse=kind == "http" and not unix)
+
+
+def _check_unix(url: str, auth: Any, oauth: Any) -> None:
+    """A ``unix://`` URL: a socket path ``_http.unix`` accepts, and no OAuth (the socket
+    file's mode is the access control; a gateway holds the OAuth tokens of its servers)."""
+    from .._http.unix import split_url
+    from ..auth import OAuth
+
+    split_url(url)
+    if isinstance(auth, OAuth) or oauth:
+        raise ConfigError(
+            f"OAuth is not used over a Unix socket ({redact_url(url)}): the socket file's "
+            "permissions decide who may connect, and a gateway keeps the OAuth tokens of "
+            "the servers it runs; give static headers if the server wants some"
+        )
 
 
 def _has_authorization(headers: Mapping[str, str]) -> bool:

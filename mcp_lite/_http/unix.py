@@ -1,0 +1,157 @@
+"""HTTP over a Unix domain socket: the ``unix://`` URLs of the Streamable HTTP transport.
+
+A ``unix://`` URL names a socket file and an HTTP path on it:
+
+- ``unix:///run/mcp-lite/gateway.sock`` -> socket ``/run/mcp-lite/gateway.sock``, path ``/mcp``;
+- ``unix:///run/mcp-lite/gateway.sock/servers/db/mcp`` -> the same socket, path
+  ``/servers/db/mcp``: the socket is the path up to the first component ending in
+  ``.sock``; with no such component the whole path is the socket (and the HTTP path ``/mcp``).
+  The rule reads the URL only, never the file system, so a URL means the same thing
+  whether or not its server is up yet;
+- ``unix://%2Frun%2Fsrv/servers/db/mcp`` -> a socket whose name does not end in ``.sock``,
+  percent-encoded in the host part; the URL's path is the HTTP path (``/mcp`` when empty).
+
+``UnixAdapter`` is the ``AbortingAdapter`` of one socket: its pool's connections open an
+``AF_UNIX`` socket instead of a TCP one (no DNS; ``Host: localhost``) and register it with the
+exchange's ``Slot``, so deadlines abort reads exactly as on TCP. A connect to a Unix socket
+is immediate: it succeeds or fails at once ("no such socket", "nothing listens on it").
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import sys
+import threading
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from urllib3.connectionpool import HTTPConnectionPool
+from urllib3.exceptions import NewConnectionError
+
+from ..errors import ConfigError
+from .abort import AbortingAdapter, _Connection
+
+__all__ = ["UnixAdapter", "is_unix_url", "split_url"]
+
+DEFAULT_PATH = "/mcp"
+_MAX_SOCKET_PATH = 107  # sun_path holds 108 bytes with the terminating NUL
+
+
+def is_unix_url(url: object) -> bool:
+    return isinstance(url, str) and url[:7].lower() == "unix://"
+
+
+def split_url(url: str) -> tuple[str, str]:
+    """``(socket path, HTTP path with query)`` of a ``unix://`` URL (see the module docstring).
+
+    Raises:
+        ConfigError: not an absolute socket path, or one too long for ``AF_UNIX``.
+    """
+    parts = urlsplit(url)
+    if parts.netloc:
+        sock, path = unquote(parts.netloc), parts.path or DEFAULT_PATH
+    else:
+        names = parts.path.split("/")
+        cut = next((i for i, n in enumerate(names) if n.endswith(".sock")), len(names) - 1)
+        sock = "/".join(names[: cut + 1])
+        path = "/" + "/".join(names[cut + 1 :]) if cut + 1 < len(names) else DEFAULT_PATH
+    if not sock.startswith("/") or sock.rstrip("/") == "":
+        raise ConfigError(
+            f"a unix:// URL names an absolute socket path (unix:///path/to.sock), got {url!r}"
+        )
+    if len(os.fsencode(sock)) > _MAX_SOCKET_PATH:
+        raise ConfigError(
+            f"the socket path {sock!r} is longer than a Unix socket allows "
+            f"({_MAX_SOCKET_PATH} bytes)"
+        )
+    if parts.query:
+        path += "?" + parts.query
+    return sock, path
+
+
+def _why(exc: OSError, path: str) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return f"no such socket {path}"
+    if isinstance(exc, ConnectionRefusedError):
+        return f"connection refused (nothing listens on the socket {path})"
+    if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+        return f"the server on {path} accepts no more connections (its listen queue is full)"
+    if exc.errno == errno.EACCES:
+        return f"permission denied on the socket {path}"
+    if exc.errno == errno.ENOTSOCK:
+        return f"{path} is not a socket"
+    return f"cannot connect to the socket {path}: {exc.strerror or exc}"
+
+
+class UnixConnection(_Connection):
+    """urllib3's HTTP connection on an ``AF_UNIX`` socket; registers with the ``Slot``."""
+
+    def __init__(self, *args: Any, socket_path: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.socket_path = socket_path
+
+    def _new_conn(self) -> socket.socket:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        timeout = self.timeout if isinstance(self.timeout, (int, float)) else None
+        failure: OSError | None = None
+        try:
+            sock.settimeout(timeout)
+            sock.connect(self.socket_path)
+        except OSError as exc:
+            failure = exc
+        if failure is not None:
+            sock.close()
+            # Raised outside the except block: the cause mcp_lite names is this message
+            # (network_cause reads the innermost exception), not "[Errno 2] No such file".
+            why = _why(failure, self.socket_path)
+            error = NewConnectionError(self, why)
+            error.args = (why,)  # without urllib3's "UnixConnection(host='localhost'...)"
+            raise error
+        sys.audit("http.client.connect", self, self.socket_path, None)
+        return sock
+
+
+class _UnixPool(HTTPConnectionPool):
+    ConnectionCls = UnixConnection
+
+
+class UnixAdapter(AbortingAdapter):
+    """The adapter mounted on ``unix://`` in a transport's session (``make_session``).
+
+    Every ``unix://`` URL the session sends goes to the socket its URL names (one pool per
+    socket path); the request line carries only the HTTP path.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._lock = threading.Lock()
+        self._unix_pools: dict[str, _UnixPool] = {}
+        self._maxsize = int(kwargs.get("pool_maxsize", 10))
+        super().__init__(*args, **kwargs)
+
+    def get_connection_with_tls_context(
+        self, request: Any, verify: Any, proxies: Any = None, cert: Any = None
+    ) -> Any:
+        sock, _ = split_url(request.url)
+        with self._lock:
+            pool = self._unix_pools.get(sock)
+            if pool is None or pool.pool is None:  # new, or closed
+                if len(self._unix_pools) >= 16:
+                    for old in self._unix_pools.values():
+                        old.close()
+                    self._unix_pools.clear()
+                pool = _UnixPool("localhost", maxsize=self._maxsize, block=False, socket_path=sock)
+                self._unix_pools[sock] = pool
+        return pool
+
+    def request_url(self, request: Any, proxies: Any) -> str:
+        return split_url(request.url)[1]
+
+    def close(self) -> None:
+        with self._lock:
+            pools = list(self._unix_pools.values())
+            self._unix_pools.clear()
+        for pool in pools:
+            pool.close()
+        super().close()
