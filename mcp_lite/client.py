@@ -11,6 +11,7 @@ user forgot to close, so a script never leaves a server process behind.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -32,15 +33,18 @@ from ._secrets import redact_url
 from ._version import __version__
 from .errors import (
     ConfigError,
+    ConnectError,
     ConnectionClosed,
     LocalProtocolError,
     McpError,
     RemoteProtocolError,
     RequestTimeout,
     RpcError,
+    ServerExitedAtStart,
     SessionExpired,
     UnsupportedProtocolVersion,
     UnsupportedVersionError,
+    UnknownOption,
 )
 from .protocol import caching as _cache
 from .protocol import session as proto
@@ -94,17 +98,26 @@ def _not_a_task(method: str, result: dict[str, Any]) -> dict[str, Any]:
 def connect(
     target: Any, *, timeout: float = DEFAULT_TIMEOUT, **options: Unpack[ConnectOptions]
 ) -> Client:
-    """Connect to one MCP server and return a ready ``Client`` (see ``Client`` for options).
+    """Connect to one MCP server and return a ready ``Client``.
 
-    The options are typed (``mcp_lite._options.ConnectOptions``): a type checker flags a
-    misspelt option, a wrong type or a handler with the wrong signature.
+    Takes the same ``target`` and keyword options as ``Client``: see ``help(Client)``,
+    whose "Args" list every option (``timeout``, ``protocol_version``, ``env``, ``cwd``,
+    ``headers``, ``auth``, the handlers...). The options are typed
+    (``mcp_lite._options.ConnectOptions``): a type checker flags a misspelt option, a wrong
+    type or a handler with the wrong signature; at run time a misspelt one raises
+    ``UnknownOption`` ("connect() got an unknown option 'timout' (did you mean
+    'timeout'?)") before anything starts.
 
     Raises:
-        ConnectError: the server could not be started or reached.
-        ConnectionClosed: it went away during the handshake (exit code, stderr tail).
+        ConnectError: the server could not be started or reached; ``ServerExitedAtStart``
+            (also a ``ConnectionClosed``: exit code, stderr tail) when it went away during
+            the handshake.
         UnsupportedProtocolVersion: no protocol version both sides speak.
-        ConfigError: the target or an option is invalid.
+        ConfigError: the target or an option is invalid (``UnknownOption``, also a
+            ``TypeError``, for an option that does not exist).
     """
+    if options:
+        _check_options("connect", options)
     client = Client(target, timeout=timeout, **options)
     try:
         client.open()
@@ -156,6 +169,10 @@ class Client:
 
     Handlers run on worker threads, never on the reader; each gets the request's params as a
     model (attribute access, unknown fields kept) and may return a model or a plain dict.
+
+    A misspelt option raises Python's own ``TypeError`` here ("unexpected keyword
+    argument"); ``connect()`` checks its options first and names the closest one
+    (``UnknownOption``, a ``TypeError`` too), so ``Client()`` itself pays for no check.
     """
 
     def __init__(
@@ -783,7 +800,7 @@ class Client:
                     raise old.closed_error or ConnectionClosed("connection closed")
                 old.close()
                 log.info("reconnecting to %r", self.name)
-            conn = self._open_connection()
+            conn = self._opened()
             self._last_session = conn.info
             if old is not None and isinstance(conn.events, _observer.Observer):
                 conn.events.reconnected(old.closed_error)
@@ -794,6 +811,20 @@ class Client:
         if self._subscriptions:
             self._restore_subscriptions()
         return conn
+
+    def _opened(self) -> Connection:
+        """A new connection; a server that goes away while it connects is a
+        ``ServerExitedAtStart`` (a ``ConnectError`` and still a ``ConnectionClosed``)."""
+        try:
+            return self._open_connection()
+        except ConnectionClosed as exc:
+            if isinstance(exc, (ConnectError, SessionExpired)):
+                raise
+            raise ServerExitedAtStart(
+                f"connecting: {exc.args[0]}",  # the phase, as a Deadline names it
+                exc.exit_code,
+                exc.stderr_tail,
+            ) from exc
 
     def _make_transport(self) -> Transport:
         from .transports import make_transport
@@ -948,6 +979,28 @@ class Client:
 
 
 # --- helpers ---------------------------------------------------------------------------------------
+
+
+_option_names: frozenset[str] | None = None
+
+
+def _check_options(function: str, options: Mapping[str, Any]) -> None:
+    """Raise ``UnknownOption`` for an option ``Client`` does not take, with the closest
+    known name (its keyword parameters, read once)."""
+    global _option_names
+    if _option_names is None:
+        params = inspect.signature(Client.__init__).parameters.values()
+        _option_names = frozenset(p.name for p in params if p.kind is p.KEYWORD_ONLY)
+    for option in options:
+        if option not in _option_names:
+            import difflib  # only on this failure path: it is not loaded otherwise
+
+            close = difflib.get_close_matches(option, sorted(_option_names), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UnknownOption(
+                f"{function}() got an unknown option {option!r}{hint}; "
+                "help(mcp_lite.Client) lists every option"
+            )
 
 
 def _wait(future: Future[dict[str, Any]], limit: float) -> dict[str, Any]:

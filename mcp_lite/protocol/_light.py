@@ -8,7 +8,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Container, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 if TYPE_CHECKING:
@@ -30,6 +31,20 @@ def _field(key: str, default: Any = None) -> Any:
         self._wire[key] = value
 
     return property(get, set)
+
+
+_HUMP = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def no_attribute(cls: type, name: str, fields: Container[str]) -> AttributeError:
+    """The ``AttributeError`` for ``name``; when it is the SDK's camelCase spelling of one
+    of ours (``isError``, ``structuredContent``, ``_meta``), it names ours: "... (mcp_lite
+    names it 'is_error')". Built only on the failure path, so no attribute read pays."""
+    message = f"{cls.__name__!r} object has no attribute {name!r}"
+    snake = "meta" if name == "_meta" else _HUMP.sub(r"_\1", name).lower()
+    if snake != name and (snake in fields or hasattr(cls, snake)):
+        message += f" (mcp_lite names it {snake!r})"
+    return AttributeError(message)
 
 
 # --- shape checks: True when pydantic would take the value exactly as it is -----------------
@@ -200,7 +215,7 @@ class WireObject(metaclass=_ModelAPI):
             return wire[name]
         if name.startswith("model_"):  # the rest of the model API (model_fields...)
             return getattr(self._twin(), name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        raise no_attribute(type(self), name, self._fields)
 
     def _items(self) -> Iterator[tuple[str, Any]]:
         for name in self._fields:
