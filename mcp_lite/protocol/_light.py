@@ -8,9 +8,10 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Container, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from ._snake import no_attribute
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, GetCoreSchemaHandler
@@ -31,20 +32,6 @@ def _field(key: str, default: Any = None) -> Any:
         self._wire[key] = value
 
     return property(get, set)
-
-
-_HUMP = re.compile(r"(?<=[a-z0-9])([A-Z])")
-
-
-def no_attribute(cls: type, name: str, fields: Container[str]) -> AttributeError:
-    """The ``AttributeError`` for ``name``; when it is the SDK's camelCase spelling of one
-    of ours (``isError``, ``structuredContent``, ``_meta``), it names ours: "... (mcp_lite
-    names it 'is_error')". Built only on the failure path, so no attribute read pays."""
-    message = f"{cls.__name__!r} object has no attribute {name!r}"
-    snake = "meta" if name == "_meta" else _HUMP.sub(r"_\1", name).lower()
-    if snake != name and (snake in fields or hasattr(cls, snake)):
-        message += f" (mcp_lite names it {snake!r})"
-    return AttributeError(message)
 
 
 # --- shape checks: True when pydantic would take the value exactly as it is -----------------

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import AliasGenerator, BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from ._light import no_attribute
+from ._snake import no_attribute
 
 __all__ = ["ResourceContents", "WireModel"]
 
