@@ -11,6 +11,7 @@ user forgot to close, so a script never leaves a server process behind.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import logging
@@ -52,6 +53,7 @@ from .protocol import versions as v
 from .protocol.jsonrpc import ErrorResponse, Response
 from .protocol.results import tool_result
 from .protocol.session import SessionInfo
+from .protocol.tool_formats import ToolFormat, check_format, safe_names, shape_definition
 from .protocol.tools import validate_tools
 from .tasks import Task, TaskReceiver, TaskStatus
 from .transports.base import Transport
@@ -514,6 +516,7 @@ class Client:
         ``jsonschema`` package is installed, ``structured_content`` is validated against it
         (``RemoteProtocolError`` when it does not match).
         """
+        name = self._llm_aliases.get(name, name)  # a name tool_definitions had to change
         conn = self._connection()
         if self._must_use_task(name, conn):  # 2025-11-25 "required": a task, transparently
             task = self.call_tool_as_task(name, arguments, timeout=timeout)
@@ -977,6 +980,124 @@ class Client:
         if conn is not None:
             conn.abandon()
 
+    # --- for an LLM host: tool definitions, and a tool call as a future --------------------------
+
+    # LLM-safe name -> the server's tool name, for the names tool_definitions had to change
+    # (replaced whole, never mutated: this shared empty default stays empty).
+    _llm_aliases: dict[str, str] = {}
+
+    def tool_definitions(
+        self, format: ToolFormat = "anthropic", *, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """The server's tools (``list_tools``) as an LLM API's tool list:
+
+        - ``"anthropic"``: ``{"name", "description", "input_schema"}`` (Messages API);
+        - ``"openai"``: ``{"type": "function", "function": {"name", "description",
+          "parameters"}}`` (Chat Completions);
+        - ``"openai-responses"``: ``{"type": "function", "name", "description",
+          "parameters"}`` (the Responses API, flat).
+
+        Names are the server's tool names. One an LLM API would refuse (over 64 characters,
+        or characters outside ``[a-zA-Z0-9_-]``) is normalized and shortened with a stable
+        hash, as ``Hub.tool_definitions`` does; ``call_tool`` and ``submit_tool`` take such
+        a name back. Each schema is a copy: edit it freely.
+
+        Raises:
+            ValueError: an unknown ``format`` (checked before any call).
+        """
+        check_format(format)
+        tools = self.list_tools(timeout=timeout)
+        names = safe_names([tool.name for tool in tools])
+        self._llm_aliases = {n: t.name for n, t in zip(names, tools, strict=True) if n != t.name}
+        out = []
+        for tool, name in zip(tools, names, strict=True):
+            schema = copy.deepcopy(tool.input_schema) if tool.input_schema else {}
+            schema.setdefault("type", "object")
+            out.append(shape_definition(name, tool.description or "", schema, format))
+        return out
+
+    def submit_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: Callable[[Progress], Any] | None = None,
+    ) -> Future[CallToolResult]:
+        """Call a tool without waiting: the ``Future`` resolves to its ``CallToolResult``
+        (as ``call_tool`` returns it), or to what ``submit`` describes (``RpcError``,
+        ``RequestTimeout``, ``ConnectionClosed``). ``future.cancel()`` withdraws the call
+        and tells the server (``notifications/cancelled``), as a ``submit`` future does.
+
+        ``structured_content`` is validated against the tool's ``outputSchema`` when it is
+        known (from ``list_tools``) and ``jsonschema`` is installed: the future then fails
+        with ``RemoteProtocolError``. The validator is built here, on the caller's thread;
+        checking a result costs some microseconds where the answer arrives.
+
+        A tool that must run as a task (2025-11-25 ``taskSupport: "required"``) is refused
+        here (``LocalProtocolError``: use ``call_tool_as_task``), and a call the server
+        turned into a task (2026-07-28) fails the future with ``RemoteProtocolError``.
+        """
+        name = self._llm_aliases.get(name, name)
+        if self._must_use_task(name, self._connection()):
+            raise LocalProtocolError(
+                f"tool {name!r} of {self.name!r} runs only as a task: use call_tool_as_task"
+            )
+        validator = self._output_validator(name)
+        params = {"name": name, "arguments": dict(arguments or {})}
+        raw = self.submit("tools/call", params, timeout=timeout, on_progress=on_progress)
+        future: Future[CallToolResult] = Future()
+        # Never marked running: cancel() succeeds until the call completes, and reaches raw.
+        future.add_done_callback(lambda f: raw.cancel() if f.cancelled() else None)
+
+        def settle(done: Future[dict[str, Any]]) -> None:
+            try:
+                if done.cancelled():
+                    future.cancel()
+                    return
+                error = done.exception()
+                if error is None:
+                    result: Any = _tool_result_of(name, done.result(), validator)
+            except BaseException as exc:  # a conversion or validation failure
+                error = exc
+            try:
+                if error is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(result)
+            except Exception:  # cancelled meanwhile (InvalidStateError)
+                pass
+
+        raw.add_done_callback(settle)
+        return future
+
+    def _output_validator(self, tool: str) -> Any:
+        """A compiled ``jsonschema`` validator of ``tool``'s ``outputSchema``, or None (no
+        schema known, an invalid one, or no ``jsonschema``). Kept per tool while its schema
+        stays the one ``list_tools`` last saw (bounded by the number of tools)."""
+        schema = self._output_schemas.get(tool)
+        if schema is None:
+            return None
+        cache = vars(self).setdefault("_validators", {})  # per client, made on first use
+        kept = cache.get(tool)
+        if kept is not None and kept[0] is schema:
+            return kept[1]
+        try:
+            import jsonschema  # optional, as for call_tool
+        except ImportError:
+            return None
+        try:
+            cls = jsonschema.validators.validator_for(schema)
+            cls.check_schema(schema)
+            validator = cls(schema)
+        except jsonschema.SchemaError as exc:
+            log.warning("tool %r has an invalid outputSchema: %s", tool, exc.message)
+            validator = None
+        if len(cache) >= max(1000, len(self._output_schemas)):
+            cache.clear()
+        cache[tool] = (schema, validator)
+        return validator
+
 
 # --- helpers ---------------------------------------------------------------------------------------
 
@@ -1156,6 +1277,26 @@ def _json_or_none(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return None
+
+
+def _tool_result_of(tool: str, raw: dict[str, Any], validator: Any) -> CallToolResult:
+    """``submit_tool``'s result: ``raw`` as a ``CallToolResult``, its structured output
+    checked by ``validator`` (see ``Client._output_validator``) as ``call_tool`` checks it."""
+    if raw.get("resultType") == "task":
+        raise RemoteProtocolError(
+            f"the server made the call of tool {tool!r} a task: use call_tool_as_task"
+        )
+    result = tool_result(raw)
+    if validator is not None and not result.is_error:
+        if result.structured_content is None and result.text:
+            result._text_json = _json_or_none(result.text)
+        error = next(iter(validator.iter_errors(result.data)), None)
+        if error is not None:
+            raise RemoteProtocolError(
+                f"tool {tool!r} returned structuredContent that does not match its "
+                f"outputSchema: {error.message}"
+            )
+    return result
 
 
 def _validate_structured(tool: str, schema: dict[str, Any], value: Any) -> None:

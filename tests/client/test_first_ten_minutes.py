@@ -66,10 +66,10 @@ def make_server() -> tuple[Server, dict]:
     return server, seen
 
 
-@pytest.fixture
-def client():
+@pytest.fixture(params=["auto", "2025-11-25"], ids=["2026-07-28", "handshake"])
+def client(request):
     server, seen = make_server()
-    with mcp_lite.connect(server, timeout=5) as c:
+    with mcp_lite.connect(server, timeout=5, protocol_version=request.param) as c:
         c.seen = seen
         yield c
 
@@ -193,3 +193,96 @@ def test_unknown_names_and_extra_fields_are_unchanged():
     assert resource.extraThing == 2
     assert not hasattr(resource, "mimeType") and not hasattr(result, "isError")
     assert pickle.loads(pickle.dumps(resource)) == resource
+
+
+# --- 4. tool definitions on one Client -----------------------------------------------------------
+
+
+def _by_name(definitions: list[dict], key=lambda d: d["name"]) -> dict[str, dict]:
+    return {key(d): d for d in definitions}
+
+
+def test_tool_definitions_in_the_three_formats(client):
+    anthropic = _by_name(client.tool_definitions())
+    assert anthropic["where"] == {
+        "name": "where",
+        "description": "Where x is.",
+        "input_schema": client.list_tools()[0].input_schema,
+    }
+    chat = _by_name(client.tool_definitions("openai"), key=lambda d: d["function"]["name"])
+    assert chat["where"]["type"] == "function"
+    assert set(chat["where"]["function"]) == {"name", "description", "parameters"}
+    assert chat["where"]["function"]["parameters"]["properties"] == {"x": {"type": "integer"}}
+    flat = _by_name(client.tool_definitions("openai-responses"))
+    assert flat["where"] == {
+        "type": "function",
+        "name": "where",
+        "description": "Where x is.",
+        "parameters": chat["where"]["function"]["parameters"],
+    }
+    flat["where"]["parameters"]["properties"].clear()  # a copy: the tool is untouched
+    assert client.list_tools()[0].input_schema["properties"] == {"x": {"type": "integer"}}
+
+
+def test_a_name_an_llm_refuses_is_changed_and_taken_back(client):
+    names = set(_by_name(client.tool_definitions()))
+    assert "dotted.name" not in names and "dotted_name" in names
+    assert client.call_tool("dotted_name").text == "dot"
+    assert client.submit_tool("dotted_name").result(5).text == "dot"
+    assert client.call_tool("dotted.name").text == "dot"  # the server's own name still works
+
+
+def test_unknown_format_is_refused_before_any_call(client):
+    with pytest.raises(ValueError, match="'openai-responses'"):
+        client.tool_definitions("gemini")
+
+
+def test_hub_offers_the_responses_format_too():
+    from mcp_lite.hub import Hub
+
+    server, _ = make_server()
+    with Hub({"geo": server}) as hub:
+        flat = _by_name(hub.tool_definitions("openai-responses"))
+        assert flat["mcp__geo__where"]["type"] == "function"
+        assert flat["mcp__geo__where"]["parameters"]["properties"] == {"x": {"type": "integer"}}
+        assert "function" not in flat["mcp__geo__where"]
+
+
+# --- 5. a tool call as a future ----------------------------------------------------------------
+
+
+def test_submit_tool_resolves_to_a_call_tool_result(client):
+    future = client.submit_tool("where", {"x": 2})
+    assert isinstance(future, Future)
+    result = future.result(5)
+    assert isinstance(result, CallToolResult) and result.structured_content == {"x": 2}
+    assert isinstance(client.submit("tools/list").result(5)["tools"], list)  # submit: a dict
+
+
+def test_submit_tool_reports_progress_and_validates_structured_output(client):
+    seen = []
+    assert client.submit_tool("ticker", on_progress=seen.append).result(5).text == "ticked"
+    assert [p.progress for p in seen] == [1, 2, 3]
+    assert client.submit_tool("liar").result(5).structured_content == {"x": "no"}  # no schema yet
+    client.list_tools()
+    with pytest.raises(RemoteProtocolError, match="does not match its outputSchema"):
+        client.submit_tool("liar").result(5)
+    with pytest.raises(RemoteProtocolError, match="does not match its outputSchema"):
+        client.call_tool("liar")  # the same check as call_tool's
+
+
+def test_submit_tool_times_out_and_cancel_tells_the_server(client):
+    started = time.monotonic()
+    with pytest.raises(RequestTimeout):
+        client.submit_tool("block", timeout=1).result(5)
+    assert time.monotonic() - started < 2
+    assert client.seen["cancelled"].wait(5)  # a timeout tells the server, as submit does
+    client.seen["cancelled"].clear()
+    client.seen["started"].clear()
+    future = client.submit_tool("block")
+    assert client.seen["started"].wait(5)
+    assert future.cancel() and future.cancelled()
+    with pytest.raises(CancelledError):
+        future.result(1)
+    assert client.seen["cancelled"].wait(5)  # the server was told
+    assert client.call_tool("where", {"x": 1}).structured_content == {"x": 1}
