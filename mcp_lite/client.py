@@ -43,9 +43,9 @@ from .errors import (
     RpcError,
     ServerExitedAtStart,
     SessionExpired,
+    UnknownOption,
     UnsupportedProtocolVersion,
     UnsupportedVersionError,
-    UnknownOption,
 )
 from .protocol import caching as _cache
 from .protocol import session as proto

@@ -51,7 +51,7 @@ def check_format(format: object) -> ToolFormat:
         ValueError: anything else.
     """
     if format in FORMATS:
-        return format  # type: ignore[return-value]
+        return format
     raise ValueError(
         f"unknown tool definition format {format!r}; use 'anthropic' or 'openai' "
         "(Chat Completions), or 'openai-responses' (Responses API)"

@@ -187,7 +187,7 @@ def test_unknown_names_and_extra_fields_are_unchanged():
     result = CallToolResult.model_validate({"content": [], "fooBar": 1})
     assert result.fooBar == 1  # an unknown wire field reads as an attribute, as before
     with pytest.raises(AttributeError) as caught:
-        result.nothingLikeIt
+        getattr(result, "nothingLikeIt")  # noqa: B009
     assert "mcp_lite names it" not in str(caught.value)
     resource = types.Resource.model_validate({"uri": "u", "name": "n", "extraThing": 2})
     assert resource.extraThing == 2
