@@ -93,6 +93,32 @@ annotate: $(VENV)/.installed
 	@echo "open mcp_lite/_speedups.html"
 	@echo "(yellow lines call into the Python C-API; the hot loops should be white)"
 
+# Differential fuzzing of the kernels under AddressSanitizer + UBSan (not part of make test):
+# the extension is built with the sanitizers into build/fuzz (the normal .so is untouched)
+# and tests/kernels/test_kernel_fuzz.py runs against it, round after round with fresh seeds,
+# for FUZZ_SECONDS (FUZZ_EXAMPLES examples per test and round). A sanitizer report aborts.
+# PYTHONMALLOC=malloc: Python objects come from malloc, so ASan sees a read past a tuple.
+FUZZ_SECONDS  ?= 120
+FUZZ_EXAMPLES ?= 1000
+FUZZ_SO       := build/fuzz/lib/mcp_lite/_speedups.so
+FUZZ_CFLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1
+.PHONY: fuzz
+$(FUZZ_SO): mcp_lite/_speedups.pyx setup.py $(VENV)/.installed
+	CFLAGS="$(FUZZ_CFLAGS)" LDFLAGS="-fsanitize=address,undefined" MCP_LITE_DEBUG=1 \
+	MCP_LITE_REQUIRE_EXTENSIONS=1 $(PY) setup.py -q build_ext --force \
+	  --build-lib build/fuzz/lib --build-temp build/fuzz/temp
+	cp build/fuzz/lib/mcp_lite/_speedups.*.so $@
+fuzz: $(VENV)/.test-installed $(FUZZ_SO)
+	@end=$$(( $$(date +%s) + $(FUZZ_SECONDS) )); round=0; \
+	while [ $$(date +%s) -lt $$end ]; do \
+	  round=$$((round + 1)); echo "== fuzz round $$round (ASan/UBSan kernels) =="; \
+	  LD_PRELOAD="$$(gcc -print-file-name=libasan.so)" PYTHONMALLOC=malloc \
+	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  MCP_LITE_FUZZ_EXT=$(CURDIR)/$(FUZZ_SO) MCP_LITE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
+	  $(PY) -m pytest -q -p no:cacheprovider tests/kernels/test_kernel_fuzz.py tests/kernels/test_kernel_misuse.py \
+	  || exit 1; \
+	done
+
 # Instructions per call_tool (valgrind's callgrind), mcp_lite vs the raw client: a figure that
 # does not swing with the machine's load, for comparing two versions of the call path.
 .PHONY: bench-instructions

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ._accel import Gate, ResponseIdScanner, decode_message, encode_message
 from ._backlog import Backlog, ControlSender
+from ._deadline import Deadline
 from ._handlers import TaskReceiver
 from .errors import (
     ConnectionClosed,
@@ -257,6 +258,9 @@ class Connection:
         # (deadline, request id); answered ids are skipped lazily and compacted away, so the
         # heap never holds results or callers' frames alive.
         self._heap: list[tuple[float, jsonrpc.RequestId]] = []
+        # Futures between two input_required rounds (in no pending entry): the deadline
+        # thread fails them at their deadline too.
+        self._rounds: set[_Call] = set()
         self._wake = threading.Condition(self._lock)
         self._writing = threading.local()  # .call: the _Call this thread is writing
         self._stopping = False
@@ -283,10 +287,11 @@ class Connection:
 
     # --- lifecycle ------------------------------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, deadline: Deadline | None = None) -> None:
+        """Start the transport; ``deadline`` is the connect's one deadline (passed on)."""
         self._watcher.start()
         try:
-            self.transport.start(self._on_frame, self._on_transport_closed)
+            self.transport.start(self._on_frame, self._on_transport_closed, deadline=deadline)
         except BaseException:
             self._shutdown(ConnectionClosed("could not start"))
             raise
@@ -332,6 +337,8 @@ class Connection:
             self._stopping = True
             self.closed_error = self.closed_error or error
             calls = self._pending.drain()
+            calls.extend(self._rounds)  # between input rounds: they fail now too
+            self._rounds.clear()
             self._heap.clear()
             self._wake.notify_all()
         failure = self.closed_error
@@ -367,13 +374,23 @@ class Connection:
         on_progress: Callable[[Progress], Any] | None = None,
         reset_on_progress: bool = False,
         cancel_on_timeout: bool = True,
+        deadline: float | None = None,
     ) -> Future[dict[str, Any]]:
         """Send a request; the future gets the final result dict (after any input rounds),
         or the error: ``RpcError`` from the server, ``RequestTimeout``, ``ConnectionClosed``.
-        ``future.cancel()`` withdraws the request and tells the server."""
+        ``future.cancel()`` withdraws the request and tells the server. ``deadline``: the
+        caller's (``time.monotonic()``), of which ``timeout`` is the total; default: now +
+        ``timeout``. Input rounds and retries stay on it."""
         future: Future[dict[str, Any]] = Future()
         call = self._new_call(
-            future, method, params, timeout, max_total_timeout, on_progress, reset_on_progress
+            future,
+            method,
+            params,
+            timeout,
+            deadline,
+            max_total_timeout,
+            on_progress,
+            reset_on_progress,
         )
         call.cancel_on_timeout = cancel_on_timeout
 
@@ -395,16 +412,24 @@ class Connection:
         on_progress: Callable[[Progress], Any] | None = None,
         reset_on_progress: bool = False,
         cancel_event: threading.Event | None = None,
+        deadline: float | None = None,
     ) -> dict[str, Any]:
         """Send a request and wait for its result dict, on this thread.
 
         Raises what ``submit`` describes, and ``RequestCancelled`` when ``cancel_event`` is
         set first. A ``KeyboardInterrupt`` (or any exception raised into the waiting thread)
-        withdraws the request, tells the server, and propagates.
+        withdraws the request, tells the server, and propagates. ``deadline``: see ``submit``.
         """
         waiter = _Waiter()
         call = self._new_call(
-            waiter, method, params, timeout, max_total_timeout, on_progress, reset_on_progress
+            waiter,
+            method,
+            params,
+            timeout,
+            deadline,
+            max_total_timeout,
+            on_progress,
+            reset_on_progress,
         )
         if cancel_event is not None and cancel_event.is_set():
             raise RequestCancelled(f"{method} to MCP server {self.name!r} was cancelled")
@@ -435,13 +460,16 @@ class Connection:
         method: str,
         params: dict[str, Any] | None,
         timeout: float,
+        deadline: float | None,
         max_total_timeout: float | None,
         on_progress: Callable[[Progress], Any] | None,
         reset_on_progress: bool,
     ) -> _Call:
-        now = time.monotonic()
-        soft = now + timeout
-        hard = now + max_total_timeout if max_total_timeout is not None else soft
+        soft = time.monotonic() + timeout if deadline is None else deadline
+        if max_total_timeout is None:
+            hard, total = soft, timeout
+        else:  # progress may move the deadline up to the total, counted from the start
+            hard, total = soft - timeout + max_total_timeout, max_total_timeout
         return _Call(
             future,
             method,
@@ -452,7 +480,7 @@ class Connection:
             on_progress,
             reset_on_progress,
             True,
-            hard - now,
+            total,
         )
 
     def _lead(self, call: _Call, waiter: _Waiter) -> None:
@@ -507,13 +535,14 @@ class Connection:
                 self._expire(call)
                 return
             # Not pending and not done: being completed right now, or between two
-            # input_required rounds (whose deadline moves on): look again shortly. A
+            # input_required rounds: look again shortly. A call in a round ends at its
+            # deadline (the round's handler may run on; nothing is sent after it). A
             # completion that never comes (its completer was interrupted half-way) ends
             # in a timeout a moment later, never in a stall.
             if waiter.wait(0.01):
                 return
-            if not call.in_round and time.monotonic() > call.deadline + _LOST_GRACE:
-                self._expire(call)
+            if call.in_round or time.monotonic() > call.deadline + _LOST_GRACE:
+                self._expire_late(call)
                 return
 
     def _withdraw(self, call: _Call) -> bool:
@@ -622,8 +651,11 @@ class Connection:
             if leading:
                 self._leader = None
 
-    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        self._write(jsonrpc.make_notification(method, params))
+    def notify(
+        self, method: str, params: dict[str, Any] | None = None, deadline: float | None = None
+    ) -> None:
+        """Send a notification; ``deadline`` (``time.monotonic()``) bounds the write."""
+        self._write(jsonrpc.make_notification(method, params), deadline)
 
     def _stateless_params(
         self, info: SessionInfo, params: dict[str, Any] | None
@@ -681,12 +713,36 @@ class Connection:
                         continue  # answered, or its deadline moved (a newer entry exists)
                     self._pending.pop(request_id)
                     expired.append(call)
+                if self._rounds:  # futures between input rounds are in no pending entry
+                    late = [c for c in self._rounds if c.deadline <= now]
+                    for call in late:
+                        self._rounds.discard(call)
+                        call.cancelled = True  # never sent again
+                        call.sent = False  # its last request was answered: no cancel
+                    expired.extend(late)
+                    soonest = min((c.deadline for c in self._rounds), default=now + 5.0)
+                else:
+                    soonest = now + 5.0
                 wait = self._heap[0][0] - now if self._heap else 5.0
+                wait = min(wait, soonest - now)
                 if not expired:
                     self._wake.wait(min(max(wait, 0.001), 5.0))
                     continue
             for call in expired:
                 self._expire(call)
+
+    def _expire_late(self, call: _Call) -> None:
+        """Expire a blocking call found in no pending entry past its deadline (between input
+        rounds, or its completer lost): it is never sent again. The last round's request
+        was answered and needs no cancellation; one re-sent just now is withdrawn."""
+        with self._lock:
+            call.cancelled = True
+            self._rounds.discard(call)
+            if self._pending.get(call.request_id) is call:
+                self._pending.pop(call.request_id)  # re-sent meanwhile: cancelled if sent
+            else:
+                call.sent = False
+        self._expire(call)
 
     def _expire(self, call: _Call) -> None:
         why = (
@@ -878,7 +934,12 @@ class Connection:
             _fail(call.future, exc)
             return
         if input_required:
-            call.in_round = True
+            with self._lock:
+                call.in_round = True
+                call.sent = False  # the answered request needs no cancellation
+                if type(call.future) is not _Waiter:
+                    self._rounds.add(call)
+                    self._wake.notify()
             if not self._run(self._workers, self._answer_input_required, call, result):
                 _fail(call.future, self.closed_error or ConnectionClosed("connection closed"))
         elif call.on_progress is not None:
@@ -1054,11 +1115,10 @@ class Connection:
                 for key, request in proto.input_requests(result).items()
             }
             call.params = proto.retry_params(call.params or {}, result, responses)
-            # Time spent answering (a person filling a form) does not count against the
-            # request: each round gets a fresh window.
-            now = time.monotonic()
-            call.hard_deadline = max(call.hard_deadline, now + call.timeout)
-            call.deadline = now + call.timeout
+            # Every round runs on the call's one deadline (the caller's timeout is a total,
+            # also over the time a handler takes); a call already expired is not sent again.
+            with self._lock:
+                self._rounds.discard(call)
             call.inline = False  # this is a worker thread, not the blocked caller
             self._send_call(call)
         except McpError as exc:

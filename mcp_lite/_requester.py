@@ -2,38 +2,43 @@
 
 ``mcp_lite.tasks`` and ``mcp_lite.skills`` are written against ``Requester`` so that they sit
 below ``client.py`` (which calls them) instead of beside it; ``Client`` is the one
-implementation. A running ``Task`` also needs the client's default timeout and its handlers
-(to answer a task's input requests): ``TaskRequester``.
+implementation. Every blocking step runs on the caller's one ``Deadline``. A running ``Task``
+also needs the client's default timeout and its handlers (to answer a task's input
+requests): ``TaskRequester``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from ._deadline import Deadline
     from .protocol.session import SessionInfo
 
 __all__ = ["Answerer", "Requester", "TaskRequester"]
 
 
 class Requester(Protocol):
-    """One server's session and a blocking request on it."""
+    """One server's session and blocking requests on it, each on a caller's deadline."""
 
     @property
     def name(self) -> str: ...
 
     @property
-    def max_pages(self) -> int: ...
-
-    @property
     def session(self) -> SessionInfo: ...
 
-    @property
-    def server_capabilities(self) -> dict[str, Any]: ...
+    def _session(self, deadline: Deadline) -> SessionInfo: ...
 
     def request(
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
     ) -> dict[str, Any]: ...
+
+    def _request(
+        self, deadline: Deadline, method: str, params: dict[str, Any] | None
+    ) -> dict[str, Any]: ...
+
+    def _pages(self, deadline: Deadline, method: str) -> Iterator[dict[str, Any]]: ...
 
 
 class Answerer(Protocol):
@@ -47,4 +52,4 @@ class TaskRequester(Requester, Protocol):
 
     def _timeout(self, timeout: float | None) -> float: ...
 
-    def _connection(self) -> Answerer: ...
+    def _connection(self, deadline: Deadline | None = None) -> Answerer: ...

@@ -8,6 +8,7 @@ never re-scan bytes they have seen; the LRU cache is a dict plus a linked list g
 PyThread lock (no reliance on the GIL).
 """
 
+cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_New
@@ -34,6 +35,7 @@ import operator
 import os
 import re
 import sys
+from threading import TIMEOUT_MAX as _TIMEOUT_MAX
 from time import monotonic as _time_monotonic
 
 
@@ -75,6 +77,15 @@ __all__ = [
 DEFAULT_MAX_SIZE = 64 * 1024 * 1024
 HEAD_SIZE = 256
 cdef Py_ssize_t _HEAD = 256
+
+# --- copying ---------------------------------------------------------------------------
+
+
+cdef object _refuse_copy(object obj):
+    # A kernel object is live parse state (C buffers, a lock, a stream position): a copy
+    # would share or lose it, so copy and pickle refuse, in both builds.
+    raise TypeError(f"cannot copy or pickle a {type(obj).__name__} object")
+
 
 # --- names -----------------------------------------------------------------------------
 
@@ -253,6 +264,11 @@ cdef inline bint _is_space(unsigned char c) noexcept:
     return c == 32 or 9 <= c <= 13
 
 
+cdef inline bint _is_json_space(unsigned char c) noexcept:
+    # JSON's whitespace: space, \t, \n, \r (not \v or \f)
+    return c == 32 or c == 9 or c == 10 or c == 13
+
+
 cdef inline bint _blank(const char* s, Py_ssize_t n) noexcept:
     cdef Py_ssize_t i
     for i in range(n):
@@ -290,6 +306,7 @@ cdef int _keep(bytearray buf, const char* s, Py_ssize_t n) except -1:
     return 0
 
 
+@cython.auto_pickle(False)
 cdef class ResponseIdScanner:
     """Find the top-level ``"id"`` of a JSON-RPC response in bytes fed in chunks, without
     decoding them; see ``_speedups_py.ResponseIdScanner`` for the full contract
@@ -304,7 +321,7 @@ cdef class ResponseIdScanner:
     cdef object _id_raw  # bytes or None
     cdef int _keys
 
-    def __init__(self):
+    def __cinit__(self):
         self._depth = 0
         self._in_string = False
         self._escape = False
@@ -318,6 +335,12 @@ cdef class ResponseIdScanner:
         self._value_key = b""
         self._id_raw = None
         self._keys = 0
+
+    def __reduce__(self):
+        _refuse_copy(self)
+
+    def __reduce_ex__(self, protocol):
+        _refuse_copy(self)
 
     @property
     def response_id(self):
@@ -392,7 +415,7 @@ cdef class ResponseIdScanner:
                 self._structural(c)
             elif self._scalar is not None:
                 _keep(self._scalar, p + i, 1)
-            elif self._depth == 0 and not _is_space(c):
+            elif self._depth == 0 and not _is_json_space(c):
                 self._invalid = True
             i += 1
         return 0
@@ -570,6 +593,7 @@ cdef enum:
 READ_CHUNK = DEF_READ_CHUNK
 
 
+@cython.auto_pickle(False)
 cdef class HeldLock:
     """``with HeldLock(lock, timeout) as got:`` — take ``lock`` (waiting up to ``timeout``
     seconds; a negative timeout does not wait), run the block, release it if it was taken.
@@ -589,9 +613,17 @@ cdef class HeldLock:
         self._timeout = timeout
         self._got = False
 
+    def __reduce__(self):
+        _refuse_copy(self)
+
+    def __reduce_ex__(self, protocol):
+        _refuse_copy(self)
+
     def __enter__(self):
         if self._timeout < 0:
             self._got = self._lock.acquire(False)
+        elif self._timeout > _TIMEOUT_MAX:  # inf, or more than a lock can time: no limit
+            self._got = self._lock.acquire(True)
         else:
             self._got = self._lock.acquire(True, self._timeout)
         return self._got
@@ -626,6 +658,7 @@ cdef inline Gate _next_deferred():
     return None
 
 
+@cython.auto_pickle(False)
 cdef class Gate:
     """A one-shot event for one waiting thread: closed at birth, ``open()`` once.
 
@@ -652,6 +685,12 @@ cdef class Gate:
             PyThread_free_lock(self._lock)
             self._lock = NULL
 
+    def __reduce__(self):
+        _refuse_copy(self)
+
+    def __reduce_ex__(self, protocol):
+        _refuse_copy(self)
+
     def is_open(self):
         """True once ``open()`` was called (the wake-up itself may still be queued)."""
         return self._opened
@@ -674,18 +713,22 @@ cdef class Gate:
         cdef Gate after = _next_deferred()
         cdef PyLockStatus got
         cdef long long us
-        cdef double deadline = 0.0
-        if timeout >= 0:
+        cdef double deadline = 0.0, left
+        cdef bint forever = not (timeout >= 0)  # negative or NaN, as in the twin
+        if not forever:
             deadline = _monotonic() + timeout
         while True:
-            if timeout < 0:
+            if forever:
                 us = -1
             else:
-                us = <long long>((deadline - _monotonic()) * 1e6)
-                if us < 0:
+                # clamp as a double: converting inf (or anything past 2**63) is undefined
+                left = (deadline - _monotonic()) * 1e6
+                if left <= 0.0:
                     us = 0
-                elif us > 4000000000000:
+                elif left > 4e12:
                     us = 4000000000000
+                else:
+                    us = <long long>left
             with nogil:
                 if after is not None:
                     PyThread_release_lock(after._lock)
@@ -695,7 +738,9 @@ cdef class Gate:
                 PyThread_release_lock(self._lock)  # open stays open
                 return True
             if got != PY_LOCK_INTR:
-                return self._opened  # timed out (an open may be queued: it counts)
+                if self._opened or forever or _monotonic() >= deadline:
+                    return self._opened  # timed out (an open may be queued: it counts)
+                continue  # a clamped wait ended before a far deadline: wait on
             PyErr_CheckSignals()
 
 
@@ -707,6 +752,7 @@ def open_deferred():
         PyThread_release_lock(gate._lock)
 
 
+@cython.auto_pickle(False)
 cdef class NdjsonSplitter:
     """Split a byte stream into newline-delimited messages (the stdio transport's framing).
 
@@ -724,17 +770,32 @@ cdef class NdjsonSplitter:
     cdef Py_ssize_t _taken
     cdef char* _buf
 
+    def __cinit__(self, *args, **kwargs):
+        # valid before (or without) __init__: a subclass may skip it, or __new__ be called
+        self._buf = NULL
+        self._reset(DEFAULT_MAX_SIZE)
+
     def __init__(self, max_size=DEFAULT_MAX_SIZE):
-        self._max_size = _check_size(max_size)
+        self._reset(_check_size(max_size))
+
+    cdef int _reset(self, Py_ssize_t max_size) except -1:
+        self._max_size = max_size
         self._pending = bytearray()
         self._scanner = None
         self._head = b""
         self._ready = []
         self._taken = 0
+        return 0
 
     def __dealloc__(self):
         free(self._buf)
         self._buf = NULL
+
+    def __reduce__(self):
+        _refuse_copy(self)
+
+    def __reduce_ex__(self, protocol):
+        _refuse_copy(self)
 
     def read_into(self, int fd, double timeout):
         """Wait up to ``timeout`` s (``<= 0``: not at all) for ``fd``, read once (at most
@@ -880,10 +941,9 @@ cdef class NdjsonSplitter:
             self._emit(out, p + pos, end - pos)
             pos = end + 1
         if pos < n:
-            size = len(self._pending) + (n - pos)
-            if size > self._max_size + 1 or (
-                size == self._max_size + 1 and p[n - 1] != b"\r"
-            ):
+            # size - 1, not max_size + 1: a max_size near PY_SSIZE_T_MAX must not overflow
+            size = len(self._pending) + (n - pos) - 1
+            if size > self._max_size or (size == self._max_size and p[n - 1] != b"\r"):
                 scanner = ResponseIdScanner()
                 scanner.feed(self._pending)
                 scanner._scan(p + pos, n - pos)
@@ -963,12 +1023,14 @@ cdef class SseEvent:
 
 cdef bytes _BOM = b"\xef\xbb\xbf"
 cdef Py_ssize_t _LINE_SLACK = 6  # len(b"data: "): see _speedups_py
+cdef Py_ssize_t _RETRY_DIGITS = 18  # a longer retry (leading zeros aside) is ignored
 
 
 cdef inline str _decode(const char* s, Py_ssize_t n):
     return PyUnicode_DecodeUTF8(s, n, "replace")
 
 
+@cython.auto_pickle(False)
 cdef class SseParser:
     """Parse a ``text/event-stream`` body as the WHATWG HTML standard says, chunk by chunk.
 
@@ -998,16 +1060,27 @@ cdef class SseParser:
     cdef object _event
     cdef str _id_buffer
 
-    def __cinit__(self):
+    def __cinit__(self, *args, **kwargs):
+        # valid before (or without) __init__: a subclass may skip it, or __new__ be called
         self._data = NULL
         self._dlen = 0
         self._dcap = 0
+        self._reset(DEFAULT_MAX_SIZE)
 
     def __dealloc__(self):
         free(self._data)
 
+    def __reduce__(self):
+        _refuse_copy(self)
+
+    def __reduce_ex__(self, protocol):
+        _refuse_copy(self)
+
     def __init__(self, max_size=DEFAULT_MAX_SIZE):
-        self._max_size = _check_size(max_size)
+        self._reset(_check_size(max_size))
+
+    cdef int _reset(self, Py_ssize_t max_size) except -1:
+        self._max_size = max_size
         self.last_event_id = ""
         self.retry = None
         self._bom_pending = b""
@@ -1021,6 +1094,7 @@ cdef class SseParser:
         self._scanner = None
         self._drop_head = b""
         self._skip_data = False
+        return 0
 
     @property
     def max_size(self):
@@ -1121,7 +1195,7 @@ cdef class SseParser:
             self._dlen += vlen
             self._data[self._dlen] = b"\n"
             self._dlen += 1
-        elif n > self._max_size + _LINE_SLACK:
+        elif n - _LINE_SLACK > self._max_size:  # (not max_size + slack: no overflow)
             # an over-long event or id makes the event too large; other fields are ignored
             if colon != NULL and not self._dropping and (
                 (flen == 5 and memcmp(s, b"event", 5) == 0)
@@ -1142,6 +1216,11 @@ cdef class SseParser:
             for i in range(vlen):
                 if not (b"0" <= v[i] <= b"9"):
                     return 0
+            while vlen > 1 and v[0] == b"0":
+                v += 1
+                vlen -= 1
+            if vlen > _RETRY_DIGITS:  # unusable: ignored, as a value with a non-digit is
+                return 0
             self.retry = int(PyBytes_FromStringAndSize(v, vlen))
         return 0
 
@@ -1151,7 +1230,7 @@ cdef class SseParser:
                 self._scanner.feed(chunk)
             return 0
         cdef bytearray line = self._line
-        if len(line) + len(chunk) <= self._max_size + _LINE_SLACK:
+        if len(line) + len(chunk) - _LINE_SLACK <= self._max_size:  # (no overflow)
             line += chunk
             return 0
         # certain to be too long: drop it (as _process would), scanning the rest of a data line
@@ -1278,6 +1357,12 @@ def decode_message(data):
 cdef object _UNKNOWN = object()
 
 
+cdef object _bad_spec(tuple spec):
+    raise ValueError(
+        f"a list check is (item_checks, item_names, required), not a tuple of {len(spec)}"
+    )
+
+
 def plain_shape(raw, dict checks, frozenset names):
     """True when ``raw`` is a dict whose known keys hold values of the exact expected types
     and which uses none of ``names``. See ``_speedups_py.plain_shape`` for the checks."""
@@ -1303,6 +1388,8 @@ cdef bint _plain_shape(object raw, dict checks, frozenset names) except -1:
             if type(value) is not list:
                 return False
             spec = <tuple>check
+            if len(spec) != 3:  # checked before the unchecked indexing below
+                _bad_spec(spec)
             for item in <list>value:
                 if not (_plain_shape(item, spec[0], spec[1]) and spec[2] in item):
                     return False
@@ -1323,6 +1410,7 @@ cdef inline void _acquire(PyThread_type_lock lock) noexcept:
             PyThread_acquire_lock(lock, WAIT_LOCK)
 
 
+@cython.auto_pickle(False)
 cdef class _Link:
     cdef _Link prev
     cdef _Link next
@@ -1330,6 +1418,7 @@ cdef class _Link:
     cdef object value
 
 
+@cython.auto_pickle(False)
 cdef class LruCache:
     """A bounded mapping that evicts the least recently used key, safe to share across threads.
 
@@ -1343,24 +1432,39 @@ cdef class LruCache:
     cdef Py_ssize_t _maxsize
     cdef PyThread_type_lock _lock
 
-    def __cinit__(self):
+    def __cinit__(self, *args, **kwargs):
+        # valid before (or without) __init__: a subclass may skip it, or __new__ be called
         self._lock = PyThread_allocate_lock()
         if self._lock == NULL:
             raise MemoryError()
+        self._maxsize = 100
+        self._map = {}
+        self._root = _Link()
+        self._root.prev = self._root
+        self._root.next = self._root
 
     def __dealloc__(self):
         if self._lock != NULL:
             PyThread_free_lock(self._lock)
 
+    def __reduce__(self):
+        _refuse_copy(self)
+
+    def __reduce_ex__(self, protocol):
+        _refuse_copy(self)
+
     def __init__(self, maxsize=100):
         size = operator.index(maxsize)
         if not 0 <= size <= sys.maxsize:
             raise ValueError(f"maxsize must be between 0 and {sys.maxsize}, got {size}")
-        self._maxsize = size
-        self._map = {}
-        self._root = _Link()
-        self._root.prev = self._root
-        self._root.next = self._root
+        _acquire(self._lock)
+        try:
+            self._maxsize = size
+            self._map = {}
+            self._root.prev = self._root
+            self._root.next = self._root
+        finally:
+            PyThread_release_lock(self._lock)
 
     @property
     def maxsize(self):

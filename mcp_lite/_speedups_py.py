@@ -48,6 +48,22 @@ __all__ = [
 DEFAULT_MAX_SIZE = 64 * 1024 * 1024
 HEAD_SIZE = 256  # bytes of an oversized message kept in MessageTooLarge.head
 
+# --- copying ---------------------------------------------------------------------------
+
+
+class _Uncopyable:
+    """A kernel object is live parse state (in the compiled build: C buffers, a lock): a
+    copy would share or lose it, so ``copy`` and ``pickle`` refuse, in both builds."""
+
+    __slots__ = ()
+
+    def __reduce_ex__(self, protocol: object) -> Any:
+        raise TypeError(f"cannot copy or pickle a {type(self).__name__} object")
+
+    def __reduce__(self) -> Any:
+        raise TypeError(f"cannot copy or pickle a {type(self).__name__} object")
+
+
 # --- names -----------------------------------------------------------------------------
 
 _BAD_NAME_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
@@ -171,7 +187,7 @@ _STRUCTURAL = re.compile(rb'[\[\]{}",:]')
 _WS = b" \t\r\n"
 
 
-class ResponseIdScanner:
+class ResponseIdScanner(_Uncopyable):
     """Find the top-level ``"id"`` of a JSON-RPC response in bytes fed in chunks, without
     decoding them and holding only a few hundred bytes (a message too large to keep, or one
     that cannot be decoded: nested too deep, invalid UTF-8, a number too long).
@@ -203,7 +219,14 @@ class ResponseIdScanner:
         "_value_key",
     )
 
-    def __init__(self) -> None:
+    def __new__(cls) -> ResponseIdScanner:
+        # the state is set here, as the compiled build's __cinit__ does: valid even when a
+        # subclass skips __init__
+        self = super().__new__(cls)
+        self._start()
+        return self
+
+    def _start(self) -> None:
         self._depth = 0
         self._in_string = False
         self._escape = False
@@ -370,7 +393,7 @@ def scan_response_id(data: bytes) -> int | str | None:
 # --- NDJSON ----------------------------------------------------------------------------
 
 
-class Gate:
+class Gate(_Uncopyable):
     """A one-shot event for one waiting thread: closed at birth, ``open()`` once;
     ``wait(timeout)`` (< 0: no limit) returns True once open, and it stays open.
 
@@ -380,7 +403,12 @@ class Gate:
 
     __slots__ = ("_lock", "_opened")
 
-    def __init__(self) -> None:
+    def __new__(cls) -> Gate:
+        self = super().__new__(cls)  # set up here, as the compiled __cinit__ does
+        self._start()
+        return self
+
+    def _start(self) -> None:
         self._lock = threading.Lock()
         self._lock.acquire()
         self._opened = False
@@ -394,7 +422,9 @@ class Gate:
             self._lock.release()
 
     def wait(self, timeout: float) -> bool:
-        if self._lock.acquire(True, timeout if timeout >= 0 else -1):
+        # negative, NaN, or past what a lock can time (inf): no limit
+        forever = not 0 <= timeout <= threading.TIMEOUT_MAX
+        if self._lock.acquire(True, -1 if forever else timeout):
             self._lock.release()
             return True
         return self._opened
@@ -404,7 +434,7 @@ def open_deferred() -> None:
     """Open every gate whose wake-up is queued: none in this build (see ``Gate``)."""
 
 
-class HeldLock:
+class HeldLock(_Uncopyable):
     """``with HeldLock(lock, timeout) as got:`` — take ``lock`` (waiting up to ``timeout``
     seconds; a negative timeout does not wait), run the block, release it if it was taken.
 
@@ -422,6 +452,8 @@ class HeldLock:
     def __enter__(self) -> bool:
         if self._timeout < 0:
             self._got = bool(self._lock.acquire(False))
+        elif self._timeout > threading.TIMEOUT_MAX:  # inf, or more than a lock can time
+            self._got = bool(self._lock.acquire(True))
         else:
             self._got = bool(self._lock.acquire(True, self._timeout))
         return self._got
@@ -449,7 +481,7 @@ def write_nowait(fd: int, data: bytes | bytearray | memoryview) -> int:
         return -1
 
 
-class NdjsonSplitter:
+class NdjsonSplitter(_Uncopyable):
     """Split a byte stream into newline-delimited messages (the stdio transport's framing).
 
     ``feed(chunk)`` returns every message completed by ``chunk``, in arrival order: the line
@@ -477,8 +509,17 @@ class NdjsonSplitter:
 
     __slots__ = ("_head", "_max_size", "_pending", "_ready", "_scanner", "_taken")
 
+    def __new__(cls, *args: object, **kwargs: object) -> NdjsonSplitter:
+        # set up here, as the compiled __cinit__ does: valid even when __init__ is skipped
+        self = super().__new__(cls)
+        self._reset(DEFAULT_MAX_SIZE)
+        return self
+
     def __init__(self, max_size: int = DEFAULT_MAX_SIZE) -> None:
-        self._max_size = _check_size(max_size)
+        self._reset(_check_size(max_size))
+
+    def _reset(self, max_size: int) -> None:
+        self._max_size = max_size
         self._pending = bytearray()  # the partial line: never contains b"\n"
         self._scanner: ResponseIdScanner | None = None  # dropping an oversized line
         self._head = b""  # the first bytes of that line
@@ -657,9 +698,10 @@ _DIGITS = frozenset(b"0123456789")
 # A line longer than this while it is still arriving is certain to make the event too
 # large ("data: " is the longest prefix in front of a data value); this bounds the buffer.
 _LINE_SLACK = 6
+_RETRY_DIGITS = 18  # a longer retry value (leading zeros aside) is ignored, not an error
 
 
-class SseParser:
+class SseParser(_Uncopyable):
     """Parse a ``text/event-stream`` body as the WHATWG HTML standard says, chunk by chunk.
 
     ``feed(chunk)`` returns the events dispatched by ``chunk`` in order. Handled: one UTF-8
@@ -708,8 +750,17 @@ class SseParser:
         "retry",
     )
 
+    def __new__(cls, *args: object, **kwargs: object) -> SseParser:
+        # set up here, as the compiled __cinit__ does: valid even when __init__ is skipped
+        self = super().__new__(cls)
+        self._reset(DEFAULT_MAX_SIZE)
+        return self
+
     def __init__(self, max_size: int = DEFAULT_MAX_SIZE) -> None:
-        self._max_size = _check_size(max_size)
+        self._reset(_check_size(max_size))
+
+    def _reset(self, max_size: int) -> None:
+        self._max_size = max_size
         self.last_event_id = ""
         self.retry: int | None = None
         self._bom_pending: bytes | None = b""  # None once the stream start is past
@@ -847,7 +898,9 @@ class SseParser:
             if b"\x00" not in value:
                 self._id_buffer = value.decode("utf-8", "replace")
         elif field == b"retry" and value and _DIGITS.issuperset(value):
-            self.retry = int(value)
+            value = value.lstrip(b"0") or b"0"
+            if len(value) <= _RETRY_DIGITS:  # a longer one is unusable: ignored
+                self.retry = int(value)
 
     def _dispatch(self, out: list[SseEvent | MessageTooLarge]) -> None:
         self.last_event_id = self._id_buffer
@@ -940,6 +993,11 @@ def plain_shape(raw: Any, checks: dict[str, Any], names: frozenset[str]) -> bool
         elif type(check) is tuple:
             if type(value) is not list:
                 return False
+            if len(check) != 3:
+                raise ValueError(
+                    "a list check is (item_checks, item_names, required), "
+                    f"not a tuple of {len(check)}"
+                )
             item_checks, item_names, required = check
             for item in value:
                 if not (plain_shape(item, item_checks, item_names) and required in item):
@@ -952,7 +1010,7 @@ def plain_shape(raw: Any, checks: dict[str, Any], names: frozenset[str]) -> bool
 # --- LRU cache -------------------------------------------------------------------------
 
 
-class LruCache:
+class LruCache(_Uncopyable):
     """A bounded mapping that evicts the least recently used key, safe to share across threads.
 
     Every operation holds one ``threading.Lock`` (no reliance on the GIL, so it stays correct
@@ -963,13 +1021,24 @@ class LruCache:
 
     __slots__ = ("_data", "_lock", "_maxsize")
 
+    def __new__(cls, *args: object, **kwargs: object) -> LruCache:
+        # set up here, as the compiled __cinit__ does: valid even when __init__ is skipped
+        self = super().__new__(cls)
+        self._start()
+        return self
+
+    def _start(self) -> None:
+        self._maxsize = 100
+        self._data: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
     def __init__(self, maxsize: int = 100) -> None:
         size = operator.index(maxsize)
         if not 0 <= size <= sys.maxsize:
             raise ValueError(f"maxsize must be between 0 and {sys.maxsize}, got {size}")
-        self._maxsize = size
-        self._data: OrderedDict[Hashable, Any] = OrderedDict()
-        self._lock = threading.Lock()
+        with self._lock:
+            self._maxsize = size
+            self._data = OrderedDict()
 
     @property
     def maxsize(self) -> int:

@@ -15,12 +15,13 @@ import copy
 import inspect
 import json
 import logging
+import math
 import os
 import re
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ from . import _fork, _observer
 from . import events as _events
 from . import tasks as _tasks
 from ._connection import LOAD_STATS_KEYS, Connection, Handlers
+from ._deadline import Deadline
 from ._secrets import redact_url
 from ._version import __version__
 from .errors import (
@@ -136,8 +138,9 @@ class Client:
         target: a command (``["python", "srv.py"]``, or one string split like a shell
             would), a config dict (``{"command": ..., "args": [...], "env": {...}}``), a URL
             (``http(s)://``, ``ws(s)://``), or a ``mcp_lite.Server`` for an in-process server.
-        timeout: seconds, a total: ``connect()`` (start, probe, handshake) and each call
-            that passes no ``timeout=`` of its own (a finite default).
+        timeout: seconds, a finite default for each operation; always a total: ``connect``
+            (start, probe, handshake) as a whole, a list over all its pages, a call with its
+            retries, reconnect and input rounds. Every call may pass its own.
         protocol_version: ``"auto"`` (probe for 2026-07-28, fall back to the handshake
             era), or one version to pin.
         client_info: ``{"name", "version"}`` sent to the server.
@@ -154,8 +157,9 @@ class Client:
             ``max_total_timeout`` seconds in all.
         max_total_timeout: the cap of a call whose timeout progress may restart.
         auto_reconnect: start a new connection on the next call after the server died.
-        discover_timeout: the most the 2026-07-28 probe may take of a connect's deadline
-            before the client assumes an older server.
+        discover_timeout: how long the 2026-07-28 probe waits before assuming an older server
+            (a cap inside the connect's timeout, never extra time: at most half of what is
+            left, so the handshake that may follow has the other half).
         max_pages: the most pages a list method follows.
         max_workers: threads that run handlers and server requests.
         cache_results: honour 2026-07-28 ``ttlMs`` on list results and resource reads.
@@ -274,9 +278,16 @@ class Client:
 
     # --- lifecycle -------------------------------------------------------------------------------
 
-    def open(self) -> Client:
-        """Connect now (``connect()`` does this for you). Returns self."""
-        self._connection()
+    def open(self, *, timeout: float | None = None) -> Client:
+        """Connect now (``connect()`` does this for you). Returns self.
+
+        ``timeout`` (default: the client's) bounds the whole connect: starting the server,
+        the discover probe, ``initialize`` and ``notifications/initialized``."""
+        return self._connect_by(Deadline.after(self._timeout(timeout)))
+
+    def _connect_by(self, deadline: Deadline) -> Client:
+        """``open()`` on the caller's deadline (the Hub's first use of a server)."""
+        self._connection(deadline)
         return self
 
     def close(self) -> None:
@@ -363,16 +374,18 @@ class Client:
         The future always completes: with the result, the server's ``RpcError``, a
         ``RequestTimeout`` after ``timeout`` seconds, or ``ConnectionClosed``.
         """
-        conn = self._connection()
+        deadline = Deadline.after(self._timeout(timeout))
+        conn = self._connection(deadline)
         assert conn.info is not None
         proto.check_method_allowed(method, conn.info)
         return conn.submit(
             method,
             params,
-            timeout=self._timeout(timeout),
+            timeout=deadline.timeout,
             max_total_timeout=self.max_total_timeout if self.reset_timeout_on_progress else None,
             on_progress=on_progress,
             reset_on_progress=self.reset_timeout_on_progress,
+            deadline=deadline.at,
         )
 
     def request(
@@ -397,34 +410,48 @@ class Client:
         On 2026-07-28 servers, list results and ``resources/read`` are served from a cache
         while their ``ttlMs`` says they are fresh (``cache_results=False`` turns it off);
         ``list_changed`` and ``resources/updated`` notifications drop what they concern.
+
+        ``timeout`` is a total: a reconnect, a re-initialize and the retry all fit in it.
         """
-        conn = self._connection()
+        deadline = Deadline.after(self._timeout(timeout))
+        return self._request(deadline, method, params, on_progress, cancel_event)
+
+    def _request(
+        self,
+        deadline: Deadline,
+        method: str,
+        params: dict[str, Any] | None,
+        on_progress: Callable[[Progress], Any] | None = None,
+        cancel_event: threading.Event | None = None,
+    ) -> dict[str, Any]:
+        """``request`` on the caller's ``deadline`` (every step it causes stays on it)."""
+        conn = self._connection(deadline)
         if method == "tools/call" or not self.cache_results:  # never cached: skip the key
-            return self._request_once(conn, method, params, timeout, on_progress, cancel_event)
+            return self._request_once(conn, deadline, method, params, on_progress, cancel_event)
         key = _cache.cache_key(method, params)
         if key is not None and conn.info is not None and conn.info.era == "stateless":
             with self._results_lock:
                 cached = self._results.get(key, time.monotonic())
             if cached is not None:
                 return cached
-            result = self._request_once(conn, method, params, timeout, on_progress, cancel_event)
+            result = self._request_once(conn, deadline, method, params, on_progress, cancel_event)
             with self._results_lock:
                 self._results.put(key, result, time.monotonic())
             return result
-        return self._request_once(conn, method, params, timeout, on_progress, cancel_event)
+        return self._request_once(conn, deadline, method, params, on_progress, cancel_event)
 
     def _request_once(
         self,
         conn: Connection,
+        deadline: Deadline,
         method: str,
         params: dict[str, Any] | None,
-        timeout: float | None,
         on_progress: Callable[[Progress], Any] | None,
         cancel_event: threading.Event | None = None,
     ) -> dict[str, Any]:
         try:
             return _not_a_task(
-                method, self._call(conn, method, params, timeout, on_progress, cancel_event)
+                method, self._call(conn, deadline, method, params, on_progress, cancel_event)
             )
         except SessionExpired:
             log.info("session with %r expired; re-initializing and retrying %s", self.name, method)
@@ -439,17 +466,21 @@ class Client:
                 if not (stateless and conn.alive and conn is self._conn):
                     raise
                 log.info("the answer stream of %s to %r broke; re-issuing it", method, self.name)
+        # The one retry (and the reconnect or re-initialize before it) is on the same deadline.
+        deadline.check(f"retrying {method}", f"no time was left for it (MCP server {self.name!r})")
         return _not_a_task(
             method,
-            self._call(self._connection(), method, params, timeout, on_progress, cancel_event),
+            self._call(
+                self._connection(deadline), deadline, method, params, on_progress, cancel_event
+            ),
         )
 
     def _call(
         self,
         conn: Connection,
+        deadline: Deadline,
         method: str,
         params: dict[str, Any] | None,
-        timeout: float | None,
         on_progress: Callable[[Progress], Any] | None,
         cancel_event: threading.Event | None,
     ) -> dict[str, Any]:
@@ -460,11 +491,12 @@ class Client:
         return conn.call(
             method,
             params,
-            timeout=self.timeout if timeout is None else self._timeout(timeout),
+            timeout=deadline.timeout,
             max_total_timeout=self.max_total_timeout if self.reset_timeout_on_progress else None,
             on_progress=on_progress,
             reset_on_progress=self.reset_timeout_on_progress,
             cancel_event=cancel_event,
+            deadline=deadline.at,
         )
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
@@ -474,9 +506,12 @@ class Client:
     # --- tools -------------------------------------------------------------------------------------
 
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
-        """Every tool the server offers, across all pages."""
-        items = self._list_all("tools/list", "tools", "tools", timeout)
-        if self.session.era == "stateless":
+        """Every tool the server offers, across all pages (``timeout``: for them all)."""
+        return self._list_tools(Deadline.after(self._timeout(timeout)))
+
+    def _list_tools(self, deadline: Deadline) -> list[Tool]:
+        items = self._list_all("tools/list", "tools", "tools", deadline)
+        if self._session(deadline).era == "stateless":
             items = [item for item in items if self._valid_header_annotations(item)]
         tools = validate_tools(items)
         self._output_schemas = {t.name: t.output_schema for t in tools if t.output_schema}
@@ -517,15 +552,31 @@ class Client:
         (``RemoteProtocolError`` when it does not match).
         """
         name = self._llm_aliases.get(name, name)  # a name tool_definitions had to change
-        conn = self._connection()
-        if self._must_use_task(name, conn):  # 2025-11-25 "required": a task, transparently
-            task = self.call_tool_as_task(name, arguments, timeout=timeout)
-            result = task.result(timeout=timeout)
+        # One deadline for all of it: a reconnect, the tool list of a task-capable server,
+        # input rounds, a retry, the task's polling.
+        deadline = Deadline.after(self.timeout if timeout is None else self._timeout(timeout))
+        return self._call_tool(deadline, name, arguments, on_progress, cancel_event)
+
+    def _call_tool(
+        self,
+        deadline: Deadline,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        on_progress: Callable[[Progress], Any] | None = None,
+        cancel_event: threading.Event | None = None,
+    ) -> CallToolResult:
+        """``call_tool`` on the caller's deadline."""
+        conn = self._connection(deadline)
+        if self._must_use_task(name, conn, deadline):  # 2025-11-25 "required": a task
+            task = _tasks.start_task(self, name, arguments, None, deadline)
+            result = task._result(deadline)
         else:
             params = {"name": name, "arguments": dict(arguments or {})}
-            raw = self._request_once(conn, "tools/call", params, timeout, on_progress, cancel_event)
+            raw = self._request_once(
+                conn, deadline, "tools/call", params, on_progress, cancel_event
+            )
             if raw.get("resultType") == "task":  # 2026-07-28: the server made it a task
-                result = Task(self, raw, modern=True, tool=name).result(timeout=timeout)
+                result = Task(self, raw, modern=True, tool=name)._result(deadline)
             else:
                 result = tool_result(raw)
         schema = self._output_schemas.get(name)
@@ -555,7 +606,7 @@ class Client:
         Raises:
             LocalProtocolError: the server supports no tasks.
         """
-        return _tasks.start_task(self, name, arguments, ttl, timeout)
+        return _tasks.start_task(self, name, arguments, ttl, Deadline.after(self._timeout(timeout)))
 
     def list_tasks(self, *, timeout: float | None = None) -> list[TaskStatus]:
         """The server's tasks for this session (2025-11-25 ``tasks/list``, every page).
@@ -563,40 +614,50 @@ class Client:
         Raises:
             LocalProtocolError: the server does not list tasks (2026-07-28 has no tasks/list).
         """
-        return _tasks.list_tasks(self, timeout)
+        return _tasks.list_tasks(self, Deadline.after(self._timeout(timeout)))
 
-    def _must_use_task(self, name: str, conn: Connection) -> bool:
-        """2025-11-25: is ``name`` a ``taskSupport: "required"`` tool? (tools listed once)"""
+    def _must_use_task(self, name: str, conn: Connection, deadline: Deadline) -> bool:
+        """2025-11-25: is ``name`` a ``taskSupport: "required"`` tool? (tools listed once,
+        on the call's deadline)"""
         info = conn.info
         if info is None or info.era == "stateless" or "tasks" not in info.capabilities:
             return False  # the common case, decided without a call
         if not isinstance(info.capabilities["tasks"], dict):
             return False
         if self._task_support is None:
-            self.list_tools()  # once: it keeps each tool's execution.taskSupport
+            self._list_tools(deadline)  # once: it keeps each tool's execution.taskSupport
         return (self._task_support or {}).get(name) == "required"
 
     # --- resources ---------------------------------------------------------------------------------
 
     def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
-        items = self._list_all("resources/list", "resources", "resources", timeout)
+        return self._list_resources(Deadline.after(self._timeout(timeout)))
+
+    def _list_resources(self, deadline: Deadline) -> list[Resource]:
+        items = self._list_all("resources/list", "resources", "resources", deadline)
         from .protocol.types import Resource
 
         return [Resource.model_validate(item) for item in items]
 
     def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
         items = self._list_all(
-            "resources/templates/list", "resourceTemplates", "resources", timeout
+            "resources/templates/list",
+            "resourceTemplates",
+            "resources",
+            Deadline.after(self._timeout(timeout)),
         )
         from .protocol.types import ResourceTemplate
 
         return [ResourceTemplate.model_validate(item) for item in items]
 
     def read_resource(self, uri: str, *, timeout: float | None = None) -> ReadResourceResult:
+        return self._read_resource(Deadline.after(self._timeout(timeout)), uri)
+
+    def _read_resource(self, deadline: Deadline, uri: str) -> ReadResourceResult:
         from .protocol.types import ReadResourceResult
 
         return ReadResourceResult.model_validate(
-            self.request("resources/read", {"uri": uri}, timeout=timeout)
+            self._request(deadline, "resources/read", {"uri": uri})
         )
 
     # --- skills (extension io.modelcontextprotocol/skills) -------------------------------------------
@@ -609,7 +670,7 @@ class Client:
         """
         from . import skills
 
-        found = skills.list_skills(self, timeout)
+        found = skills.list_skills(self, Deadline.after(self._timeout(timeout)))
         self._remember_skills(found)
         return found
 
@@ -671,7 +732,10 @@ class Client:
     # --- prompts, completion, logging, ping --------------------------------------------------------
 
     def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
-        items = self._list_all("prompts/list", "prompts", "prompts", timeout)
+        return self._list_prompts(Deadline.after(self._timeout(timeout)))
+
+    def _list_prompts(self, deadline: Deadline) -> list[Prompt]:
+        items = self._list_all("prompts/list", "prompts", "prompts", deadline)
         from .protocol.types import Prompt
 
         return [Prompt.model_validate(item) for item in items]
@@ -679,12 +743,17 @@ class Client:
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> GetPromptResult:
+        return self._get_prompt(Deadline.after(self._timeout(timeout)), name, arguments)
+
+    def _get_prompt(
+        self, deadline: Deadline, name: str, arguments: Mapping[str, str] | None
+    ) -> GetPromptResult:
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {str(k): str(val) for k, val in arguments.items()}
         from .protocol.types import GetPromptResult
 
-        return GetPromptResult.model_validate(self.request("prompts/get", params, timeout=timeout))
+        return GetPromptResult.model_validate(self._request(deadline, "prompts/get", params))
 
     def complete(
         self,
@@ -743,11 +812,12 @@ class Client:
         """Round-trip to the server: ``ping``, or on 2026-07-28 (which removed ping) a
         ``server/discover``, never answered from the result cache. A health check that works
         whatever the server's era."""
-        conn = self._connection()
+        deadline = Deadline.after(self._timeout(timeout))
+        conn = self._connection(deadline)
         if conn.info is not None and conn.info.era == "stateless":
-            self._request_once(conn, "server/discover", {}, timeout, None)
+            self._request_once(conn, deadline, "server/discover", {}, None)
             return
-        self.request("ping", None, timeout=timeout)
+        self._request(deadline, "ping", None)
 
     # --- internals -----------------------------------------------------------------------------------
 
@@ -758,12 +828,6 @@ class Client:
             raise ConfigError("timeout must be a positive number of seconds")
         return float(timeout)
 
-    def _backstop(self, timeout: float | None) -> float:
-        # The deadline thread completes every future; this outer wait only guards against a
-        # bug there, so it is generous.
-        limit = self.max_total_timeout if self.reset_timeout_on_progress else None
-        return max(self._timeout(timeout), limit or 0.0) + 30.0
-
     def _require(self, info: SessionInfo, capability: str, sub: str | None, method: str) -> None:
         if not info.has_capability(capability, sub):
             what = f"{capability}.{sub}" if sub else capability
@@ -772,26 +836,61 @@ class Client:
                 f"needed for {method}"
             )
 
-    def _list_all(self, method: str, key: str, capability: str, timeout: float | None) -> list[Any]:
-        info = self.session
+    def _list_all(self, method: str, key: str, capability: str, deadline: Deadline) -> list[Any]:
+        info = self._session(deadline)
         if info.era == "handshake" and capability not in info.capabilities:
             return []  # the server has none of these; asking would only get an error
-        pager = proto.Pager(method, max_pages=self.max_pages)
         items: list[Any] = []
-        while not pager.done:
-            result = self.request(method, pager.params(), timeout=timeout)
+        for result in self._pages(deadline, method):
             page = result.get(key, [])
             if not isinstance(page, list):
                 raise RemoteProtocolError(f"{method}: {key!r} is not a list")
             items.extend(page)
-            pager.advance(result)
         return items
 
-    def _connection(self) -> Connection:
+    def _pages(self, deadline: Deadline, method: str) -> Iterator[dict[str, Any]]:
+        """Every page of ``method``'s list, all on one deadline (a server handing out a new
+        cursor every page ends at it, as a ``RequestTimeout`` naming the page)."""
+        phase = "listing " + _LISTS.get(method, method)
+        pager = proto.Pager(method, max_pages=self.max_pages)
+        page = 1
+        while not pager.done:
+            if page > 1:
+                deadline.check(phase, f"page {page} was not reached")
+            try:
+                result = self._request(deadline, method, pager.params())
+            except RequestTimeout as exc:
+                if not deadline.expired():
+                    raise  # a cap of a lower step, not the list's deadline: as it is
+                raise deadline.error(
+                    phase, f"page {page} got no answer from MCP server {self.name!r}"
+                ) from exc
+            yield result
+            pager.advance(result)
+            page += 1
+
+    def _session(self, deadline: Deadline) -> SessionInfo:
+        """``session`` on the caller's deadline (connecting when needed)."""
+        info: SessionInfo = self._connection(deadline).info  # type: ignore[assignment]
+        self._last_session = info
+        return info
+
+    def _connection(self, deadline: Deadline | None = None) -> Connection:
+        """The live connection; a new one when there is none (or it died), on ``deadline``
+        (the caller's; default: one of the client's ``timeout``)."""
         conn = self._conn
         if conn is not None and conn.alive:
             return conn
-        with self._lock:
+        return self._reconnect(deadline if deadline is not None else Deadline.after(self.timeout))
+
+    def _reconnect(self, deadline: Deadline) -> Connection:
+        # Another thread may be connecting: wait for it only as long as this caller may.
+        wait = deadline.remaining()
+        if not self._lock.acquire(timeout=-1 if wait > threading.TIMEOUT_MAX else wait):
+            raise deadline.error(
+                "connecting", f"another thread's connect to MCP server {self.name!r} did not end"
+            )
+        try:
             if self._closed:
                 raise ConnectionClosed(f"client for {self.name!r} is closed")
             conn = self._conn
@@ -803,7 +902,7 @@ class Client:
                     raise old.closed_error or ConnectionClosed("connection closed")
                 old.close()
                 log.info("reconnecting to %r", self.name)
-            conn = self._opened()
+            conn = self._opened(deadline)
             self._last_session = conn.info
             if old is not None and isinstance(conn.events, _observer.Observer):
                 conn.events.reconnected(old.closed_error)
@@ -811,15 +910,17 @@ class Client:
                 self._results.clear()  # a new connection may reach a changed server
             self._conn = conn
             self._conn_holder[0] = conn
+        finally:
+            self._lock.release()
         if self._subscriptions:
-            self._restore_subscriptions()
+            self._restore_subscriptions(deadline)
         return conn
 
-    def _opened(self) -> Connection:
+    def _opened(self, deadline: Deadline) -> Connection:
         """A new connection; a server that goes away while it connects is a
         ``ServerExitedAtStart`` (a ``ConnectError`` and still a ``ConnectionClosed``)."""
         try:
-            return self._open_connection()
+            return self._open_connection(deadline)
         except ConnectionClosed as exc:
             if isinstance(exc, (ConnectError, SessionExpired)):
                 raise
@@ -834,35 +935,39 @@ class Client:
 
         return make_transport(self.target, name=self.name, **self._transport_options)
 
-    def _open_connection(self) -> Connection:
+    def _open_connection(self, deadline: Deadline) -> Connection:
         events = _observer.observer(self.name, self._event_hooks, self.target)
         if events is not None:
             with events.connecting(self.target):
-                return self._open(events)
-        return self._open(None)
+                return self._open(events, deadline)
+        return self._open(None, deadline)
 
-    def _open(self, events: _observer.Observer | None) -> Connection:
+    def _open(self, events: _observer.Observer | None, deadline: Deadline) -> Connection:
         conn = Connection(
             self._make_transport(), self._handlers, name=self.name, max_workers=self._max_workers
         )
         conn.events = events
-        conn.start()
+        conn.start(deadline)
         try:
-            conn.info = self._negotiate(conn)
+            conn.info = self._negotiate(conn, deadline)
         except BaseException:
             conn.close("the handshake failed")
             raise
         log.debug("connected to %r: protocol %s", self.name, conn.info.protocol_version)
         return conn
 
-    def _negotiate(self, conn: Connection) -> SessionInfo:
+    def _negotiate(self, conn: Connection, deadline: Deadline) -> SessionInfo:
+        """The probe and/or the handshake, every step on the connect's one ``deadline``."""
         wanted = self._protocol_version
         # A server found to speak only the handshake era is not probed again on reconnect
         # (a probe that goes unanswered costs discover_timeout every time).
         probe = v.is_stateless(wanted) or (wanted == "auto" and self._era_hint != "handshake")
         if probe:
             info = self._discover(
-                conn, v.LATEST_VERSION if wanted == "auto" else wanted, fallback=wanted == "auto"
+                conn,
+                deadline,
+                v.LATEST_VERSION if wanted == "auto" else wanted,
+                fallback=wanted == "auto",
             )
             if info is not None:
                 self._era_hint = "stateless"
@@ -872,26 +977,51 @@ class Client:
         params = proto.initialize_params(
             requested, self._handlers.capabilities, self._handlers.client_info
         )
-        future = conn.submit("initialize", params, timeout=self.timeout, cancel_on_timeout=False)
+        deadline.check("connecting", f"initialize was not sent to MCP server {self.name!r}")
+        future = conn.submit(
+            "initialize",
+            params,
+            timeout=deadline.timeout,
+            cancel_on_timeout=False,
+            deadline=deadline.at,
+        )
         try:
-            info = proto.accept_initialize(_wait(future, self.timeout + 30), pinned=pinned)
+            info = proto.accept_initialize(
+                self._answer(future, deadline, "initialize"), pinned=pinned
+            )
         except UnsupportedVersionError:
             if not (probe and wanted == "auto"):
                 raise
             # The probe was answered after discover_timeout: the server took the 2026-07-28
-            # era then and now refuses the handshake. Ask again, with the full timeout.
+            # era then and now refuses the handshake. Ask again, with what is left.
             log.info("%r refused initialize after a late discover answer; probing again", self.name)
-            modern = self._discover(conn, v.LATEST_VERSION, fallback=False)
+            modern = self._discover(conn, deadline, v.LATEST_VERSION, fallback=False)
             assert modern is not None  # fallback=False raises instead
             self._era_hint = "stateless"
             return modern
         _tell_transport(conn, info)
-        conn.notify("notifications/initialized")
+        deadline.check(
+            "connecting", f"notifications/initialized was not sent to MCP server {self.name!r}"
+        )
+        conn.notify("notifications/initialized", None, _write_by(deadline))
         self._era_hint = "handshake"
         return info
 
-    def _discover(self, conn: Connection, version: str, *, fallback: bool) -> SessionInfo | None:
-        """The ``server/discover`` probe; None means "use the handshake" (only with fallback)."""
+    def _answer(self, future: Future[dict[str, Any]], deadline: Deadline, step: str) -> Any:
+        """The result of a connect step, or the connect's timeout naming the step."""
+        try:
+            return _wait(future, deadline.remaining())
+        except RequestTimeout as exc:
+            raise deadline.error(
+                "connecting", f"{step} got no answer from MCP server {self.name!r}"
+            ) from exc
+
+    def _discover(
+        self, conn: Connection, deadline: Deadline, version: str, *, fallback: bool
+    ) -> SessionInfo | None:
+        """The ``server/discover`` probe; None means "use the handshake" (only with fallback).
+        With a fallback the probe waits ``discover_timeout`` at most, and never more than half
+        of what is left of the connect's deadline (the handshake gets the rest)."""
         refused: str | None = None
         for _ in range(2):  # at most one retry with a version the server names
             params = proto.add_stateless_meta(
@@ -900,12 +1030,22 @@ class Client:
                 capabilities=self._handlers.capabilities,
                 client_info=self._handlers.client_info,
             )
-            limit = min(self.discover_timeout, self.timeout) if fallback else self.timeout
-            future = conn.submit("server/discover", params, timeout=limit)
+            deadline.check(
+                "connecting", f"server/discover was not sent to MCP server {self.name!r}"
+            )
+            left = deadline.remaining()
+            limit = min(self.discover_timeout, left / 2) if fallback else left
+            future = conn.submit(
+                "server/discover", params, timeout=limit, deadline=time.monotonic() + limit
+            )
             event: Response | ErrorResponse | None
             try:
-                event = Response(0, _wait(future, limit + 30))
-            except RequestTimeout:
+                event = Response(0, _wait(future, limit))
+            except RequestTimeout as exc:
+                if not fallback or deadline.expired():
+                    raise deadline.error(
+                        "connecting", f"server/discover got no answer from MCP server {self.name!r}"
+                    ) from exc
                 event = None
             except McpError as exc:
                 if isinstance(exc, ConnectionClosed):
@@ -955,13 +1095,13 @@ class Client:
         with self._lock:
             self._listen_future = future
 
-    def _restore_subscriptions(self) -> None:
+    def _restore_subscriptions(self, deadline: Deadline) -> None:
         try:
-            if self.session.era == "stateless":
+            if self._session(deadline).era == "stateless":
                 self._listen()
             else:
                 for uri in sorted(self._subscriptions):
-                    self.request("resources/subscribe", {"uri": uri})
+                    self._request(deadline, "resources/subscribe", {"uri": uri})
         except McpError as exc:
             log.warning("could not restore subscriptions on %r: %s", self.name, exc)
 
@@ -1039,13 +1179,22 @@ class Client:
         turned into a task (2026-07-28) fails the future with ``RemoteProtocolError``.
         """
         name = self._llm_aliases.get(name, name)
-        if self._must_use_task(name, self._connection()):
+        deadline = Deadline.after(self._timeout(timeout))  # one, as submit() makes it
+        conn = self._connection(deadline)
+        if self._must_use_task(name, conn, deadline):
             raise LocalProtocolError(
                 f"tool {name!r} of {self.name!r} runs only as a task: use call_tool_as_task"
             )
         validator = self._output_validator(name)
-        params = {"name": name, "arguments": dict(arguments or {})}
-        raw = self.submit("tools/call", params, timeout=timeout, on_progress=on_progress)
+        raw = conn.submit(
+            "tools/call",
+            {"name": name, "arguments": dict(arguments or {})},
+            timeout=deadline.timeout,
+            max_total_timeout=self.max_total_timeout if self.reset_timeout_on_progress else None,
+            on_progress=on_progress,
+            reset_on_progress=self.reset_timeout_on_progress,
+            deadline=deadline.at,
+        )
         future: Future[CallToolResult] = Future()
         # Never marked running: cancel() succeeds until the call completes, and reaches raw.
         future.add_done_callback(lambda f: raw.cancel() if f.cancelled() else None)
@@ -1125,12 +1274,31 @@ def _check_options(function: str, options: Mapping[str, Any]) -> None:
 
 
 def _wait(future: Future[dict[str, Any]], limit: float) -> dict[str, Any]:
+    """The future's result. The deadline thread completes it at its deadline; this wait's
+    own bound only guards against a bug there, so it is generous."""
+    backstop = limit + 30.0
     try:
-        return future.result(limit)
+        return future.result(None if backstop > threading.TIMEOUT_MAX else backstop)
     except FutureTimeout as exc:
         if isinstance(exc, McpError):  # our own RequestTimeout is a TimeoutError too
             raise
         raise RequestTimeout(f"no answer within {limit:g} s", limit) from None
+
+
+def _write_by(deadline: Deadline) -> float | None:
+    """``deadline.at`` as a transport's write bound (None: no deadline, its own bound)."""
+    return None if math.isinf(deadline.at) else deadline.at
+
+
+# What a list method lists, for the timeout's phase ("listing tools: page 3 ...").
+_LISTS = {
+    "tools/list": "tools",
+    "resources/list": "resources",
+    "resources/templates/list": "resource templates",
+    "prompts/list": "prompts",
+    "tasks/list": "tasks",
+    "skills/list": "skills",
+}
 
 
 def _weak_observer(client: Client) -> Callable[[str, dict[str, Any]], None]:
@@ -1275,7 +1443,7 @@ def _json_or_none(text: str) -> Any:
     """``text`` parsed as JSON, or None when it is not JSON."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # a server's text nested too deep is no JSON to us
         return None
 
 
@@ -1302,6 +1470,7 @@ def _tool_result_of(tool: str, raw: dict[str, Any], validator: Any) -> CallToolR
 def _validate_structured(tool: str, schema: dict[str, Any], value: Any) -> None:
     try:
         import jsonschema
+        import referencing.exceptions
     except ImportError:
         return
     try:
@@ -1313,6 +1482,14 @@ def _validate_structured(tool: str, schema: dict[str, Any], value: Any) -> None:
         ) from None
     except jsonschema.SchemaError as exc:
         log.warning("tool %r has an invalid outputSchema: %s", tool, exc.message)
+    except (RecursionError, referencing.exceptions.Unresolvable) as exc:
+        # a $ref cycle, a schema or value nested too deep for the validator's recursion, a
+        # $ref to a document we do not fetch: the server's schema cannot check its result
+        deep = isinstance(exc, RecursionError)
+        what = "is nested too deep" if deep else "has an unresolvable $ref"
+        raise RemoteProtocolError(
+            f"tool {tool!r}: its outputSchema {what} (or loops); its result cannot be checked"
+        ) from None
 
 
 if TYPE_CHECKING:

@@ -15,9 +15,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ._deadline import Deadline
 from .errors import LocalProtocolError, RemoteProtocolError, SkillVerificationError
 from .protocol import skills as sk
-from .protocol.session import Pager
 
 if TYPE_CHECKING:
     from ._requester import Requester
@@ -109,26 +109,24 @@ class LoadedSkill:
         return f"<LoadedSkill {self.uri}>"
 
 
-def require_extension(client: Requester) -> None:
-    extensions = client.server_capabilities.get("extensions")
+def require_extension(client: Requester, deadline: Deadline | None = None) -> None:
+    info = client.session if deadline is None else client._session(deadline)
+    extensions = info.capabilities.get("extensions")
     if not (isinstance(extensions, dict) and SKILLS_EXTENSION in extensions):
         raise LocalProtocolError(
             f"MCP server {client.name!r} does not declare the {SKILLS_EXTENSION!r} extension"
         )
 
 
-def list_skills(client: Requester, timeout: float | None) -> list[Skill]:
-    """Every page of ``skills/list`` (the caller remembers the entries)."""
-    require_extension(client)
-    pager = Pager("skills/list", max_pages=client.max_pages)
+def list_skills(client: Requester, deadline: Deadline) -> list[Skill]:
+    """Every page of ``skills/list`` on the one ``deadline`` (the caller remembers them)."""
+    require_extension(client, deadline)
     found: list[Skill] = []
-    while not pager.done:
-        result = client.request("skills/list", pager.params(), timeout=timeout)
+    for result in client._pages(deadline, "skills/list"):
         raw = result.get("skills")
         if not isinstance(raw, list):
             raise RemoteProtocolError("skills/list result has no 'skills' list")
         found.extend(Skill.from_entry(sk.parse_entry(item)) for item in raw)
-        pager.advance(result)
     return found
 
 

@@ -23,6 +23,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from ._deadline import Deadline
 from ._handlers import TaskReceiver
 from .errors import (
     InvalidParams,
@@ -32,7 +33,6 @@ from .errors import (
     RequestTimeout,
     rpc_error_from_wire,
 )
-from .protocol.session import Pager
 from .protocol.tasks import RELATED_TASK, TASKS_EXTENSION, TaskStatus
 
 if TYPE_CHECKING:
@@ -102,48 +102,51 @@ class Task:
             McpError: the task was cancelled.
             RequestTimeout: not finished in time (the task keeps running; ``cancel()`` it).
         """
+        return self._result(Deadline.after(self._client._timeout(timeout)))
+
+    def _result(self, deadline: Deadline) -> CallToolResult:
+        """``result()`` on the caller's deadline (``call_tool`` passes its own)."""
         from .protocol.results import tool_result
 
-        limit = self._client._timeout(timeout)
-        deadline = time.monotonic() + limit
         with self._lock:
             if self._final is None:
                 if self._modern:
-                    self._final = self._run_modern(deadline, limit)
+                    self._final = self._run_modern(deadline)
                 else:
-                    self._final = self._run_core(deadline, limit)
+                    self._final = self._run_core(deadline)
             final = self._final
         return tool_result(final, copy=True)  # the dict is kept for the next result() call
 
     # --- the two loops -------------------------------------------------------------------
 
-    def _left(self, deadline: float, limit: float) -> float:
-        left = deadline - time.monotonic()
-        if left <= 0:
+    def _left(self, deadline: Deadline) -> Deadline:
+        """``deadline``, once it is sure time is left (else the task's own timeout error)."""
+        if deadline.expired():
             raise RequestTimeout(
-                f"task {self.id} ({self.tool}) did not finish within {limit:g} s "
+                f"task {self.id} ({self.tool}) did not finish within the {deadline.describe()} "
                 f"(last status: {self._last.status}); it may still be running",
-                limit,
+                deadline.timeout,
             )
-        return left
+        return deadline
 
-    def _sleep(self, deadline: float, limit: float) -> None:
-        time.sleep(min(self._last.poll_seconds(), self._left(deadline, limit)))
+    def _sleep(self, deadline: Deadline) -> None:
+        self._left(deadline)
+        time.sleep(deadline.bound(self._last.poll_seconds()))
 
-    def _run_core(self, deadline: float, limit: float) -> dict[str, Any]:
+    def _run_core(self, deadline: Deadline) -> dict[str, Any]:
         # Poll until the task ends or wants input, then tasks/result: it blocks until the
         # end and carries the server's requests for the task (our handlers answer them).
+        client = self._client
         while not self._last.terminal and self._last.status != "input_required":
-            self._sleep(deadline, limit)
-            self.status(timeout=self._left(deadline, limit))
+            self._sleep(deadline)
+            raw = client._request(self._left(deadline), "tasks/get", {"taskId": self.id})
+            self._last = TaskStatus.from_wire(raw)
         if self._last.status == "cancelled":
             raise McpError(f"task {self.id} ({self.tool}) was cancelled")
-        return self._client.request(
-            "tasks/result", {"taskId": self.id}, timeout=self._left(deadline, limit)
-        )
+        return client._request(self._left(deadline), "tasks/result", {"taskId": self.id})
 
-    def _run_modern(self, deadline: float, limit: float) -> dict[str, Any]:
-        conn = self._client._connection()
+    def _run_modern(self, deadline: Deadline) -> dict[str, Any]:
+        conn = self._client._connection(deadline)
         raw = self._last.raw
         while True:
             status = raw.get("status")
@@ -169,16 +172,14 @@ class Task:
                     for key, req in fresh.items()
                 }
                 self._answered.update(fresh)
-                self._client.request(
+                self._client._request(
+                    self._left(deadline),
                     "tasks/update",
                     {"taskId": self.id, "inputResponses": responses},
-                    timeout=self._left(deadline, limit),
                 )
             else:
-                self._sleep(deadline, limit)
-            raw = self._client.request(
-                "tasks/get", {"taskId": self.id}, timeout=self._left(deadline, limit)
-            )
+                self._sleep(deadline)
+            raw = self._client._request(self._left(deadline), "tasks/get", {"taskId": self.id})
             self._last = TaskStatus.from_wire(raw)
 
     def __repr__(self) -> str:
@@ -189,18 +190,18 @@ class Task:
 
 
 def start_task(
-    client: TaskRequester, name: str, arguments: Any, ttl: int | None, timeout: float | None
+    client: TaskRequester, name: str, arguments: Any, ttl: int | None, deadline: Deadline
 ) -> Task:
-    """``Client.call_tool_as_task``."""
+    """``Client.call_tool_as_task`` (on the caller's ``deadline``)."""
     params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
-    info = client.session
+    info = client._session(deadline)
     if info.era == "stateless":
         extensions = info.capabilities.get("extensions")
         if not (isinstance(extensions, dict) and TASKS_EXTENSION in extensions):
             raise LocalProtocolError(
                 f"MCP server {client.name!r} does not declare the {TASKS_EXTENSION!r} extension"
             )
-        raw = client.request("tools/call", params, timeout=timeout)
+        raw = client._request(deadline, "tools/call", params)
         return Task(client, raw, modern=True, tool=name)
     tasks = info.capabilities.get("tasks")
     requests = tasks.get("requests") if isinstance(tasks, dict) else None
@@ -210,23 +211,20 @@ def start_task(
             f"MCP server {client.name!r} did not declare tasks.requests.tools.call"
         )
     params["task"] = {"ttl": ttl} if ttl is not None else {}
-    raw = client.request("tools/call", params, timeout=timeout)
+    raw = client._request(deadline, "tools/call", params)
     created = raw.get("task")
     if not isinstance(created, dict):
         raise RemoteProtocolError(f"tools/call {name!r} as a task: no 'task' in the answer")
     return Task(client, created, modern=False, tool=name)
 
 
-def list_tasks(client: Requester, timeout: float | None) -> list[TaskStatus]:
-    """``Client.list_tasks``."""
-    info = client.session
+def list_tasks(client: Requester, deadline: Deadline) -> list[TaskStatus]:
+    """``Client.list_tasks``: every page on the one ``deadline``."""
+    info = client._session(deadline)
     tasks = info.capabilities.get("tasks")
     if info.era == "stateless" or not (isinstance(tasks, dict) and "list" in tasks):
         raise LocalProtocolError(f"MCP server {client.name!r} does not offer tasks/list")
-    pager = Pager("tasks/list", max_pages=client.max_pages)
     found: list[TaskStatus] = []
-    while not pager.done:
-        result = client.request("tasks/list", pager.params(), timeout=timeout)
+    for result in client._pages(deadline, "tasks/list"):
         found.extend(TaskStatus.from_wire(t) for t in result.get("tasks") or [])
-        pager.advance(result)
     return found

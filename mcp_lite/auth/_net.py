@@ -425,7 +425,7 @@ def _json_object(raw: bytes, what: str) -> dict[str, Any]:
         raise AuthRequired(f"{what} is larger than {_MAX_BODY} bytes")
     try:
         value = json.loads(raw.decode("utf-8") or "null")
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # (nested too deep: no JSON)
         raise AuthRequired(f"{what} is not JSON") from None
     if not isinstance(value, dict):
         raise AuthRequired(f"{what} is not a JSON object")

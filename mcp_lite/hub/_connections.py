@@ -17,8 +17,11 @@ its connection across ``update()``; a changed one gets a new slot and the old co
 closed. ``connect_all()`` connects in parallel, at most 3 local (stdio, in-process) and 20
 remote servers at a time (``MCP_SERVER_CONNECTION_BATCH_SIZE``,
 ``MCP_REMOTE_SERVER_CONNECTION_BATCH_SIZE``). A slow or broken server only ever holds up the
-callers of that server: each slot connects under its own lock, every connect is bounded by
-the client's timeout.
+callers of that server: each slot connects under its own lock, and one deadline bounds a
+whole attempt cycle (every attempt and every backoff wait): the caller's, when it gave a
+timeout, capped by the configured connect total (``connect_timeout``/``MCP_TIMEOUT``, else the
+client's ``timeout``). A backoff wait that would end past the deadline is not waited: the
+cycle ends with the last attempt's error.
 
 This module also routes the server → client callbacks of every connection: cache
 invalidation on ``notifications/*/list_changed`` and elicitation (hooks first, then the
@@ -41,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .. import _fork
+from .._deadline import Deadline
 from ..errors import (
     AuthRequired,
     ConfigError,
@@ -57,7 +61,7 @@ if TYPE_CHECKING:
     from ._auth_cache import AuthCache
     from .tools import Catalog
 
-__all__ = ["Backoff", "Connections", "Elicitation", "ServerStatus", "Spec"]
+__all__ = ["Backoff", "Connections", "Elicitation", "ServerStatus", "Spec", "capped"]
 
 log = logging.getLogger("mcp_lite.hub")
 
@@ -71,6 +75,8 @@ _LISTEN_FLAGS = (
     ("resourcesListChanged", "resources"),
 )
 _LISTEN_TIMEOUT = 86400.0  # a listen stream lasts as long as its connection
+# The options key that hands an attempt's deadline to ``open_client`` (popped there).
+DEADLINE_OPTION = "_deadline"
 _LIST_CHANGED = {
     "notifications/tools/list_changed": "tools",
     "notifications/resources/list_changed": "resources",
@@ -212,6 +218,22 @@ def _batch_size(var: str, default: int) -> int:
     except ValueError:
         return default
     return value if value > 0 else default
+
+
+def capped(deadline: Deadline | None, seconds: float | None) -> Deadline:
+    """The caller's ``deadline``, or a configured total of ``seconds`` when that ends first
+    (then with its own timeout in the error). None, None: no deadline."""
+    if deadline is None:
+        return Deadline.after(seconds)
+    if seconds is None or deadline.remaining() <= seconds:
+        return deadline
+    return Deadline.after(seconds)
+
+
+def _acquire(lock: threading.Lock, deadline: Deadline) -> bool:
+    """Take ``lock``, waiting no longer than ``deadline`` allows."""
+    wait = deadline.remaining()
+    return lock.acquire(timeout=-1 if wait > threading.TIMEOUT_MAX else wait)
 
 
 def _alive(client: Client) -> bool:
@@ -438,8 +460,9 @@ class Connections:
 
     # --- connecting ----------------------------------------------------------------------------
 
-    def client(self, name: str) -> Client:
-        """The live client of ``name``, connecting (with backoff) when needed.
+    def client(self, name: str, deadline: Deadline | None = None) -> Client:
+        """The live client of ``name``, connecting (with backoff) when needed, within
+        ``deadline`` (the caller's; capped by the connect total either way).
 
         Raises:
             ConfigError: unknown server, or its entry is invalid.
@@ -451,30 +474,44 @@ class Connections:
         client = slot.client
         if client is not None and slot.snapshot[0] == "connected" and _alive(client):
             return client
-        return self._connect(slot, force=False)
+        return self._connect(slot, force=False, deadline=deadline)
 
-    def reconnect(self, name: str) -> Client:
+    def reconnect(self, name: str, deadline: Deadline | None = None) -> Client:
         """Close the current connection (if any) and connect again now, ignoring the
-        cool-down and the needs-auth cache."""
+        cool-down and the needs-auth cache; within ``deadline`` (see ``client``)."""
         slot = self._slot(name)
-        with slot.lock:
+        deadline = self._connect_deadline(slot.spec, deadline)
+        if not _acquire(slot.lock, deadline):
+            raise self._busy(slot, deadline)
+        try:
             self._drop_client(slot)
+        finally:
+            slot.lock.release()
         self.auth_cache.discard(slot.spec.auth_key)
-        return self._connect(slot, force=True)
+        return self._connect(slot, force=True, deadline=deadline)
 
     def connection_lost(self, name: str, client: Client) -> None:
         """A call found ``client`` dead: forget it and its caches; the next use reconnects."""
         with contextlib.suppress(ConfigError):
             slot = self._slot(name)
-            with slot.lock:
+            # Never wait here (the caller's deadline may be spent): a slot locked by another
+            # thread is being reconnected, which drops the dead client itself.
+            if not slot.lock.acquire(blocking=False):
+                return
+            try:
                 if slot.client is client:
                     slot.lost = _why_dead(client)
                     self._drop_client(slot)
                     slot.set("pending", "the connection closed; it reconnects on next use")
+            finally:
+                slot.lock.release()
 
-    def connect_all(self, names: Sequence[str] | None = None) -> None:
+    def connect_all(
+        self, names: Sequence[str] | None = None, deadline: Deadline | None = None
+    ) -> None:
         """Connect every enabled server not yet connected, in parallel batches (3 local,
-        20 remote by default). Failures are recorded in the states, never raised."""
+        20 remote by default), all within ``deadline`` (see ``client``). Failures are
+        recorded in the states, never raised."""
         with self._lock:
             slots = [s for n, s in self._slots.items() if names is None or n in names]
         todo = [s for s in slots if s.snapshot[0] != "disabled" and not s.user_disabled]
@@ -491,24 +528,50 @@ class Connections:
             ),
         ]
         try:
-            futures = [pools[0].submit(self._try_connect, s) for s in local]
-            futures += [pools[1].submit(self._try_connect, s) for s in remote]
+            futures = [pools[0].submit(self._try_connect, s, deadline) for s in local]
+            futures += [pools[1].submit(self._try_connect, s, deadline) for s in remote]
             for future in futures:
                 future.result()
         finally:
             for pool in pools:
                 pool.shutdown(wait=True)
 
-    def _try_connect(self, slot: _Slot) -> None:
+    def _try_connect(self, slot: _Slot, deadline: Deadline | None) -> None:
         client = slot.client
         if client is not None and slot.snapshot[0] == "connected" and _alive(client):
             return
         with contextlib.suppress(McpError):
-            self._connect(slot, force=False)
+            self._connect(slot, force=False, deadline=deadline)
 
-    def _connect(self, slot: _Slot, *, force: bool) -> Client:
+    def _connect_deadline(self, spec: Spec, deadline: Deadline | None) -> Deadline:
+        """The deadline of one attempt cycle: the caller's, capped by the connect total."""
+        return capped(deadline, self._connect_total(spec))
+
+    def _connect_total(self, spec: Spec) -> float:
+        """The configured total of a connect cycle: ``connect_timeout`` (``MCP_TIMEOUT``),
+        else the server's or the client's ``timeout``."""
+        options = self._client_options
+        total = options.get("connect_timeout")
+        if total is None:
+            total = spec.timeout if spec.timeout is not None else options.get("timeout")
+        if total is None:
+            from ..client import DEFAULT_TIMEOUT
+
+            total = DEFAULT_TIMEOUT
+        return float(total)
+
+    def _busy(self, slot: _Slot, deadline: Deadline) -> McpError:
+        return deadline.error(
+            "connecting",
+            f"MCP server {slot.spec.name!r} was still being connected by another thread",
+        )
+
+    def _connect(self, slot: _Slot, *, force: bool, deadline: Deadline | None = None) -> Client:
         spec = slot.spec
-        with slot.lock:
+        deadline = self._connect_deadline(spec, deadline)
+        if not _acquire(slot.lock, deadline):
+            raise self._busy(slot, deadline)
+        try:
             client = slot.client
             if client is not None and slot.snapshot[0] == "connected" and _alive(client):
                 return client  # another thread connected it while we waited
@@ -549,15 +612,22 @@ class Connections:
                 if not force:
                     slot.lost = _why_dead(client)
                 self._drop_client(slot)
-            return self._attempts(slot)
+            return self._attempts(slot, deadline)
+        finally:
+            slot.lock.release()
 
-    def _attempts(self, slot: _Slot) -> Client:
+    def _attempts(self, slot: _Slot, deadline: Deadline) -> Client:
+        """Up to ``max_attempts`` connects with backoff waits, all within ``deadline``."""
         spec = slot.spec
         last: McpError | None = None
         for attempt in range(1, self.backoff.max_attempts + 1):
+            if attempt == 1 and deadline.expired():  # nothing left: start no server for it
+                raise deadline.error("connecting", f"MCP server {spec.name!r} was not started")
             slot.set("pending", None if last is None else str(last), attempt)
             try:
-                client = self._open_client(spec, self._options_for(spec))
+                options = self._options_for(spec)
+                options[DEADLINE_OPTION] = deadline
+                client = self._open_client(spec, options)
             except AuthRequired as exc:
                 self.auth_cache.add(spec.auth_key)
                 slot.set("needs-auth", str(exc) or "authorization required")
@@ -580,8 +650,11 @@ class Connections:
                     exc,
                 )
                 if attempt < self.backoff.max_attempts:
+                    delay = self.backoff.delay(attempt)
+                    if delay >= deadline.remaining():
+                        break  # the next attempt could not start in time: this error stands
                     slot.set("pending", str(exc), attempt)
-                    if self._closing.wait(self.backoff.delay(attempt)):
+                    if self._closing.wait(delay):
                         raise ConnectionClosed("the Hub is closed") from exc
                 continue
             if self._closing.is_set():  # closed while we were connecting
@@ -596,6 +669,11 @@ class Connections:
             self._listen(slot, client)
             return client
         assert last is not None
+        if deadline.expired() and deadline.timeout < self._connect_total(spec):
+            # A caller's short deadline ran out, not the configured total: the server is not
+            # known to be broken, so no cool-down; the next use tries again.
+            slot.set("pending", str(last), attempt)
+            raise last
         slot.last_error, slot.failed_at = last, time.monotonic()
         slot.set("failed", str(last), attempt)
         raise last
@@ -713,15 +791,20 @@ def _why_dead(client: Client) -> BaseException:
 
 
 def _open_client(spec: Spec, options: dict[str, Any]) -> Client:
-    from ..client import DEFAULT_TIMEOUT, connect
+    from ..client import Client
 
-    # connect_timeout (MCP_TIMEOUT) bounds the start and handshake; requests keep `timeout`.
+    # The attempt's deadline (the caller's, capped by connect_timeout / MCP_TIMEOUT) bounds
+    # the start and the handshake; requests keep the client's `timeout`.
+    deadline: Deadline | None = options.pop(DEADLINE_OPTION, None)
     connect_timeout = options.pop("connect_timeout", None)
-    if connect_timeout is None:
-        return connect(spec.target, auto_reconnect=False, **options)
-    request_timeout = float(options.pop("timeout", DEFAULT_TIMEOUT))
-    client = connect(spec.target, auto_reconnect=False, timeout=connect_timeout, **options)
-    client.timeout = request_timeout
+    client = Client(spec.target, auto_reconnect=False, **options)
+    if deadline is None:
+        deadline = Deadline.after(connect_timeout if connect_timeout else client.timeout)
+    try:
+        client._connect_by(deadline)
+    except BaseException:
+        client.close()
+        raise
     return client
 
 

@@ -16,6 +16,7 @@ each process reconnects on first use (the Clients never touch their parent's pip
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import threading
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._accel import normalize_name
+from .._deadline import Deadline
 from .._text import plural
 from ..errors import (
     ConfigError,
@@ -46,6 +48,7 @@ from ._connections import (
     SamplingHandler,
     ServerStatus,
     Spec,
+    capped,
 )
 from ._llm_names import llm_names
 from ._submit import Submitter
@@ -304,23 +307,25 @@ class Hub:
         """The connected ``Client`` of server ``name`` (connecting when needed)."""
         return self._conns.client(name)
 
-    def reconnect(self, name: str) -> ServerSnapshot:
+    def reconnect(self, name: str, *, timeout: float | None = None) -> ServerSnapshot:
         """Reconnect ``name`` now and return its status and fresh tools, resources, prompts.
 
         A failure is in the returned status (and its lists are empty), not raised.
+        ``timeout``: for all of it (default: the configured connect and request totals).
 
         Raises:
             ConfigError: no server of that name is configured.
         """
         self._conns.spec(name)
+        deadline = _deadline(timeout)
         try:
-            self._conns.reconnect(name)
+            self._conns.reconnect(name, deadline)
         except McpError as exc:
             log.info("reconnect of %r failed: %s", name, exc)
             return ServerSnapshot(self.status()[name])
-        tools = self._server_list("tools", name)
-        resources = self._server_list("resources", name)
-        prompts = self._server_list("prompts", name)
+        tools = self._server_list("tools", name, deadline)
+        resources = self._server_list("resources", name, deadline)
+        prompts = self._server_list("prompts", name, deadline)
         return ServerSnapshot(self.status()[name], tools, resources, prompts)
 
     def disable(self, name: str) -> None:
@@ -333,17 +338,20 @@ class Hub:
 
     # --- the pool ------------------------------------------------------------------------------
 
-    def tools(self) -> list[McpTool]:
-        """Every tool of every server that is up (connecting them in batches first)."""
-        return self._pool("tools")
+    def tools(self, *, timeout: float | None = None) -> list[McpTool]:
+        """Every tool of every server that is up (connecting them in batches first).
+        ``timeout``: for all of it; a server not up by then is left out (see ``status()``)."""
+        return self._pool("tools", _deadline(timeout))
 
-    def resources(self) -> list[McpResource]:
-        """Every resource of every server that is up; each knows its ``server``."""
-        return self._pool("resources")
+    def resources(self, *, timeout: float | None = None) -> list[McpResource]:
+        """Every resource of every server that is up; each knows its ``server``.
+        ``timeout``: as for ``tools()``."""
+        return self._pool("resources", _deadline(timeout))
 
-    def prompts(self) -> list[McpPrompt]:
-        """Every prompt, as a command named ``mcp__<server>__<prompt>``."""
-        return self._pool("prompts")
+    def prompts(self, *, timeout: float | None = None) -> list[McpPrompt]:
+        """Every prompt, as a command named ``mcp__<server>__<prompt>``.
+        ``timeout``: as for ``tools()``."""
+        return self._pool("prompts", _deadline(timeout))
 
     def skills(self) -> list[Skill]:
         """Every skill of every server that is up and declares the skills extension; each
@@ -381,6 +389,7 @@ class Hub:
         *,
         deferred: bool = False,
         always_load: Iterable[str] = (),
+        timeout: float | None = None,
     ) -> list[dict[str, Any]]:
         """The pool for an LLM API: ``"anthropic"`` (``name``, ``description``,
         ``input_schema``), ``"openai"`` (Chat Completions: ``{"type": "function",
@@ -397,11 +406,14 @@ class Hub:
         whose result (through ``call_tool``) carries the full definitions of the matches in
         ``structuredContent["tools"]``, for the host to add to the next turn.
 
+        ``timeout``: for all of it, as for ``tools()``.
+
         Raises:
             ValueError: an unknown ``format``.
             ConfigError: a malformed ``always_load`` rule.
         """
-        return self._definitions(format, deferred, always_load)
+        with _within(_deadline(timeout)):
+            return self._definitions(format, deferred, always_load)
 
     def search_tools(self, query: str, limit: int = 10) -> list[McpTool]:
         """The tools matching ``query``, best first (name, title, description and the
@@ -412,10 +424,10 @@ class Hub:
         aliases = {t.name: n for t, n in zip(tools, names, strict=True)}
         return rank_tools(tools, query, limit, aliases=aliases)
 
-    def _offered(self) -> list[McpTool]:
+    def _offered(self, deadline: Deadline | None = None) -> list[McpTool]:
         """The pool minus what a deny rule refuses."""
         deny = self._permissions.denied_by_rule
-        return [t for t in self.tools() if not deny(t.server, t.tool_name)]
+        return [t for t in self._pool("tools", deadline) if not deny(t.server, t.tool_name)]
 
     def _llm_names(self, tools: list[McpTool]) -> list[str]:
         """LLM-safe names for ``tools``; the ones that differ are remembered for call_tool."""
@@ -425,37 +437,57 @@ class Hub:
         }
         return names
 
-    def _visible_resources(self) -> list[McpResource]:
+    def _visible_resources(self, deadline: Deadline | None = None) -> list[McpResource]:
         hidden = self._permissions.server_denied
-        return [r for r in self.resources() if not hidden(r.server)]
+        return [r for r in self._pool("resources", deadline) if not hidden(r.server)]
 
-    def _pool(self, kind: Literal["tools", "resources", "prompts"]) -> list[Any]:
-        self._conns.connect_all()
+    def _pool(
+        self, kind: Literal["tools", "resources", "prompts"], deadline: Deadline | None = None
+    ) -> list[Any]:
+        deadline = _current(deadline)
+        self._conns.connect_all(deadline=deadline)
         out: list[Any] = []
         for name, status in self._conns.status().items():
             if status.state in ("connected", "pending"):
-                out.extend(self._server_list(kind, name))
+                out.extend(self._server_list(kind, name, deadline))
         return out
 
-    def _server_list(self, kind: Literal["tools", "resources", "prompts"], name: str) -> list[Any]:
-        """One server's list from the cache or the server; [] when it cannot be had."""
+    def _server_list(
+        self,
+        kind: Literal["tools", "resources", "prompts"],
+        name: str,
+        deadline: Deadline | None = None,
+        *,
+        strict: bool = False,
+    ) -> list[Any]:
+        """One server's list from the cache or the server, within ``deadline`` (capped by
+        the client's timeout, a list's total); [] when it cannot be had, unless ``strict``
+        (then the connection's or the list's error is raised)."""
+        deadline = _current(deadline)
         try:
-            client = self._conns.client(name)
+            client = self._conns.client(name, deadline)
         except McpError:
+            if strict:
+                raise
             return []
 
         def fetch() -> list[Any]:
+            within = capped(deadline, client.timeout)
             if kind == "tools":
-                return [to_mcp_tool(name, t) for t in client.list_tools()]
+                return [to_mcp_tool(name, t) for t in client._list_tools(within)]
             if kind == "resources":
-                return [to_mcp_resource(name, r) for r in client.list_resources()]
-            return [to_mcp_prompt(name, p) for p in client.list_prompts()]
+                return [to_mcp_resource(name, r) for r in client._list_resources(within)]
+            return [to_mcp_prompt(name, p) for p in client._list_prompts(within)]
 
         try:
             return self._catalog.get(kind, name, fetch)
         except ConnectionClosed:
             self._conns.connection_lost(name, client)
+            if strict:
+                raise
         except McpError as exc:
+            if strict:
+                raise
             log.warning("MCP server %r: could not list %s: %s", name, kind, exc)
         return []
 
@@ -480,15 +512,23 @@ class Hub:
         ``failed`` (with ``elapsed_ms``). An expired session is re-opened and the call
         retried once; a URL elicitation the server requires is done, then the call retried.
 
+        ``timeout`` bounds all of it: connecting the server on first use (every attempt
+        and backoff wait), its tool list, the call and its retries. Without one, each step
+        has its configured total: the connect ``MCP_TIMEOUT`` (else the client's timeout),
+        the list the client's timeout, the call ``MCP_TOOL_TIMEOUT`` (else the server's or
+        the client's timeout).
+
         Raises:
             PermissionDenied: a rule or the permission handler refused.
             ConfigError: no such server or tool.
             AuthRequired, ConnectError, ConnectionClosed, RequestTimeout, RpcError: as the
                 server and connection dictate.
         """
+        deadline = _deadline(timeout)
         if name in _OWN_TOOLS:
-            return self._call_own(name, dict(arguments or {}))
-        server, tool = self._tool_for(name)
+            with _within(deadline):
+                return self._call_own(name, dict(arguments or {}))
+        server, tool = self._tool_for(name, deadline)
         args = dict(arguments or {})
         if timeout is None and self._conns.spec(server).timeout is None:
             timeout = self._tool_timeout  # MCP_TOOL_TIMEOUT
@@ -504,7 +544,7 @@ class Hub:
         emit(ToolEvent("started", server, tool.name))
         start = time.monotonic()
         try:
-            result = self._call(server, tool, args, timeout, on_progress, cancel_event)
+            result = self._call(server, tool, args, deadline, timeout, on_progress, cancel_event)
             result = self._results.process(server, tool.tool_name, result)
         except BaseException as exc:
             emit(ToolEvent("failed", server, tool.name, elapsed_ms=_ms(start), error=str(exc)))
@@ -512,7 +552,7 @@ class Hub:
         emit(ToolEvent("completed", server, tool.name, elapsed_ms=_ms(start)))
         return result
 
-    def _tool_for(self, name: str) -> tuple[str, McpTool]:
+    def _tool_for(self, name: str, deadline: Deadline | None = None) -> tuple[str, McpTool]:
         """The server and tool behind a qualified name or a name ``tool_definitions`` gave.
 
         Raises:
@@ -522,45 +562,56 @@ class Hub:
         hit = self._aliases.get(name)
         if hit is None:
             try:
-                return self._lookup(name, *self._resolve(name))
+                return self._lookup(deadline, name, *self._resolve(name))
             except ConfigError:
                 # A shortened name from another process: the names are stable, recompute.
-                self._llm_names(self._offered())
+                self._llm_names(self._offered(deadline))
                 hit = self._aliases.get(name)
                 if hit is None:
                     raise
         server, tool_name = hit
         part = normalize_name(tool_name)
-        return self._lookup(f"mcp__{normalize_name(server)}__{part}", server, part, tool_name)
+        return self._lookup(
+            deadline, f"mcp__{normalize_name(server)}__{part}", server, part, tool_name
+        )
 
     def _lookup(
-        self, name: str, server: str, tool_part: str, tool_name: str | None = None
+        self,
+        deadline: Deadline | None,
+        name: str,
+        server: str,
+        tool_part: str,
+        tool_name: str | None = None,
     ) -> tuple[str, McpTool]:
         if self._permissions.denied_by_rule(server, tool_part):
             raise PermissionDenied(f"{name} is denied by a deny rule", name)
-        items = self._server_list("tools", server)
+        items = self._server_list("tools", server, deadline, strict=True)
         # Two tools may share a qualified name ("a.b", "a_b"): the plain name belongs to
         # the one needing no normalization, as in tool_definitions; an alias names its tool.
         same = sorted(
             (t for t in items if t.name == name and tool_name in (None, t.tool_name)),
             key=lambda t: (normalize_name(t.tool_name) != t.tool_name, t.tool_name),
         )
-        return server, same[0] if same else self._find(items, name, server, "tools")
+        return server, same[0] if same else self._find(items, name, server, "tools", deadline)
 
     def _call(
         self,
         server: str,
         tool: McpTool,
         args: dict[str, Any],
+        deadline: Deadline | None,
         timeout: float | None,
         on_progress: Callable[[Progress], None],
         cancel_event: threading.Event | None = None,
     ) -> CallToolResult:
+        """The call on ``deadline`` (capped by the call's configured ``timeout``, else the
+        client's), with one reconnect and retry after an expired session, on it too."""
         for attempt in range(2):
-            client = self._conns.client(server)
+            client = self._conns.client(server, deadline)
+            within = capped(deadline, client.timeout if timeout is None else timeout)
             try:
                 return self._call_once(
-                    client, server, tool, args, timeout, on_progress, cancel_event
+                    client, server, tool, args, within, on_progress, cancel_event
                 )
             except SessionExpired:
                 if attempt:
@@ -582,26 +633,22 @@ class Hub:
         server: str,
         tool: McpTool,
         args: dict[str, Any],
-        timeout: float | None,
+        deadline: Deadline,
         on_progress: Callable[[Progress], None],
         cancel_event: threading.Event | None = None,
     ) -> CallToolResult:
         for rounds in range(MAX_URL_ELICITATION_ROUNDS + 1):
             try:
-                return client.call_tool(
-                    tool.tool_name,
-                    args,
-                    timeout=timeout,
-                    on_progress=on_progress,
-                    cancel_event=cancel_event,
-                )
+                return client._call_tool(deadline, tool.tool_name, args, on_progress, cancel_event)
             except UrlElicitationRequired as exc:
                 if rounds == MAX_URL_ELICITATION_ROUNDS:
                     raise
-                self._url_elicitations(server, exc)
+                self._url_elicitations(server, exc, deadline)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _url_elicitations(self, server: str, exc: UrlElicitationRequired) -> None:
+    def _url_elicitations(
+        self, server: str, exc: UrlElicitationRequired, deadline: Deadline
+    ) -> None:
         """Run the elicitations a -32042 error lists; re-raise ``exc`` unless all accepted."""
         from ..protocol.types import Params
 
@@ -621,7 +668,7 @@ class Hub:
                 raise exc
             eid = item.get("elicitationId")
             if isinstance(eid, str):
-                self._elicitation.wait_completed(eid, self._elicitation_timeout)
+                self._elicitation.wait_completed(eid, deadline.bound(self._elicitation_timeout))
 
     def submit(
         self,
@@ -645,21 +692,35 @@ class Hub:
             )
         )
 
-    def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None) -> GetPromptResult:
-        """Get the prompt behind the command ``mcp__<server>__<prompt>``."""
+    def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> GetPromptResult:
+        """Get the prompt behind the command ``mcp__<server>__<prompt>``
+        (``timeout``: for all of it, connecting and listing included)."""
+        deadline = _current(_deadline(timeout))
         server, _ = self._resolve(name)
-        prompt = self._find(self._server_list("prompts", server), name, server, "prompts")
+        prompts = self._server_list("prompts", server, deadline)
+        prompt = self._find(prompts, name, server, "prompts", deadline)
         args = {str(k): str(v) for k, v in (arguments or {}).items()}
-        return self._conns.client(server).get_prompt(prompt.prompt_name, args)
+        client = self._conns.client(server, deadline)
+        return client._get_prompt(capped(deadline, client.timeout), prompt.prompt_name, args)
 
-    def read_resource(self, uri: str, *, server: str | None = None) -> ReadResourceResult:
-        """Read ``uri`` from ``server``, or from the server that lists it.
+    def read_resource(
+        self, uri: str, *, server: str | None = None, timeout: float | None = None
+    ) -> ReadResourceResult:
+        """Read ``uri`` from ``server``, or from the server that lists it
+        (``timeout``: for all of it, connecting and listing included).
 
         Raises:
             ConfigError: no server given and none (or several) list ``uri``.
         """
+        deadline = _current(_deadline(timeout))
         if server is None:
-            owners = sorted({r.server for r in self.resources() if r.uri == uri})
+            owners = sorted({r.server for r in self._pool("resources", deadline) if r.uri == uri})
             if len(owners) != 1:
                 raise ConfigError(
                     f"no server lists resource {uri!r}; say which server to read it from"
@@ -667,7 +728,8 @@ class Hub:
                     else f"several servers list {uri!r} ({', '.join(owners)}); say which one"
                 )
             server = owners[0]
-        return self._conns.client(server).read_resource(uri)
+        client = self._conns.client(server, deadline)
+        return client._read_resource(capped(deadline, client.timeout), uri)
 
     # --- helpers ---------------------------------------------------------------------------------
 
@@ -684,15 +746,17 @@ class Hub:
             )
         return best
 
-    def _find(self, items: list[Any], name: str, server: str, kind: str) -> Any:
+    def _find(
+        self, items: list[Any], name: str, server: str, kind: str, deadline: Deadline | None
+    ) -> Any:
         for item in items:
             if item.name == name:
                 return item
         self._catalog.invalidate(server, kind)  # type: ignore[arg-type]
-        for item in self._server_list(kind, server):  # type: ignore[arg-type]
+        # strict: the connection's or the list's problem is raised, if that is the cause
+        for item in self._server_list(kind, server, deadline, strict=True):  # type: ignore[arg-type]
             if item.name == name:
                 return item
-        self._conns.client(server)  # raises the connection's problem, if that is the cause
         raise ConfigError(f"MCP server {server!r} has no {kind[:-1]} named {name!r}")
 
     # --- the Hub's own tools (built by _agent_tools, run here) ---------------------------------
@@ -819,6 +883,39 @@ class Hub:
         return (
             f"<mcp_lite.Hub {count}: {', '.join(states)}>" if states else "<mcp_lite.Hub 0 servers>"
         )
+
+
+# The deadline of the public Hub operation running on this thread, for the steps it
+# reaches through code that does not carry it (tool_definitions, the Hub's own tools).
+_CURRENT: contextvars.ContextVar[Deadline | None] = contextvars.ContextVar(
+    "mcp_lite_hub_deadline", default=None
+)
+
+
+def _deadline(timeout: float | None) -> Deadline | None:
+    """A caller's ``timeout`` as its one deadline; None: the configured totals apply."""
+    if timeout is None:
+        return None
+    if timeout <= 0:
+        raise ConfigError("timeout must be a positive number of seconds")
+    return Deadline.after(timeout)
+
+
+def _current(deadline: Deadline | None) -> Deadline | None:
+    return deadline if deadline is not None else _CURRENT.get()
+
+
+class _within:
+    """``with _within(deadline):`` steps below use ``deadline`` when given none."""
+
+    def __init__(self, deadline: Deadline | None) -> None:
+        self._deadline = _current(deadline)
+
+    def __enter__(self) -> None:
+        self._token = _CURRENT.set(self._deadline)
+
+    def __exit__(self, *exc: object) -> None:
+        _CURRENT.reset(self._token)
 
 
 def _ms(start: float) -> int:

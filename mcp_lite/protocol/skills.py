@@ -155,9 +155,14 @@ def check_frontmatter(entry: SkillEntry, text: str) -> str:
     try:
         yaml_text, body = split_frontmatter(text)
         parsed = parse_frontmatter(yaml_text)
+        same = _canon(parsed) == _canon(entry.frontmatter)
     except ValueError as exc:
         raise SkillVerificationError(f"skill {entry.uri!r}: {exc}", entry.uri) from None
-    if _canon(parsed) != _canon(entry.frontmatter):
+    except RecursionError:  # a backstop: the parser's depth limit should come first
+        raise SkillVerificationError(
+            f"skill {entry.uri!r}: frontmatter nested too deep", entry.uri
+        ) from None
+    if not same:
         fields = sorted(
             k
             for k in {*parsed, *entry.frontmatter}
@@ -181,6 +186,15 @@ def _canon(value: Any) -> str:
 # Anything else is a ValueError: a frontmatter we cannot read cannot be verified.
 
 _NUMBER = re.compile(r"^[-+]?(\d+)(\.\d+)?([eE][-+]?\d+)?$")
+# Nesting deeper than this (mappings, sequences, flow lists) is refused with ValueError: the
+# parser recurses once per level, and a server's SKILL.md must not exhaust the stack.
+MAX_DEPTH = 64
+
+
+def _deeper(depth: int) -> int:
+    if depth >= MAX_DEPTH:
+        raise ValueError(f"frontmatter nested deeper than {MAX_DEPTH} levels")
+    return depth + 1
 
 
 def parse_frontmatter(text: str) -> dict[str, Any]:
@@ -192,7 +206,7 @@ def parse_frontmatter(text: str) -> dict[str, Any]:
     ]
     if any("\t" in raw[: len(raw) - len(raw.lstrip())] for raw in text.splitlines()):
         raise ValueError("tabs in YAML indentation")
-    value, end = _block(lines, 0, 0, text)
+    value, end = _block(lines, 0, 0, 0)
     if end != len(lines):
         raise ValueError("unexpected indentation in frontmatter")
     if not isinstance(value, dict):
@@ -200,22 +214,23 @@ def parse_frontmatter(text: str) -> dict[str, Any]:
     return value
 
 
-def _block(lines: list[tuple[int, str]], i: int, indent: int, text: str) -> tuple[Any, int]:
+def _block(lines: list[tuple[int, str]], i: int, indent: int, depth: int) -> tuple[Any, int]:
+    depth = _deeper(depth)
     if i >= len(lines):
         return None, i
     if lines[i][1].startswith("- ") or lines[i][1] == "-":
-        return _sequence(lines, i, lines[i][0], text)
-    return _mapping(lines, i, lines[i][0], text)
+        return _sequence(lines, i, lines[i][0], depth)
+    return _mapping(lines, i, lines[i][0], depth)
 
 
-def _mapping(lines: list[tuple[int, str]], i: int, indent: int, text: str) -> tuple[Any, int]:
+def _mapping(lines: list[tuple[int, str]], i: int, indent: int, depth: int) -> tuple[Any, int]:
     out: dict[str, Any] = {}
     while i < len(lines) and lines[i][0] == indent:
         line = lines[i][1]
         key, sep, rest = line.partition(":")
         if not sep or (rest and not rest.startswith(" ")):
             raise ValueError(f"not a 'key: value' line: {line!r}")
-        key = _scalar(key.strip())
+        key = _scalar(key.strip(), depth)
         if not isinstance(key, str):
             key = str(key)
         rest = rest.strip()
@@ -223,11 +238,11 @@ def _mapping(lines: list[tuple[int, str]], i: int, indent: int, text: str) -> tu
         if rest in ("|", ">", "|-", ">-", "|+", ">+"):
             value, i = _literal(lines, i, indent, rest)
         elif rest:
-            value = _scalar(rest)
+            value = _scalar(rest, depth)
         elif i < len(lines) and (
             lines[i][0] > indent or (lines[i][0] == indent and lines[i][1].startswith("-"))
         ):
-            value, i = _block(lines, i, lines[i][0], text)
+            value, i = _block(lines, i, lines[i][0], depth)
         else:
             value = None
         if key in out:
@@ -238,7 +253,7 @@ def _mapping(lines: list[tuple[int, str]], i: int, indent: int, text: str) -> tu
     return out, i
 
 
-def _sequence(lines: list[tuple[int, str]], i: int, indent: int, text: str) -> tuple[Any, int]:
+def _sequence(lines: list[tuple[int, str]], i: int, indent: int, depth: int) -> tuple[Any, int]:
     out: list[Any] = []
     while (
         i < len(lines)
@@ -249,7 +264,7 @@ def _sequence(lines: list[tuple[int, str]], i: int, indent: int, text: str) -> t
         i += 1
         if not item:
             value, i = (
-                _block(lines, i, indent + 1, text)
+                _block(lines, i, indent + 1, depth)
                 if i < len(lines) and lines[i][0] > indent
                 else (None, i)
             )
@@ -263,11 +278,11 @@ def _sequence(lines: list[tuple[int, str]], i: int, indent: int, text: str) -> t
             while i < len(lines) and lines[i][0] > indent:
                 sub.append(lines[i])
                 i += 1
-            value, used = _mapping(sub, 0, indent + 2, text)
+            value, used = _mapping(sub, 0, indent + 2, _deeper(depth))
             if used != len(sub):
                 raise ValueError("unexpected indentation in a sequence item")
         else:
-            value = _scalar(item)
+            value = _scalar(item, depth)
         out.append(value)
     return out, i
 
@@ -285,7 +300,7 @@ def _literal(lines: list[tuple[int, str]], i: int, indent: int, style: str) -> t
     return joined, i
 
 
-def _scalar(text: str) -> Any:
+def _scalar(text: str, depth: int = 0) -> Any:
     if text.startswith('"'):
         if not text.endswith('"') or len(text) < 2:
             raise ValueError(f"unterminated string {text!r}")
@@ -296,7 +311,8 @@ def _scalar(text: str) -> Any:
         return text[1:-1].replace("''", "'")
     if text.startswith("[") and text.endswith("]"):
         inner = text[1:-1].strip()
-        return [_scalar(p.strip()) for p in inner.split(",")] if inner else []
+        depth = _deeper(depth)
+        return [_scalar(p.strip(), depth) for p in inner.split(",")] if inner else []
     if text.startswith(("{", "&", "*", "!", "%", "@", "`")):
         raise ValueError(f"unsupported YAML in frontmatter: {text!r}")
     if " #" in text:

@@ -175,7 +175,7 @@ class ServerConnection:
         if isinstance(message, (str, bytes, bytearray)):
             try:
                 message = json.loads(message)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:  # (nested too deep: a parse error)
                 self._send(_error(None, RpcError(f"Parse error: {exc}", -32700)))
                 return
         if isinstance(message, list):

@@ -214,7 +214,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             message = json.loads(body)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # (nested too deep: a parse error)
             self._refuse(400, -32700, f"Parse error: {exc}")
             return
         accept = self.headers.get("Accept", "")

@@ -4,9 +4,13 @@ A transport moves framed JSON-RPC messages and reports its own death; it never i
 MCP. The session layer (``Client``) owns one transport per connection and talks to it
 through three calls:
 
-- ``start(on_message, on_close)``: connect, then deliver every incoming frame to
-  ``on_message(data)`` from the transport's own reader thread, and call ``on_close(error)``
-  exactly once when the connection ends for any reason other than our ``close()``.
+- ``start(on_message, on_close, *, deadline=None)``: connect, then deliver every incoming
+  frame to ``on_message(data)`` from the transport's own reader thread, and call
+  ``on_close(error)`` exactly once when the connection ends for any reason other than our
+  ``close()``. ``deadline`` (a ``mcp_lite._deadline.Deadline``) is the caller's one deadline
+  for the whole connect: starting must end by then (a ``RequestTimeout`` from
+  ``deadline.error(phase)`` otherwise); a transport may cap a step (``deadline.bound``),
+  never wait longer. None: the transport's own bounds.
 - ``send(message)``: write one outgoing message, blocking; raises a ``TransportError``.
   The write is bounded by ``message.deadline`` (a ``time.monotonic()`` value: the caller's
   deadline): a write that cannot complete by then raises ``RequestTimeout`` within about a
@@ -35,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .._deadline import Deadline
 from ..errors import McpError, MessageTooLarge
 
 __all__ = ["OnClose", "OnMessage", "Outgoing", "SendFailed", "Transport"]
@@ -92,7 +97,9 @@ class Outgoing:
 class Transport(Protocol):
     """See the module docstring for the contract."""
 
-    def start(self, on_message: OnMessage, on_close: OnClose) -> None: ...
+    def start(
+        self, on_message: OnMessage, on_close: OnClose, *, deadline: Deadline | None = None
+    ) -> None: ...
 
     def send(self, message: Outgoing) -> None: ...
 

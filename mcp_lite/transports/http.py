@@ -50,6 +50,7 @@ from ..protocol import versions as v
 from .._http import common
 from .._http.abort import Slot, Workers, watchdog
 from .._http.retry import retry_delay
+from .._deadline import Deadline
 from .base import OnClose, OnMessage, Outgoing, SendFailed
 
 __all__ = ["HttpTransport"]
@@ -152,7 +153,9 @@ class HttpTransport:
 
     # --- Transport ----------------------------------------------------------------------------
 
-    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
+    def start(
+        self, on_message: OnMessage, on_close: OnClose, *, deadline: Deadline | None = None
+    ) -> None:
         """Nothing goes on the wire yet: the first POST is the connection test."""
         self._on_message = on_message
         self._on_close = on_close

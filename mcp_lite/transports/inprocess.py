@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._accel import decode_message, encode_message
 from ..errors import ConnectionClosed
+from .._deadline import Deadline
 from .base import OnClose, OnMessage, Outgoing
 
 if TYPE_CHECKING:
@@ -35,7 +36,9 @@ class InProcessTransport:
         self._reader: threading.Thread | None = None
         self._closed = False
 
-    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
+    def start(
+        self, on_message: OnMessage, on_close: OnClose, *, deadline: Deadline | None = None
+    ) -> None:
         self._connection = self.server.open_connection(self._from_server)
         self._reader = threading.Thread(
             target=self._read,

@@ -38,6 +38,7 @@ from ..errors import (
 from .._http import common
 from .._http.abort import Slot, Workers, watchdog
 from .._http.retry import retry_delay
+from .._deadline import Deadline
 from .base import OnClose, OnMessage, Outgoing, SendFailed
 
 __all__ = ["SseTransport"]
@@ -95,7 +96,9 @@ class SseTransport:
 
     # --- Transport ----------------------------------------------------------------------------
 
-    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
+    def start(
+        self, on_message: OnMessage, on_close: OnClose, *, deadline: Deadline | None = None
+    ) -> None:
         """Open the stream and wait (bounded) for the ``endpoint`` event.
 
         Raises:

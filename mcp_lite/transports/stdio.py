@@ -43,6 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from .._accel import USE_EXTENSIONS, HeldLock, NdjsonSplitter, open_deferred, write_nowait
 from ..errors import CommandNotFound, ConnectError, ConnectionClosed, McpError, RequestTimeout
+from .._deadline import Deadline
 from .base import OnClose, OnMessage, Outgoing
 
 if sys.platform == "win32":  # blocking pipes there; the compiled write is POSIX-only
@@ -208,7 +209,9 @@ class StdioTransport:
 
     # --- Transport ----------------------------------------------------------------------------
 
-    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
+    def start(
+        self, on_message: OnMessage, on_close: OnClose, *, deadline: Deadline | None = None
+    ) -> None:
         self._on_close = on_close
         try:
             self._proc = subprocess.Popen(

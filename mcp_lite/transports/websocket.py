@@ -34,6 +34,7 @@ from ..errors import AuthRequired, ConnectError, ConnectionClosed, McpError, Req
 from .._http import common
 from .._http.causes import network_cause
 from .._http.common import Auth
+from .._deadline import Deadline
 from .base import OnClose, OnMessage, Outgoing
 
 __all__ = ["WebSocketTransport"]
@@ -121,7 +122,9 @@ class WebSocketTransport:
 
     # --- Transport ----------------------------------------------------------------------------
 
-    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
+    def start(
+        self, on_message: OnMessage, on_close: OnClose, *, deadline: Deadline | None = None
+    ) -> None:
         """Connect and start reading.
 
         Raises:
@@ -133,9 +136,9 @@ class WebSocketTransport:
         self._on_close = on_close
         # The token is for this server only: bind() refuses a provider tied to another one.
         http_url = _http_url(self.url)
-        deadline = time.monotonic() + self._connect_timeout
+        token_by = time.monotonic() + self._connect_timeout
         auth = self._auth
-        token = common._token(auth, http_url, deadline)  # bind(url), then the token
+        token = common._token(auth, http_url, token_by)  # bind(url), then the token
         shown = common.presentation(auth, token, "GET", http_url) if auth and token else {}
         try:
             ws = self._handshake(shown)

@@ -75,7 +75,7 @@ class ScriptedTransport:
         self._on_close: OnClose | None = None
         self.closed = False
 
-    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
+    def start(self, on_message: OnMessage, on_close: OnClose, *, deadline: Any = None) -> None:
         self._on_close = on_close
         threading.Thread(target=self._read, args=(on_message,), daemon=True).start()
 

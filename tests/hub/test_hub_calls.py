@@ -130,6 +130,7 @@ def test_progress_events_started_progress_completed() -> None:
 def test_a_failing_call_ends_with_a_failed_event() -> None:
     events: list[ToolEvent] = []
     with Hub({"demo": _demo()}) as hub, pytest.raises(RequestTimeout):
+        hub.tools()  # connected first: the call's 0.3 s would also bound the first-use connect
         hub.call_tool("mcp__demo__countdown", {"n": 30}, timeout=0.3, on_event=events.append)
     assert [e.status for e in events][0] == "started"
     assert events[-1].status == "failed" and "no answer" in (events[-1].error or "")

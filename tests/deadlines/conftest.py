@@ -1,0 +1,44 @@
+"""Fixtures of the deadline matrix: the leak check.
+
+Run the matrix on both kernel builds: ``MCP_LITE_NO_EXTENSIONS=1`` for the pure twin.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+
+def _fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+@pytest.fixture
+def no_leaks(no_leftover_processes: Callable[[], None]) -> Iterator[None]:
+    """After the test (which closes what it opened): no new thread, fd or child process
+    (each gets a few seconds to finish ending; a leak never does)."""
+    threads = set(threading.enumerate())
+    fds = _fds()
+    yield
+    deadline = time.monotonic() + 5.0
+    while True:
+        extra_threads = [t.name for t in threading.enumerate() if t not in threads and t.is_alive()]
+        extra_fds = sorted(_fds() - fds)
+        if not extra_threads and not extra_fds:
+            break
+        if time.monotonic() > deadline:
+            details = {fd: _fd_target(fd) for fd in extra_fds}
+            pytest.fail(f"left behind: threads {extra_threads}, fds {details}")
+        time.sleep(0.05)
+    no_leftover_processes()
+
+
+def _fd_target(fd: str) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return "?"
