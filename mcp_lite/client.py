@@ -11,6 +11,8 @@ user forgot to close, so a script never leaves a server process behind.
 
 from __future__ import annotations
 
+import copy
+import inspect
 import json
 import logging
 import math
@@ -34,13 +36,16 @@ from ._secrets import redact_url
 from ._version import __version__
 from .errors import (
     ConfigError,
+    ConnectError,
     ConnectionClosed,
     LocalProtocolError,
     McpError,
     RemoteProtocolError,
     RequestTimeout,
     RpcError,
+    ServerExitedAtStart,
     SessionExpired,
+    UnknownOption,
     UnsupportedProtocolVersion,
     UnsupportedVersionError,
 )
@@ -50,6 +55,7 @@ from .protocol import versions as v
 from .protocol.jsonrpc import ErrorResponse, Response
 from .protocol.results import tool_result
 from .protocol.session import SessionInfo
+from .protocol.tool_formats import ToolFormat, check_format, safe_names, shape_definition
 from .protocol.tools import validate_tools
 from .tasks import Task, TaskReceiver, TaskStatus
 from .transports.base import Transport
@@ -96,17 +102,26 @@ def _not_a_task(method: str, result: dict[str, Any]) -> dict[str, Any]:
 def connect(
     target: Any, *, timeout: float = DEFAULT_TIMEOUT, **options: Unpack[ConnectOptions]
 ) -> Client:
-    """Connect to one MCP server and return a ready ``Client`` (see ``Client`` for options).
+    """Connect to one MCP server and return a ready ``Client``.
 
-    The options are typed (``mcp_lite._options.ConnectOptions``): a type checker flags a
-    misspelt option, a wrong type or a handler with the wrong signature.
+    Takes the same ``target`` and keyword options as ``Client``: see ``help(Client)``,
+    whose "Args" list every option (``timeout``, ``protocol_version``, ``env``, ``cwd``,
+    ``headers``, ``auth``, the handlers...). The options are typed
+    (``mcp_lite._options.ConnectOptions``): a type checker flags a misspelt option, a wrong
+    type or a handler with the wrong signature; at run time a misspelt one raises
+    ``UnknownOption`` ("connect() got an unknown option 'timout' (did you mean
+    'timeout'?)") before anything starts.
 
     Raises:
-        ConnectError: the server could not be started or reached.
-        ConnectionClosed: it went away during the handshake (exit code, stderr tail).
+        ConnectError: the server could not be started or reached; ``ServerExitedAtStart``
+            (also a ``ConnectionClosed``: exit code, stderr tail) when it went away during
+            the handshake.
         UnsupportedProtocolVersion: no protocol version both sides speak.
-        ConfigError: the target or an option is invalid.
+        ConfigError: the target or an option is invalid (``UnknownOption``, also a
+            ``TypeError``, for an option that does not exist).
     """
+    if options:
+        _check_options("connect", options)
     client = Client(target, timeout=timeout, **options)
     try:
         client.open()
@@ -160,6 +175,10 @@ class Client:
 
     Handlers run on worker threads, never on the reader; each gets the request's params as a
     model (attribute access, unknown fields kept) and may return a model or a plain dict.
+
+    A misspelt option raises Python's own ``TypeError`` here ("unexpected keyword
+    argument"); ``connect()`` checks its options first and names the closest one
+    (``UnknownOption``, a ``TypeError`` too), so ``Client()`` itself pays for no check.
     """
 
     def __init__(
@@ -532,6 +551,7 @@ class Client:
         ``jsonschema`` package is installed, ``structured_content`` is validated against it
         (``RemoteProtocolError`` when it does not match).
         """
+        name = self._llm_aliases.get(name, name)  # a name tool_definitions had to change
         # One deadline for all of it: a reconnect, the tool list of a task-capable server,
         # input rounds, a retry, the task's polling.
         deadline = Deadline.after(self.timeout if timeout is None else self._timeout(timeout))
@@ -882,7 +902,7 @@ class Client:
                     raise old.closed_error or ConnectionClosed("connection closed")
                 old.close()
                 log.info("reconnecting to %r", self.name)
-            conn = self._open_connection(deadline)
+            conn = self._opened(deadline)
             self._last_session = conn.info
             if old is not None and isinstance(conn.events, _observer.Observer):
                 conn.events.reconnected(old.closed_error)
@@ -895,6 +915,20 @@ class Client:
         if self._subscriptions:
             self._restore_subscriptions(deadline)
         return conn
+
+    def _opened(self, deadline: Deadline) -> Connection:
+        """A new connection; a server that goes away while it connects is a
+        ``ServerExitedAtStart`` (a ``ConnectError`` and still a ``ConnectionClosed``)."""
+        try:
+            return self._open_connection(deadline)
+        except ConnectionClosed as exc:
+            if isinstance(exc, (ConnectError, SessionExpired)):
+                raise
+            raise ServerExitedAtStart(
+                f"connecting: {exc.args[0]}",  # the phase, as a Deadline names it
+                exc.exit_code,
+                exc.stderr_tail,
+            ) from exc
 
     def _make_transport(self) -> Transport:
         from .transports import make_transport
@@ -1086,8 +1120,157 @@ class Client:
         if conn is not None:
             conn.abandon()
 
+    # --- for an LLM host: tool definitions, and a tool call as a future --------------------------
+
+    # LLM-safe name -> the server's tool name, for the names tool_definitions had to change
+    # (replaced whole, never mutated: this shared empty default stays empty).
+    _llm_aliases: dict[str, str] = {}
+
+    def tool_definitions(
+        self, format: ToolFormat = "anthropic", *, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """The server's tools (``list_tools``) as an LLM API's tool list:
+
+        - ``"anthropic"``: ``{"name", "description", "input_schema"}`` (Messages API);
+        - ``"openai"``: ``{"type": "function", "function": {"name", "description",
+          "parameters"}}`` (Chat Completions);
+        - ``"openai-responses"``: ``{"type": "function", "name", "description",
+          "parameters"}`` (the Responses API, flat).
+
+        Names are the server's tool names. One an LLM API would refuse (over 64 characters,
+        or characters outside ``[a-zA-Z0-9_-]``) is normalized and shortened with a stable
+        hash, as ``Hub.tool_definitions`` does; ``call_tool`` and ``submit_tool`` take such
+        a name back. Each schema is a copy: edit it freely.
+
+        Raises:
+            ValueError: an unknown ``format`` (checked before any call).
+        """
+        check_format(format)
+        tools = self.list_tools(timeout=timeout)
+        names = safe_names([tool.name for tool in tools])
+        self._llm_aliases = {n: t.name for n, t in zip(names, tools, strict=True) if n != t.name}
+        out = []
+        for tool, name in zip(tools, names, strict=True):
+            schema = copy.deepcopy(tool.input_schema) if tool.input_schema else {}
+            schema.setdefault("type", "object")
+            out.append(shape_definition(name, tool.description or "", schema, format))
+        return out
+
+    def submit_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: Callable[[Progress], Any] | None = None,
+    ) -> Future[CallToolResult]:
+        """Call a tool without waiting: the ``Future`` resolves to its ``CallToolResult``
+        (as ``call_tool`` returns it), or to what ``submit`` describes (``RpcError``,
+        ``RequestTimeout``, ``ConnectionClosed``). ``future.cancel()`` withdraws the call
+        and tells the server (``notifications/cancelled``), as a ``submit`` future does.
+
+        ``structured_content`` is validated against the tool's ``outputSchema`` when it is
+        known (from ``list_tools``) and ``jsonschema`` is installed: the future then fails
+        with ``RemoteProtocolError``. The validator is built here, on the caller's thread;
+        checking a result costs some microseconds where the answer arrives.
+
+        A tool that must run as a task (2025-11-25 ``taskSupport: "required"``) is refused
+        here (``LocalProtocolError``: use ``call_tool_as_task``), and a call the server
+        turned into a task (2026-07-28) fails the future with ``RemoteProtocolError``.
+        """
+        name = self._llm_aliases.get(name, name)
+        deadline = Deadline.after(self._timeout(timeout))  # one, as submit() makes it
+        conn = self._connection(deadline)
+        if self._must_use_task(name, conn, deadline):
+            raise LocalProtocolError(
+                f"tool {name!r} of {self.name!r} runs only as a task: use call_tool_as_task"
+            )
+        validator = self._output_validator(name)
+        raw = conn.submit(
+            "tools/call",
+            {"name": name, "arguments": dict(arguments or {})},
+            timeout=deadline.timeout,
+            max_total_timeout=self.max_total_timeout if self.reset_timeout_on_progress else None,
+            on_progress=on_progress,
+            reset_on_progress=self.reset_timeout_on_progress,
+            deadline=deadline.at,
+        )
+        future: Future[CallToolResult] = Future()
+        # Never marked running: cancel() succeeds until the call completes, and reaches raw.
+        future.add_done_callback(lambda f: raw.cancel() if f.cancelled() else None)
+
+        def settle(done: Future[dict[str, Any]]) -> None:
+            try:
+                if done.cancelled():
+                    future.cancel()
+                    return
+                error = done.exception()
+                if error is None:
+                    result: Any = _tool_result_of(name, done.result(), validator)
+            except BaseException as exc:  # a conversion or validation failure
+                error = exc
+            try:
+                if error is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(result)
+            except Exception:  # cancelled meanwhile (InvalidStateError)
+                pass
+
+        raw.add_done_callback(settle)
+        return future
+
+    def _output_validator(self, tool: str) -> Any:
+        """A compiled ``jsonschema`` validator of ``tool``'s ``outputSchema``, or None (no
+        schema known, an invalid one, or no ``jsonschema``). Kept per tool while its schema
+        stays the one ``list_tools`` last saw (bounded by the number of tools)."""
+        schema = self._output_schemas.get(tool)
+        if schema is None:
+            return None
+        cache = vars(self).setdefault("_validators", {})  # per client, made on first use
+        kept = cache.get(tool)
+        if kept is not None and kept[0] is schema:
+            return kept[1]
+        try:
+            import jsonschema  # optional, as for call_tool
+        except ImportError:
+            return None
+        try:
+            cls = jsonschema.validators.validator_for(schema)
+            cls.check_schema(schema)
+            validator = cls(schema)
+        except jsonschema.SchemaError as exc:
+            log.warning("tool %r has an invalid outputSchema: %s", tool, exc.message)
+            validator = None
+        if len(cache) >= max(1000, len(self._output_schemas)):
+            cache.clear()
+        cache[tool] = (schema, validator)
+        return validator
+
 
 # --- helpers ---------------------------------------------------------------------------------------
+
+
+_option_names: frozenset[str] | None = None
+
+
+def _check_options(function: str, options: Mapping[str, Any]) -> None:
+    """Raise ``UnknownOption`` for an option ``Client`` does not take, with the closest
+    known name (its keyword parameters, read once)."""
+    global _option_names
+    if _option_names is None:
+        params = inspect.signature(Client.__init__).parameters.values()
+        _option_names = frozenset(p.name for p in params if p.kind is p.KEYWORD_ONLY)
+    for option in options:
+        if option not in _option_names:
+            import difflib  # only on this failure path: it is not loaded otherwise
+
+            close = difflib.get_close_matches(option, sorted(_option_names), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UnknownOption(
+                f"{function}() got an unknown option {option!r}{hint}; "
+                "help(mcp_lite.Client) lists every option"
+            )
 
 
 def _wait(future: Future[dict[str, Any]], limit: float) -> dict[str, Any]:
@@ -1262,6 +1445,26 @@ def _json_or_none(text: str) -> Any:
         return json.loads(text)
     except (ValueError, RecursionError):  # a server's text nested too deep is no JSON to us
         return None
+
+
+def _tool_result_of(tool: str, raw: dict[str, Any], validator: Any) -> CallToolResult:
+    """``submit_tool``'s result: ``raw`` as a ``CallToolResult``, its structured output
+    checked by ``validator`` (see ``Client._output_validator``) as ``call_tool`` checks it."""
+    if raw.get("resultType") == "task":
+        raise RemoteProtocolError(
+            f"the server made the call of tool {tool!r} a task: use call_tool_as_task"
+        )
+    result = tool_result(raw)
+    if validator is not None and not result.is_error:
+        if result.structured_content is None and result.text:
+            result._text_json = _json_or_none(result.text)
+        error = next(iter(validator.iter_errors(result.data)), None)
+        if error is not None:
+            raise RemoteProtocolError(
+                f"tool {tool!r} returned structuredContent that does not match its "
+                f"outputSchema: {error.message}"
+            )
+    return result
 
 
 def _validate_structured(tool: str, schema: dict[str, Any], value: Any) -> None:

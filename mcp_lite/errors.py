@@ -6,7 +6,8 @@ The tree::
     ├── TransportError                        the connection itself failed
     │   ├── ConnectError                      could not start / reach the server
     │   │   ├── CommandNotFound               a stdio command that does not exist: no retry
-    │   │   └── ServerDisabled (+ ConfigError) its configuration or a policy disables it
+    │   │   ├── ServerDisabled (+ ConfigError) its configuration or a policy disables it
+    │   │   └── ServerExitedAtStart (+ ConnectionClosed) it died before the handshake ended
     │   ├── ConnectionClosed                  the server went away (exit code, stderr tail)
     │   │   └── SessionExpired                HTTP session gone (404): re-initialize, retry once
     │   └── RequestTimeout (+ TimeoutError)   no answer before the deadline
@@ -31,6 +32,7 @@ The tree::
     ├── SkillVerificationError                a skill file failed its digest/size/frontmatter
     ├── AuthRequired                          the server wants (new) credentials
     ├── ConfigError (+ ValueError)            bad configuration or usage
+    │   └── UnknownOption (+ TypeError)       a misspelt keyword option (did you mean ...?)
     └── PermissionDenied                      a Hub permission rule refused a call
 
 Every error pickles (its constructor arguments are kept in ``args``) so it survives
@@ -64,11 +66,13 @@ __all__ = [
     "RequestTimeout",
     "ResourceNotFound",
     "ServerDisabled",
+    "ServerExitedAtStart",
     "SessionExpired",
     "RpcError",
     "SkillVerificationError",
     "ToolError",
     "TransportError",
+    "UnknownOption",
     "UnsupportedProtocolVersion",
     "UnsupportedVersionError",
     "UrlElicitationRequired",
@@ -349,6 +353,19 @@ class ServerDisabled(ConnectError, ConfigError):
     """A Hub server that its configuration keeps from starting: not trusted, disabled in its
     entry, or blocked by a server policy. Both a ``ConnectError`` (it cannot be reached) and
     a ``ConfigError`` (the fix is in the configuration)."""
+
+
+class ServerExitedAtStart(ConnectError, ConnectionClosed):
+    """The server went away while connecting (a stdio server that exited before it answered
+    the handshake, a connection closed during it). A ``ConnectError``, since the server could
+    not be reached, and still a ``ConnectionClosed`` (what it was before), with ``exit_code``
+    and ``stderr_tail``."""
+
+
+class UnknownOption(ConfigError, TypeError):
+    """A keyword option that does not exist (``connect(target, timout=2)``). Its message
+    names the function and the closest known option. Also a builtin ``TypeError``, what
+    Python raises for an unexpected keyword argument."""
 
 
 class PermissionDenied(McpError):

@@ -2,7 +2,8 @@
 
 ``mcp__<server>__<tool>`` is already normalized to those characters, but a long server or
 tool name makes it too long, and two tools can normalize to the same name (``a.b`` and
-``a_b`` on one server). ``llm_names`` gives every tool of a list a name that fits:
+``a_b`` on one server). ``llm_names`` gives every tool of a list a name that fits (the
+pieces, ``fits`` and ``shorten``, are ``protocol.tool_formats``', shared with ``Client``):
 
 - a name that already fits and is unique is kept as it is;
 - a longer one keeps its first 30 and last 25 characters (the prefix names the server,
@@ -16,42 +17,16 @@ The Hub remembers the names it handed out, so ``Hub.call_tool`` maps them back.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from .._accel import normalize_name
+from ..protocol.tool_formats import MAX_NAME_LENGTH, fits, shorten, suffixed
 
 if TYPE_CHECKING:
     from .tools import McpTool
 
 __all__ = ["MAX_NAME_LENGTH", "fits", "llm_names", "shorten"]
-
-MAX_NAME_LENGTH = 64
-_DIGITS = 8
-_HEAD = 30
-_TAIL = MAX_NAME_LENGTH - _DIGITS - 1 - _HEAD
-
-
-def fits(name: str) -> bool:
-    """True when an LLM API accepts ``name`` as a tool name."""
-    return 0 < len(name) <= MAX_NAME_LENGTH and normalize_name(name) == name
-
-
-def _digest(key: str) -> str:
-    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:_DIGITS]
-
-
-def _suffixed(name: str, key: str) -> str:
-    if len(name) > _HEAD + _TAIL:
-        name = name[:_HEAD] + name[-_TAIL:]
-    return f"{name}_{_digest(key)}"
-
-
-def shorten(name: str, key: str) -> str:
-    """``name`` normalized, and cut to 64 characters with a hash of ``key`` when longer."""
-    name = normalize_name(name) or "tool"
-    return name if len(name) <= MAX_NAME_LENGTH else _suffixed(name, key)
 
 
 def _key(tool: McpTool) -> str:
@@ -78,7 +53,7 @@ def llm_names(tools: Sequence[McpTool], reserved: Iterable[str] = ()) -> list[st
         while name in taken:  # a clash: suffix a hash of this tool's own identity
             salt += 1
             key = _key(tools[i]) if salt == 1 else f"{_key(tools[i])}\x00{salt}"
-            name = _suffixed(wanted[i], key)
+            name = suffixed(wanted[i], key)
         taken.add(name)
         names[i] = name
     return names

@@ -392,7 +392,9 @@ class Hub:
         timeout: float | None = None,
     ) -> list[dict[str, Any]]:
         """The pool for an LLM API: ``"anthropic"`` (``name``, ``description``,
-        ``input_schema``) or ``"openai"`` (``{"type": "function", "function": {...}}``).
+        ``input_schema``), ``"openai"`` (Chat Completions: ``{"type": "function",
+        "function": {...}}``) or ``"openai-responses"`` (the Responses API: ``{"type":
+        "function", "name", "description", "parameters"}``, flat).
 
         Every name is one an LLM API accepts (64 characters of ``[a-zA-Z0-9_-]`` at most,
         unique; longer ones shortened with a stable hash, see ``_llm_names``) and

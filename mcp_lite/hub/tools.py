@@ -4,7 +4,8 @@ Every server's ``tools/list`` entry becomes an ``McpTool`` named ``mcp__<server>
 (both parts normalized to ``[a-zA-Z0-9_-]``), with its description cut at 2048 characters,
 its ``inputSchema`` kept as is and its annotations mapped to plain flags. Resources carry
 their server; prompts become commands named like tools. ``tool_definitions`` turns the pool
-into what an LLM API accepts.
+into what an LLM API accepts (the shapes are ``protocol.tool_formats``', shared with
+``Client.tool_definitions``).
 
 ``Catalog`` holds the per-server lists in LRU caches (``MCP_FETCH_CACHE_SIZE``, default 100)
 and forgets a server's lists when its connection closes or the server says a list changed.
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._accel import LruCache, build_tool_name
+from ..protocol.tool_formats import ToolFormat, check_format, shape_definition
 
 if TYPE_CHECKING:
     from ..protocol.types import Prompt, PromptArgument, Resource, Tool
@@ -45,9 +47,6 @@ TRUNCATED_SUFFIX = "... [truncated]"
 DEFAULT_FETCH_CACHE_SIZE = 100
 Kind = Literal["tools", "resources", "prompts"]
 KINDS: tuple[Kind, ...] = ("tools", "resources", "prompts")
-ToolFormat = Literal["anthropic", "openai"]
-"""The tool-list shapes ``tool_definitions`` can produce."""
-FORMATS: tuple[ToolFormat, ...] = ("anthropic", "openai")
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -173,35 +172,6 @@ def to_mcp_prompt(server: str, prompt: Prompt) -> McpPrompt:
         arguments=tuple(prompt.arguments or ()),
         prompt=prompt,
     )
-
-
-def check_format(format: object) -> ToolFormat:
-    """``format`` when it is a known tool-list shape.
-
-    Raises:
-        ValueError: anything else.
-    """
-    if format == "anthropic" or format == "openai":
-        return format
-    raise ValueError(f"unknown tool definition format {format!r}; use 'anthropic' or 'openai'")
-
-
-def shape_definition(
-    name: str, description: str, schema: dict[str, Any], format: ToolFormat
-) -> dict[str, Any]:
-    """One tool definition: ``"anthropic"`` gives ``{"name", "description", "input_schema"}``,
-    ``"openai"`` gives ``{"type": "function", "function": {"name", "description",
-    "parameters"}}``.
-
-    Raises:
-        ValueError: an unknown ``format``.
-    """
-    if check_format(format) == "anthropic":
-        return {"name": name, "description": description, "input_schema": schema}
-    return {
-        "type": "function",
-        "function": {"name": name, "description": description, "parameters": schema},
-    }
 
 
 def tool_definitions(

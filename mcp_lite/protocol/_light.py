@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from ._snake import no_attribute
+
 if TYPE_CHECKING:
     from pydantic import BaseModel, GetCoreSchemaHandler
     from pydantic_core import CoreSchema
@@ -200,7 +202,7 @@ class WireObject(metaclass=_ModelAPI):
             return wire[name]
         if name.startswith("model_"):  # the rest of the model API (model_fields...)
             return getattr(self._twin(), name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        raise no_attribute(type(self), name, self._fields)
 
     def _items(self) -> Iterator[tuple[str, Any]]:
         for name in self._fields:

@@ -6,10 +6,12 @@ of the light classes), so that neither imports the other.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import AliasGenerator, BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
+
+from ._snake import no_attribute
 
 __all__ = ["ResourceContents", "WireModel"]
 
@@ -32,6 +34,18 @@ class WireModel(BaseModel):
     def to_wire(self) -> dict[str, Any]:
         """The JSON object for the wire (camelCase, ``None`` fields left out)."""
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+    if not TYPE_CHECKING:  # a type checker keeps flagging unknown attributes
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached when normal lookup failed: pydantic's own (private attributes,
+            # extra fields) first, then the SDK's camelCase spelling named in the error.
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                if name.startswith("__"):
+                    raise
+                raise no_attribute(type(self), name, type(self).model_fields) from None
 
 
 class ResourceContents(WireModel):
