@@ -35,6 +35,10 @@ import requests
 import urllib3
 
 from .._accel import SseParser, encode_message
+from .._deadline import Deadline
+from .._http import common
+from .._http.abort import Slot, Workers, watchdog
+from .._http.retry import retry_delay
 from .._secrets import redact_url
 from ..errors import (
     ConnectError,
@@ -47,9 +51,6 @@ from ..errors import (
     TransportError,
 )
 from ..protocol import versions as v
-from .._http import common
-from .._http.abort import Slot, Workers, watchdog
-from .._http.retry import retry_delay
 from .base import OnClose, OnMessage, Outgoing, SendFailed
 
 __all__ = ["HttpTransport"]
@@ -152,8 +153,11 @@ class HttpTransport:
 
     # --- Transport ----------------------------------------------------------------------------
 
-    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
-        """Nothing goes on the wire yet: the first POST is the connection test."""
+    def start(
+        self, on_message: OnMessage, on_close: OnClose, *, deadline: Deadline | None = None
+    ) -> None:
+        """Nothing goes on the wire yet: the first POST is the connection test (each request
+        carries its caller's deadline in ``Outgoing.deadline``)."""
         self._on_message = on_message
         self._on_close = on_close
 
@@ -768,7 +772,8 @@ class HttpTransport:
         listener = self._listener
         if listener is not None and listener is not threading.current_thread():
             listener.join(1.0)
-        self._session.close()
+        common.close_session(self._session, self._listen_response)
+        watchdog.closed()
 
     def _delete(self) -> None:
         """End the session (DELETE), waiting at most ``_DELETE_TIMEOUT`` in total."""

@@ -25,6 +25,10 @@ from urllib.parse import urljoin
 import requests
 
 from .._accel import SseParser
+from .._deadline import Deadline
+from .._http import common
+from .._http.abort import Slot, Workers, watchdog
+from .._http.retry import retry_delay
 from .._secrets import redact_url
 from ..errors import (
     AuthRequired,
@@ -35,9 +39,6 @@ from ..errors import (
     RequestTimeout,
     TransportError,
 )
-from .._http import common
-from .._http.abort import Slot, Workers, watchdog
-from .._http.retry import retry_delay
 from .base import OnClose, OnMessage, Outgoing, SendFailed
 
 __all__ = ["SseTransport"]
@@ -95,8 +96,11 @@ class SseTransport:
 
     # --- Transport ----------------------------------------------------------------------------
 
-    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
-        """Open the stream and wait (bounded) for the ``endpoint`` event.
+    def start(
+        self, on_message: OnMessage, on_close: OnClose, *, deadline: Deadline | None = None
+    ) -> None:
+        """Open the stream and wait for the ``endpoint`` event, both within ``deadline`` (the
+        caller's; capped by ``endpoint_timeout``).
 
         Raises:
             AuthRequired: HTTP 401.
@@ -105,9 +109,10 @@ class SseTransport:
         """
         self._on_message = on_message
         self._on_close = on_close
+        limit = Deadline.of(deadline, self._endpoint_timeout).earlier(self._endpoint_timeout)
         # Opening the stream and getting the endpoint share one deadline: a server that
         # never sends the stream's headers cannot hold start() (idle_timeout may be None).
-        self._stream_slot = Slot(time.monotonic() + self._endpoint_timeout)
+        self._stream_slot = Slot(limit.at)
         watchdog.watch(self._stream_slot)
         try:
             # Bearer token; 401 -> refresh (OAuth) + one retry, as for the POSTs.
@@ -116,17 +121,18 @@ class SseTransport:
                 self.options.url,
                 {"Accept": "text/event-stream"},
                 lambda headers: self._open_stream(headers),
+                deadline=limit.at,
                 method="GET",
             )
         except McpError:
-            self._session.close()
+            self._close_session()
             raise
         except Exception as exc:
-            self._session.close()
-            if self._stream_slot.aborted:
+            self._close_session()
+            if self._stream_slot.aborted or limit.expired():
                 raise ConnectError(
-                    f"MCP server {self.name!r} did not open its SSE stream at "
-                    f"{redact_url(self.options.url)} within {self._endpoint_timeout:g} s"
+                    f"connecting: MCP server {self.name!r} did not open its SSE stream at "
+                    f"{redact_url(self.options.url)} within the {limit.describe()}"
                 ) from exc
             raise _as_connect_error(
                 common.map_error(exc, f"GET {redact_url(self.options.url)}")
@@ -136,22 +142,25 @@ class SseTransport:
             with response:
                 error = common.status_error(
                     response,
-                    f"MCP server {self.name!r} did not open an SSE stream at "
+                    f"connecting: MCP server {self.name!r} did not open an SSE stream at "
                     f"{redact_url(self.options.url)}",
                 )
                 if response.status_code == 200:
                     error = ConnectError(f"{error} (content type {ctype or 'none'})")
-            self._session.close()
+            self._close_session()
             raise error
+        # From here the stream lasts as long as the connection: its silences are bounded
+        # by idle_timeout only (the read timeout of the opening was the deadline's).
+        self._stream_slot.settimeout(self.options.idle_timeout)
         self._response = response
         self._reader = threading.Thread(
             target=self._read, daemon=True, name=f"mcp-lite-sse-reader[{self.name}]"
         )
         self._reader.start()
-        if not self._endpoint_ready.wait(self._endpoint_timeout):
+        if not self._endpoint_ready.wait(limit.remaining()):
             self._endpoint_error = ConnectError(
-                f"MCP server {self.name!r} sent no 'endpoint' event within "
-                f"{self._endpoint_timeout:g} s at {redact_url(self.options.url)}"
+                f"connecting: MCP server {self.name!r} sent no 'endpoint' event within the "
+                f"{limit.describe()} at {redact_url(self.options.url)}"
             )
         self._stream_slot.disarm()  # the stream now lasts as long as the connection
         if self._endpoint_error is not None:
@@ -338,22 +347,29 @@ class SseTransport:
         common.abort(self._response)
         with self._ordered_cond:
             self._ordered_cond.notify_all()
-        drained = common.Countdown(2, self._session.close)  # no socket left to the collector
+        drained = common.Countdown(2, self._close_session)  # no socket left to the collector
         self._pool.shutdown(drained)
         self._ordered.shutdown(drained)
         reader = self._reader
         if reader is not None and reader is not threading.current_thread():
             reader.join(1.0)
-        self._session.close()
+        self._close_session()
+        # The stream's slot is done with: the watchdog need not keep a thread for it.
+        self._stream_slot.release()
+        watchdog.closed()
+
+    def _close_session(self) -> None:
+        common.close_session(self._session, self._response)
 
     def _open_stream(self, headers: dict[str, str]) -> requests.Response:
-        with self._stream_slot.active():
+        slot = self._stream_slot
+        with slot.active():
             return common.request(
                 self._session,
                 "GET",
                 self.options.url,
                 headers=headers,
-                timeout=(self.options.connect_timeout, self.options.idle_timeout),
+                timeout=common.timeouts(slot, self.options.connect_timeout, None),
             )
 
     # --- internals ----------------------------------------------------------------------------
@@ -384,7 +400,7 @@ class SseTransport:
             self._reported = True
         if self._on_close is not None:
             self._on_close(ConnectionClosed(f"MCP server {self.name!r}: {error}"))
-        self._session.close()
+        self._close_session()
 
     def _dispatch(self, item: object) -> None:
         if isinstance(item, MessageTooLarge):
