@@ -328,8 +328,19 @@ class AbortingAdapter(HTTPAdapter):
         return response
 
     def close(self) -> None:
+        # urllib3 2.x only forgets its pools on clear(): their idle sockets would wait for
+        # the garbage collector. Close every pool now (a connection still in use is closed
+        # when it comes back to its closed pool).
+        managers = [self.poolmanager, *self.proxy_manager.values()]
+        pools = [*self._pools.values()]
+        for manager in managers:
+            container = manager.pools
+            pools.extend(container[key] for key in list(container.keys()) if key in container)
         self._pools.clear()
         super().close()
+        for pool in pools:
+            with contextlib.suppress(Exception):
+                pool.close()
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)

@@ -366,6 +366,10 @@ class HttpTransport:
                 exc, f"{method} {redact_url(self.options.url)}", exch
             ) from exc
         if exch is not None:
+            if slot.aborted and not exch.cancelled:
+                # Cut at its deadline while the headers dripped in: what arrived is no answer.
+                common.abort(response)
+                raise self._late(exch)
             exch.response = response
             if exch.cancelled:
                 common.abort(response)

@@ -130,13 +130,14 @@ class SseTransport:
         except Exception as exc:
             self._close_session()
             if self._stream_slot.aborted or limit.expired():
-                raise ConnectError(
-                    f"connecting: MCP server {self.name!r} did not open its SSE stream at "
-                    f"{redact_url(self.options.url)} within the {limit.describe()}"
-                ) from exc
+                raise self._too_slow(limit, "did not open its SSE stream") from exc
             raise _as_connect_error(
                 common.map_error(exc, f"GET {redact_url(self.options.url)}")
             ) from exc
+        if self._stream_slot.aborted:  # cut while its headers dripped in: no answer
+            common.abort(response)
+            self._close_session()
+            raise self._too_slow(limit, "did not open its SSE stream")
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if response.status_code != 200 or ctype != "text/event-stream":
             with response:
@@ -158,14 +159,17 @@ class SseTransport:
         )
         self._reader.start()
         if not self._endpoint_ready.wait(limit.remaining()):
-            self._endpoint_error = ConnectError(
-                f"connecting: MCP server {self.name!r} sent no 'endpoint' event within the "
-                f"{limit.describe()} at {redact_url(self.options.url)}"
-            )
+            self._endpoint_error = self._too_slow(limit, "sent no 'endpoint' event")
         self._stream_slot.disarm()  # the stream now lasts as long as the connection
         if self._endpoint_error is not None:
             self.close()
             raise self._endpoint_error
+
+    def _too_slow(self, limit: Deadline, what: str) -> ConnectError:
+        return ConnectError(
+            f"connecting: MCP server {self.name!r} {what} at {redact_url(self.options.url)} "
+            f"within the {limit.describe()}"
+        )
 
     def send(self, message: Outgoing) -> None:
         endpoint = self._endpoint
@@ -306,7 +310,7 @@ class SseTransport:
             timeout = common.timeouts(slot, self.options.connect_timeout, self.options.read_timeout)
             with slot.active():
                 # Bearer token; 401 -> refresh + one retry; 403 insufficient_scope -> step-up.
-                return common.send_authorized(
+                response = common.send_authorized(
                     self.options.auth,
                     self.options.url,
                     headers,
@@ -326,10 +330,17 @@ class SseTransport:
             raise
         except Exception as exc:
             if slot.aborted:
-                raise RequestTimeout(
-                    f"POST {what} to MCP server {self.name!r} was not acknowledged in time"
-                ) from exc
+                raise self._unacknowledged(what) from exc
             raise common.map_error(exc, f"POST {what} to {redact_url(endpoint)}") from exc
+        if slot.aborted:  # cut while its headers dripped in: what arrived is no answer
+            common.abort(response)
+            raise self._unacknowledged(what)
+        return response
+
+    def _unacknowledged(self, what: str) -> RequestTimeout:
+        return RequestTimeout(
+            f"POST {what} to MCP server {self.name!r} was not acknowledged in time"
+        )
 
     def close(self) -> None:
         with self._lock:

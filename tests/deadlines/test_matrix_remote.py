@@ -137,6 +137,14 @@ def open_fds() -> set[str]:
     return set(os.listdir("/proc/self/fd"))
 
 
+def describe(fds: set[str]) -> list[str]:
+    shown = []
+    for fd in sorted(fds):
+        with contextlib.suppress(OSError):
+            shown.append(f"{fd} -> {os.readlink(f'/proc/self/fd/{fd}')}")
+    return shown
+
+
 def settle(predicate: Callable[[], bool], window: float = JOIN_WINDOW) -> bool:
     end = time.monotonic() + window
     while not predicate():
@@ -177,7 +185,7 @@ def test_cell(transport: str, op: str, peer: str, baseline: tuple[set[str], list
         assert settle(lambda: not mcp_threads()), f"threads left: {mcp_threads()}"
     finally:
         server.stop()
-    assert settle(lambda: open_fds() <= fds), f"fds left: {sorted(open_fds() - fds)}"
+    assert settle(lambda: open_fds() <= fds), f"fds left: {describe(open_fds() - fds)}"
 
 
 # --- the HTTP rows again, in a forked child ----------------------------------------------------
