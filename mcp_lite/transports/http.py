@@ -135,6 +135,7 @@ class HttpTransport:
         self._listener: threading.Thread | None = None
         self._listen_response: requests.Response | None = None
         self._listen_slot = Slot()
+        self._ordered_slot = Slot()
         # Daemon workers (never joined at exit): a hung POST cannot delay interpreter exit,
         # and its deadline frees the worker. Blocking callers POST on their own thread.
         self._pool = Workers(f"mcp-lite-http[{self.name}]", options.pool_size * 4)
@@ -254,7 +255,8 @@ class HttpTransport:
             self._wait_ordered(exch)
             if exch.cancelled or self._closing or message.abandoned():
                 return  # the caller gave up (or we closed) before it was sent: never send it
-            if exch.slot.aborted:
+            left = exch.slot.remaining()
+            if exch.slot.aborted or (left is not None and left <= 0):
                 raise self._late(exch)
             self._exchange(message, exch)
         except McpError as exc:
@@ -298,6 +300,9 @@ class HttpTransport:
         bound = time.monotonic() + _ORDERED_TIMEOUT
         slot = Slot(bound if deadline is None else min(deadline, bound))
         watchdog.watch(slot)
+        self._ordered_slot = slot  # one sender: close() aborts the POST in flight
+        if self._closing:
+            slot.abort()
         try:
             try:
                 response = self._post(message, modern, None, slot)
@@ -762,6 +767,7 @@ class HttpTransport:
             exch.slot.abort()
             common.abort(exch.response)
         self._listen_slot.abort()
+        self._ordered_slot.abort()
         common.abort(self._listen_response)
         with self._ordered_cond:
             self._ordered_cond.notify_all()

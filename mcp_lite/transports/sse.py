@@ -86,6 +86,7 @@ class SseTransport:
         self._pool = Workers(f"mcp-lite-sse-post[{self.name}]", options.pool_size * 4)
         self._ordered = Workers(f"mcp-lite-sse-send[{self.name}]", 1)
         self._ordered_cond = threading.Condition()
+        self._ordered_slot = Slot()
         self._ordered_queued = 0
         self._ordered_done = 0
 
@@ -125,10 +126,10 @@ class SseTransport:
                 method="GET",
             )
         except McpError:
-            self._close_session()
+            self._not_started()
             raise
         except Exception as exc:
-            self._close_session()
+            self._not_started()
             if self._stream_slot.aborted or limit.expired():
                 raise self._too_slow(limit, "did not open its SSE stream") from exc
             raise _as_connect_error(
@@ -136,7 +137,7 @@ class SseTransport:
             ) from exc
         if self._stream_slot.aborted:  # cut while its headers dripped in: no answer
             common.abort(response)
-            self._close_session()
+            self._not_started()
             raise self._too_slow(limit, "did not open its SSE stream")
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if response.status_code != 200 or ctype != "text/event-stream":
@@ -148,7 +149,7 @@ class SseTransport:
                 )
                 if response.status_code == 200:
                     error = ConnectError(f"{error} (content type {ctype or 'none'})")
-            self._close_session()
+            self._not_started()
             raise error
         # From here the stream lasts as long as the connection: its silences are bounded
         # by idle_timeout only (the read timeout of the opening was the deadline's).
@@ -221,6 +222,13 @@ class SseTransport:
             self._wait_ordered(slot, barrier, request_id)
             if request_id in self._cancelled or self._closing or message.abandoned():
                 return  # the caller gave up before it was sent: never send it
+            left = slot.remaining()
+            if left is not None and left <= 0:
+                raise RequestTimeout(
+                    f"{message.payload.get('method')} to MCP server {self.name!r} was not "
+                    "sent before its deadline: the messages queued before it were still "
+                    "being sent"
+                )
             self._post(endpoint, message, slot)
         except McpError as exc:
             if request_id not in self._cancelled:
@@ -252,6 +260,9 @@ class SseTransport:
         what = message.payload.get("method") or "a response"
         slot = Slot(time.monotonic() + _ORDERED_TIMEOUT)
         watchdog.watch(slot)
+        self._ordered_slot = slot  # one sender: close() aborts the POST in flight
+        if self._closing:
+            slot.abort()
         try:
             if not self._closing:  # nothing goes out after close(): no token fetch either
                 self._post(endpoint, message, slot)
@@ -352,7 +363,7 @@ class SseTransport:
         self._stop.set()
         with self._lock:
             slots = list(self._slots.values())
-        for slot in slots:
+        for slot in [*slots, self._ordered_slot]:
             slot.abort()
         self._stream_slot.abort()
         common.abort(self._response)
@@ -366,6 +377,12 @@ class SseTransport:
             reader.join(1.0)
         self._close_session()
         # The stream's slot is done with: the watchdog need not keep a thread for it.
+        self._stream_slot.release()
+        watchdog.closed()
+
+    def _not_started(self) -> None:
+        """start() failed before the reader: free the sockets and the watchdog's slot."""
+        self._close_session()
         self._stream_slot.release()
         watchdog.closed()
 

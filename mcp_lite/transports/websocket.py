@@ -212,6 +212,7 @@ class WebSocketTransport:
             ) from exc
         finally:
             slot.release()  # from here a late abort cannot hit the live connection
+            watchdog.closed()
         if slot.aborted:  # the deadline came just as the handshake completed
             _quiet(ws.shutdown)
             raise self._too_slow(limit)

@@ -11,7 +11,8 @@ the three remote transports at once:
 ``peer`` is how it misbehaves:
 
 - ``silent``: accepts TCP, reads the request, never sends a byte (holds the socket);
-- ``handshake``: answers the handshake (``initialize``, ``server/discover``), then nothing;
+- ``handshake``: answers the handshake (``initialize`` and its notification,
+  ``server/discover``), then nothing;
 - ``drip``: sends its whole answer (status line and headers included) one byte every
   ``DRIP`` seconds;
 - ``pages``: every ``*/list`` answer carries a new ``nextCursor`` (after ``PAGE_DELAY``);
@@ -45,7 +46,7 @@ PAGE_DELAY = 0.05  # seconds before each page of a never-ending list
 RETRY_AFTER = 3600
 PEERS = ("silent", "handshake", "drip", "pages", "busy429", "busy503")
 _GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-_HANDSHAKE = frozenset({"initialize", "server/discover"})
+_HANDSHAKE = frozenset({"initialize", "notifications/initialized", "server/discover"})
 _LISTS = {
     "tools/list": ("tools", lambda n: {"name": f"t{n}", "inputSchema": {"type": "object"}}),
     "resources/list": ("resources", lambda n: {"uri": f"mem://r{n}", "name": f"r{n}"}),
