@@ -215,8 +215,8 @@ def test_cell(transport: str, op: str, peer: str, baseline: tuple[set[str], list
 def _fork_cells() -> Iterator[Any]:
     for transport in HTTP_ROWS:
         for peer in ("silent", "drip", "busy429"):
-            yield pytest.param(transport, "connect", peer, id=f"{transport}-connect-{peer}")
-            yield pytest.param(transport, "call_tool", peer, id=f"{transport}-call_tool-{peer}")
+            yield _cell(transport, "connect", peer)
+            yield _cell(transport, "call_tool", peer)
 
 
 @contextlib.contextmanager
@@ -281,3 +281,38 @@ def test_cell_in_a_forked_child(transport: str, op: str, peer: str) -> None:
     finally:
         server.stop()
     check(outcome, transport, op, peer)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@pytest.mark.parametrize("peer", ["silent", "drip"])
+@pytest.mark.parametrize("transport", HTTP_ROWS)
+def test_an_inherited_client_in_a_forked_child(transport: str, peer: str) -> None:
+    """A client connected (and used) in the parent, called in the child: its first call there
+    (a new connection for the child, then the call) ends within the call's timeout."""
+    server = hostile.HostileServer(peer).start()
+    options = TRANSPORTS[transport][1]
+    client = mcp_lite.connect(target(server, transport), timeout=TIMEOUT, **options)
+    try:
+        client.ping()
+        server.arm()
+
+        def call() -> dict[str, Any]:
+            started = time.monotonic()
+            outcome: dict[str, Any] = {"error": None, "message": ""}
+            try:
+                client.call_tool("t1", {})
+            except McpError as exc:
+                outcome = {"error": type(exc).__name__, "message": str(exc)}
+            outcome["elapsed"] = time.monotonic() - started
+            closing = time.monotonic()
+            client.close()
+            outcome["close"] = time.monotonic() - closing
+            return outcome
+
+        outcome = in_child(call, TIMEOUT + 10)
+    finally:
+        client.close()
+        server.stop()
+    assert outcome["error"] is not None, outcome
+    assert outcome["elapsed"] < TIMEOUT + SLACK, outcome
+    assert outcome["close"] < SLACK, outcome
