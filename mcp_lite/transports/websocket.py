@@ -7,13 +7,14 @@ A dropped socket is reported at once (``on_close``), so pending calls fail immed
 the Client reconnects on the next call. ``close`` performs the close handshake (bounded).
 
 Bounds: the whole opening (host-name lookup, TCP, TLS, the upgrade) ends at the caller's
-deadline, capped by ``connect_timeout`` (the HTTP watchdog shuts the socket, armed before
-the TCP connect, so a server dripping its answer cannot stretch it); ``close()`` ends within
-about a second whatever the server does (the socket is shut down under the reader); a frame's size is checked from
-its header, before its payload is read (with the fragments already received), so an
-oversized message is never assembled: the connection is closed with a clear error. A write
-ends at its caller's deadline; a frame torn half-way closes the connection. Redirects are
-not followed (they would carry the headers, a bearer token included, to another server);
+deadline, capped by ``connect_timeout``: the HTTP watchdog shuts the socket down, registered
+before the TCP connect, so a server dripping its answer cannot stretch it (through a proxy,
+which websocket-client connects to itself, each read is bounded by the time left instead).
+``close()`` ends within about a second whatever the server or the path does (the socket is
+shut down under the reader). A frame's size is checked from its header, before its payload
+is read (with the fragments already received), so an oversized message is never assembled:
+the connection is closed with a clear error. A write ends at its caller's deadline; a frame
+torn half-way closes the connection. Redirects are not followed (they would carry the headers, a bearer token included, to another server);
 an OAuth provider is bound to this server's URL (``bind``) before a token is asked for.
 """
 
@@ -198,8 +199,6 @@ class WebSocketTransport:
                 redirect_limit=0,
                 **({} if sock is None else {"socket": sock}),
             )
-            if ws.sock is not None:
-                slot.attach(ws.sock)  # through a proxy: its socket is only known now
         except websocket.WebSocketBadStatusException:
             raise
         except _NETWORK_ERRORS as exc:
