@@ -264,8 +264,11 @@ def in_child(fn: Callable[[], dict[str, Any]], bound: float) -> dict[str, Any]:
                 chunks.append(chunk)
     finally:
         os.close(read_end)
+        # Never wait for a child still running (pytest's own timeout may land here first).
         with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
+            if os.waitpid(pid, os.WNOHANG) == (0, 0):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
     if not chunks:
         return {"error": "the child reported nothing", "elapsed": bound}
     return json.loads(b"".join(chunks))
