@@ -21,6 +21,7 @@ import socket
 import sys
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +36,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 from urllib3.util.connection import allowed_gai_family
 
+from .. import _fork
 from .resolve import LookupTimeout, TooManyLookups, connect_to, is_literal, lookup
 
 __all__ = ["AbortingAdapter", "Slot", "Watchdog", "Workers", "current", "watchdog"]
@@ -70,6 +72,13 @@ class Slot:
         if aborted:
             _shutdown(sock)
 
+    def arm(self, sock: socket.socket) -> None:
+        """Register ``sock`` before it connects (an abort then cuts the connect); raises
+        ``TimeoutError`` when the slot was already aborted (nothing is connected)."""
+        self.attach(sock)
+        if self.aborted:
+            raise TimeoutError("the deadline passed before connecting")
+
     def abort(self) -> None:
         """Shut the exchange's socket down (now, or as soon as it has one)."""
         with self._lock:
@@ -91,8 +100,9 @@ class Slot:
             self.released = True
             self._sock = None
 
-    def settimeout(self, seconds: float) -> None:
-        """Set the socket's timeout for the reads still to come in this exchange."""
+    def settimeout(self, seconds: float | None) -> None:
+        """Set the socket's timeout for the reads still to come in this exchange (None:
+        no timeout)."""
         with self._lock:
             sock = self._sock
         if sock is not None:
@@ -165,27 +175,40 @@ class _Registering:
     socket_options: Any
 
     def _new_conn(self) -> socket.socket:
-        """urllib3's, with the host-name lookup bounded by the exchange's deadline
-        (``getaddrinfo`` takes no timeout). Same errors as urllib3's for the same failures;
-        a lookup cut short by the deadline is a connect timeout."""
+        """urllib3's, bounded by the exchange's deadline: the host-name lookup
+        (``getaddrinfo`` takes no timeout) waits at most until then, and the socket is
+        registered with the ``Slot`` *before* the TCP connect, so an abort (the deadline,
+        ``close()``) cuts a connect that gets no answer too. Same errors as urllib3's for the
+        same failures; a lookup or connect cut short by the deadline is a connect timeout."""
         slot = current()
         remaining = None if slot is None else slot.remaining()
-        if remaining is None or is_literal(self._dns_host):
+        if slot is None or remaining is None:
             return super()._new_conn()  # type: ignore[misc,no-any-return]
         try:
-            addresses = lookup(self._dns_host, self.port, allowed_gai_family(), remaining)
+            if is_literal(self._dns_host):  # answered at once, no resolver involved
+                addresses = socket.getaddrinfo(
+                    self._dns_host, self.port, allowed_gai_family(), socket.SOCK_STREAM
+                )
+            else:
+                addresses = lookup(self._dns_host, self.port, allowed_gai_family(), remaining)
         except socket.gaierror as exc:
             raise NameResolutionError(self.host, self, exc) from exc  # type: ignore[arg-type]
         except (LookupTimeout, TooManyLookups) as exc:
             raise ConnectTimeoutError(self, f"Connection to {self.host} timed out: {exc}") from exc
         timeout = self.timeout if isinstance(self.timeout, (int, float)) else None
         try:
-            sock = connect_to(addresses, timeout, self.source_address, self.socket_options)
+            sock = connect_to(
+                addresses, timeout, self.source_address, self.socket_options, arm=slot.arm
+            )
         except TimeoutError as exc:
             raise ConnectTimeoutError(
                 self, f"Connection to {self.host} timed out. (connect timeout={timeout})"
             ) from exc
         except OSError as exc:
+            if slot.aborted:  # shut down under the connect by the deadline or close()
+                raise ConnectTimeoutError(
+                    self, f"Connection to {self.host} timed out (the deadline passed)"
+                ) from exc
             raise NewConnectionError(
                 self,  # type: ignore[arg-type]
                 f"Failed to establish a new connection: {exc}",
@@ -305,8 +328,19 @@ class AbortingAdapter(HTTPAdapter):
         return response
 
     def close(self) -> None:
+        # urllib3 2.x only forgets its pools on clear(): their idle sockets would wait for
+        # the garbage collector. Close every pool now (a connection still in use is closed
+        # when it comes back to its closed pool).
+        managers = [self.poolmanager, *self.proxy_manager.values()]
+        pools = [*self._pools.values()]
+        for manager in managers:
+            container = manager.pools
+            pools.extend(container[key] for key in list(container.keys()) if key in container)
         self._pools.clear()
         super().close()
+        for pool in pools:
+            with contextlib.suppress(Exception):
+                pool.close()
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
@@ -332,6 +366,7 @@ class Watchdog:
         self._heap: list[tuple[float, int, Slot]] = []
         self._seq = itertools.count()
         self._thread: threading.Thread | None = None
+        self._leave_when_idle = False
 
     def watch(self, slot: Slot, grace: float = 0.0) -> None:
         """Abort ``slot`` at its deadline plus ``grace`` seconds."""
@@ -345,6 +380,7 @@ class Watchdog:
                 heapq.heapify(heap)
             first = not heap or when < heap[0][0]
             heapq.heappush(heap, (when, next(self._seq), slot))
+            self._leave_when_idle = False
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, daemon=True, name="mcp-lite-socket-watchdog"
@@ -352,6 +388,23 @@ class Watchdog:
                 self._thread.start()
             elif first:
                 self._cond.notify()
+
+    def closed(self) -> None:
+        """A transport closed (its slots released): when nothing is left to watch, the
+        thread ends now rather than at the next deadline in its heap plus an idle while."""
+        with self._cond:
+            if self._thread is not None:
+                self._leave_when_idle = True
+                self._cond.notify()
+
+    def _reset_after_fork(self) -> None:
+        # The parent's thread does not exist in a child, and the exchanges it watched ran
+        # on the parent's other threads: start from nothing (the next watch() starts a
+        # thread), or a child's deadlines would never fire.
+        self._cond = threading.Condition()
+        self._heap = []
+        self._thread = None
+        self._leave_when_idle = False
 
     def _run(self) -> None:
         while True:
@@ -366,9 +419,11 @@ class Watchdog:
                         # new thread when needed), so a process whose clients are all
                         # closed keeps no mcp-lite thread.
                         self._heap.clear()
-                        self._cond.wait(_IDLE_EXIT)
+                        if not self._leave_when_idle:
+                            self._cond.wait(_IDLE_EXIT)
                         if not self._heap:
                             self._thread = None
+                            self._leave_when_idle = False
                             return
                         continue
                     wait = self._heap[0][0] - now
@@ -383,6 +438,17 @@ class Watchdog:
 
 
 watchdog = Watchdog()
+_fork.on_child(watchdog._reset_after_fork)
+
+
+# Every pool, for the after-fork reset (weak: a pool ends with its transport).
+_ALL_WORKERS: weakref.WeakSet[Workers] = weakref.WeakSet()
+
+
+@_fork.on_child
+def _reset_workers_after_fork() -> None:
+    for workers in list(_ALL_WORKERS):
+        workers._reset_after_fork()
 
 
 class Workers:
@@ -401,6 +467,15 @@ class Workers:
         self._stopped = False
         self._on_drained: Callable[[], None] | None = None
         self._ids = itertools.count(1)
+        _ALL_WORKERS.add(self)
+
+    def _reset_after_fork(self) -> None:
+        # A child has none of the parent's workers: counted as running (or idle), they
+        # would keep submit() from starting any. What was queued was the parent's callers'.
+        self._cond = threading.Condition()
+        self._queue.clear()
+        self._threads = 0
+        self._idle = 0
 
     def submit(self, fn: Callable[..., None], *args: Any) -> None:
         """Run ``fn(*args)`` on a worker. Raises RuntimeError after ``shutdown()``."""

@@ -47,8 +47,8 @@ from ..protocol.param_headers import argument_at, header_map, header_text
 from . import abort as _http_abort
 from . import unix as _http_unix
 from . import wire as _http_wire
-from .causes import network_cause
 from .abort import AbortingAdapter
+from .causes import network_cause
 from .retry import Retry
 
 __all__ = [
@@ -68,6 +68,7 @@ __all__ = [
     "as_auth",
     "bearer",
     "body_excerpt",
+    "close_session",
     "drain",
     "timeouts",
     "encode_header_value",
@@ -379,6 +380,9 @@ def status_error(response: requests.Response, what: str, body: str | None = None
     status = response.status_code
     detail = f"HTTP {status} {response.reason or ''}".rstrip()
     message = f"{what}: {detail}" + (f": {text}" if text else "")
+    after = response.headers.get("Retry-After") if status in (429, 503) else None
+    if after:  # not retried: the wait it asks for is past the deadline, or too long
+        message += f" (the server asks to retry after {after[:40]!r}; not retried)"
     if status == 401 or (
         status == 403 and _INSUFFICIENT_SCOPE.search(response.headers.get("WWW-Authenticate", ""))
     ):
@@ -615,6 +619,19 @@ def encode_header_value(value: str) -> str:
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
+def close_session(session: requests.Session, *responses: requests.Response | None) -> None:
+    """Close ``responses`` (their connections with them) and every pool of ``session``, now:
+    no socket is left open for the garbage collector to find."""
+    for response in responses:
+        if response is not None:
+            with contextlib.suppress(Exception):
+                response.close()
+    for adapter in list(session.adapters.values()):
+        with contextlib.suppress(Exception):
+            adapter.close()
+    session.close()
+
+
 def abort(response: requests.Response | None) -> None:
     """Close a streaming response from another thread, waking its blocked reader.
 
@@ -752,14 +769,16 @@ def drain(response: requests.Response, limit: int) -> None:
 
 def timeouts(slot: Any, connect: float, read: float | None) -> tuple[float, float | None]:
     """``(connect, read)`` timeouts for ``requests``, none longer than what is left of the
-    slot's deadline (the watchdog shuts the socket down at the deadline itself)."""
+    slot's deadline. The connect gets exactly what is left (its socket is registered with
+    the slot before connecting, so the deadline also cuts it); the read timeout is a
+    backstop a second past it (the watchdog shuts the socket down at the deadline itself)."""
     remaining = slot.remaining()
     if remaining is None:
         return connect, read
     if remaining <= 0:
         raise RequestTimeout("the deadline passed before the request could be sent")
-    left = remaining + 1.0  # the caller's deadline or the watchdog act first: a backstop
-    return min(connect, left), (left if read is None else min(read, left))
+    left = remaining + 1.0
+    return min(connect, remaining), (left if read is None else min(read, left))
 
 
 def reconnect_delay(retry_ms: int | None, failures: int) -> float:

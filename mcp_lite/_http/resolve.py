@@ -12,7 +12,10 @@ from __future__ import annotations
 import ipaddress
 import socket
 import threading
+from collections.abc import Callable
 from typing import Any
+
+from .. import _fork
 
 __all__ = ["MAX_PENDING", "LookupTimeout", "TooManyLookups", "connect_to", "is_literal", "lookup"]
 
@@ -24,6 +27,15 @@ AddrInfo = tuple[Any, ...]
 
 _pending = 0
 _pending_lock = threading.Lock()
+
+
+@_fork.on_child
+def _reset_after_fork() -> None:
+    """A forked child has none of the parent's lookup threads: none is pending there (else a
+    child forked while ``MAX_PENDING`` lookups hung could never look a name up again)."""
+    global _pending, _pending_lock
+    _pending = 0
+    _pending_lock = threading.Lock()
 
 
 class LookupTimeout(TimeoutError):
@@ -85,9 +97,12 @@ def connect_to(
     timeout: float | None,
     source_address: tuple[str, int] | None = None,
     socket_options: list[tuple[int, int, Any]] | None = None,
+    arm: Callable[[socket.socket], None] | None = None,
 ) -> socket.socket:
     """A socket connected to the first of ``addresses`` that accepts, each tried in turn;
-    the last failure when none does."""
+    the last failure when none does. ``arm(sock)`` runs before each connect: it registers
+    the socket where a deadline can shut it down (which cuts the connect short), and may
+    raise to connect no further."""
     failure: OSError | None = None
     for family, kind, proto, _name, address in addresses:
         sock = None
@@ -99,6 +114,8 @@ def connect_to(
                 sock.settimeout(timeout)
             if source_address:
                 sock.bind(source_address)
+            if arm is not None:
+                arm(sock)
             sock.connect(address)
             return sock
         except OSError as exc:

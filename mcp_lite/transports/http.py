@@ -35,6 +35,10 @@ import requests
 import urllib3
 
 from .._accel import SseParser, encode_message
+from .._deadline import Deadline
+from .._http import common
+from .._http.abort import Slot, Workers, watchdog
+from .._http.retry import retry_delay
 from .._secrets import redact_url
 from ..errors import (
     ConnectError,
@@ -47,10 +51,6 @@ from ..errors import (
     TransportError,
 )
 from ..protocol import versions as v
-from .._http import common
-from .._http.abort import Slot, Workers, watchdog
-from .._http.retry import retry_delay
-from .._deadline import Deadline
 from .base import OnClose, OnMessage, Outgoing, SendFailed
 
 __all__ = ["HttpTransport"]
@@ -135,6 +135,7 @@ class HttpTransport:
         self._listener: threading.Thread | None = None
         self._listen_response: requests.Response | None = None
         self._listen_slot = Slot()
+        self._ordered_slot = Slot()
         # Daemon workers (never joined at exit): a hung POST cannot delay interpreter exit,
         # and its deadline frees the worker. Blocking callers POST on their own thread.
         self._pool = Workers(f"mcp-lite-http[{self.name}]", options.pool_size * 4)
@@ -156,7 +157,8 @@ class HttpTransport:
     def start(
         self, on_message: OnMessage, on_close: OnClose, *, deadline: Deadline | None = None
     ) -> None:
-        """Nothing goes on the wire yet: the first POST is the connection test."""
+        """Nothing goes on the wire yet: the first POST is the connection test (each request
+        carries its caller's deadline in ``Outgoing.deadline``)."""
         self._on_message = on_message
         self._on_close = on_close
 
@@ -253,7 +255,8 @@ class HttpTransport:
             self._wait_ordered(exch)
             if exch.cancelled or self._closing or message.abandoned():
                 return  # the caller gave up (or we closed) before it was sent: never send it
-            if exch.slot.aborted:
+            left = exch.slot.remaining()
+            if exch.slot.aborted or (left is not None and left <= 0):
                 raise self._late(exch)
             self._exchange(message, exch)
         except McpError as exc:
@@ -297,6 +300,9 @@ class HttpTransport:
         bound = time.monotonic() + _ORDERED_TIMEOUT
         slot = Slot(bound if deadline is None else min(deadline, bound))
         watchdog.watch(slot)
+        self._ordered_slot = slot  # one sender: close() aborts the POST in flight
+        if self._closing:
+            slot.abort()
         try:
             try:
                 response = self._post(message, modern, None, slot)
@@ -365,6 +371,10 @@ class HttpTransport:
                 exc, f"{method} {redact_url(self.options.url)}", exch
             ) from exc
         if exch is not None:
+            if slot.aborted and not exch.cancelled:
+                # Cut at its deadline while the headers dripped in: what arrived is no answer.
+                common.abort(response)
+                raise self._late(exch)
             exch.response = response
             if exch.cancelled:
                 common.abort(response)
@@ -757,6 +767,7 @@ class HttpTransport:
             exch.slot.abort()
             common.abort(exch.response)
         self._listen_slot.abort()
+        self._ordered_slot.abort()
         common.abort(self._listen_response)
         with self._ordered_cond:
             self._ordered_cond.notify_all()
@@ -771,7 +782,8 @@ class HttpTransport:
         listener = self._listener
         if listener is not None and listener is not threading.current_thread():
             listener.join(1.0)
-        self._session.close()
+        common.close_session(self._session, self._listen_response)
+        watchdog.closed()
 
     def _delete(self) -> None:
         """End the session (DELETE), waiting at most ``_DELETE_TIMEOUT`` in total."""

@@ -25,6 +25,10 @@ from urllib.parse import urljoin
 import requests
 
 from .._accel import SseParser
+from .._deadline import Deadline
+from .._http import common
+from .._http.abort import Slot, Workers, watchdog
+from .._http.retry import retry_delay
 from .._secrets import redact_url
 from ..errors import (
     AuthRequired,
@@ -35,10 +39,6 @@ from ..errors import (
     RequestTimeout,
     TransportError,
 )
-from .._http import common
-from .._http.abort import Slot, Workers, watchdog
-from .._http.retry import retry_delay
-from .._deadline import Deadline
 from .base import OnClose, OnMessage, Outgoing, SendFailed
 
 __all__ = ["SseTransport"]
@@ -86,6 +86,7 @@ class SseTransport:
         self._pool = Workers(f"mcp-lite-sse-post[{self.name}]", options.pool_size * 4)
         self._ordered = Workers(f"mcp-lite-sse-send[{self.name}]", 1)
         self._ordered_cond = threading.Condition()
+        self._ordered_slot = Slot()
         self._ordered_queued = 0
         self._ordered_done = 0
 
@@ -99,7 +100,8 @@ class SseTransport:
     def start(
         self, on_message: OnMessage, on_close: OnClose, *, deadline: Deadline | None = None
     ) -> None:
-        """Open the stream and wait (bounded) for the ``endpoint`` event.
+        """Open the stream and wait for the ``endpoint`` event, both within ``deadline`` (the
+        caller's; capped by ``endpoint_timeout``).
 
         Raises:
             AuthRequired: HTTP 401.
@@ -108,9 +110,10 @@ class SseTransport:
         """
         self._on_message = on_message
         self._on_close = on_close
+        limit = Deadline.of(deadline, self._endpoint_timeout).earlier(self._endpoint_timeout)
         # Opening the stream and getting the endpoint share one deadline: a server that
         # never sends the stream's headers cannot hold start() (idle_timeout may be None).
-        self._stream_slot = Slot(time.monotonic() + self._endpoint_timeout)
+        self._stream_slot = Slot(limit.at)
         watchdog.watch(self._stream_slot)
         try:
             # Bearer token; 401 -> refresh (OAuth) + one retry, as for the POSTs.
@@ -119,47 +122,55 @@ class SseTransport:
                 self.options.url,
                 {"Accept": "text/event-stream"},
                 lambda headers: self._open_stream(headers),
+                deadline=limit.at,
                 method="GET",
             )
         except McpError:
-            self._session.close()
+            self._not_started()
             raise
         except Exception as exc:
-            self._session.close()
-            if self._stream_slot.aborted:
-                raise ConnectError(
-                    f"MCP server {self.name!r} did not open its SSE stream at "
-                    f"{redact_url(self.options.url)} within {self._endpoint_timeout:g} s"
-                ) from exc
+            self._not_started()
+            if self._stream_slot.aborted or limit.expired():
+                raise self._too_slow(limit, "did not open its SSE stream") from exc
             raise _as_connect_error(
                 common.map_error(exc, f"GET {redact_url(self.options.url)}")
             ) from exc
+        if self._stream_slot.aborted:  # cut while its headers dripped in: no answer
+            common.abort(response)
+            self._not_started()
+            raise self._too_slow(limit, "did not open its SSE stream")
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if response.status_code != 200 or ctype != "text/event-stream":
             with response:
                 error = common.status_error(
                     response,
-                    f"MCP server {self.name!r} did not open an SSE stream at "
+                    f"connecting: MCP server {self.name!r} did not open an SSE stream at "
                     f"{redact_url(self.options.url)}",
                 )
                 if response.status_code == 200:
                     error = ConnectError(f"{error} (content type {ctype or 'none'})")
-            self._session.close()
+            self._not_started()
             raise error
+        # From here the stream lasts as long as the connection: its silences are bounded
+        # by idle_timeout only (the read timeout of the opening was the deadline's).
+        self._stream_slot.settimeout(self.options.idle_timeout)
         self._response = response
         self._reader = threading.Thread(
             target=self._read, daemon=True, name=f"mcp-lite-sse-reader[{self.name}]"
         )
         self._reader.start()
-        if not self._endpoint_ready.wait(self._endpoint_timeout):
-            self._endpoint_error = ConnectError(
-                f"MCP server {self.name!r} sent no 'endpoint' event within "
-                f"{self._endpoint_timeout:g} s at {redact_url(self.options.url)}"
-            )
+        if not self._endpoint_ready.wait(limit.remaining()):
+            self._endpoint_error = self._too_slow(limit, "sent no 'endpoint' event")
         self._stream_slot.disarm()  # the stream now lasts as long as the connection
         if self._endpoint_error is not None:
             self.close()
             raise self._endpoint_error
+
+    def _too_slow(self, limit: Deadline, what: str) -> ConnectError:
+        return ConnectError(
+            f"connecting: MCP server {self.name!r} {what} at {redact_url(self.options.url)} "
+            f"within the {limit.describe()}"
+        )
 
     def send(self, message: Outgoing) -> None:
         endpoint = self._endpoint
@@ -211,6 +222,13 @@ class SseTransport:
             self._wait_ordered(slot, barrier, request_id)
             if request_id in self._cancelled or self._closing or message.abandoned():
                 return  # the caller gave up before it was sent: never send it
+            left = slot.remaining()
+            if left is not None and left <= 0:
+                raise RequestTimeout(
+                    f"{message.payload.get('method')} to MCP server {self.name!r} was not "
+                    "sent before its deadline: the messages queued before it were still "
+                    "being sent"
+                )
             self._post(endpoint, message, slot)
         except McpError as exc:
             if request_id not in self._cancelled:
@@ -242,6 +260,9 @@ class SseTransport:
         what = message.payload.get("method") or "a response"
         slot = Slot(time.monotonic() + _ORDERED_TIMEOUT)
         watchdog.watch(slot)
+        self._ordered_slot = slot  # one sender: close() aborts the POST in flight
+        if self._closing:
+            slot.abort()
         try:
             if not self._closing:  # nothing goes out after close(): no token fetch either
                 self._post(endpoint, message, slot)
@@ -300,7 +321,7 @@ class SseTransport:
             timeout = common.timeouts(slot, self.options.connect_timeout, self.options.read_timeout)
             with slot.active():
                 # Bearer token; 401 -> refresh + one retry; 403 insufficient_scope -> step-up.
-                return common.send_authorized(
+                response = common.send_authorized(
                     self.options.auth,
                     self.options.url,
                     headers,
@@ -320,10 +341,17 @@ class SseTransport:
             raise
         except Exception as exc:
             if slot.aborted:
-                raise RequestTimeout(
-                    f"POST {what} to MCP server {self.name!r} was not acknowledged in time"
-                ) from exc
+                raise self._unacknowledged(what) from exc
             raise common.map_error(exc, f"POST {what} to {redact_url(endpoint)}") from exc
+        if slot.aborted:  # cut while its headers dripped in: what arrived is no answer
+            common.abort(response)
+            raise self._unacknowledged(what)
+        return response
+
+    def _unacknowledged(self, what: str) -> RequestTimeout:
+        return RequestTimeout(
+            f"POST {what} to MCP server {self.name!r} was not acknowledged in time"
+        )
 
     def close(self) -> None:
         with self._lock:
@@ -335,28 +363,41 @@ class SseTransport:
         self._stop.set()
         with self._lock:
             slots = list(self._slots.values())
-        for slot in slots:
+        for slot in [*slots, self._ordered_slot]:
             slot.abort()
         self._stream_slot.abort()
         common.abort(self._response)
         with self._ordered_cond:
             self._ordered_cond.notify_all()
-        drained = common.Countdown(2, self._session.close)  # no socket left to the collector
+        drained = common.Countdown(2, self._close_session)  # no socket left to the collector
         self._pool.shutdown(drained)
         self._ordered.shutdown(drained)
         reader = self._reader
         if reader is not None and reader is not threading.current_thread():
             reader.join(1.0)
-        self._session.close()
+        self._close_session()
+        # The stream's slot is done with: the watchdog need not keep a thread for it.
+        self._stream_slot.release()
+        watchdog.closed()
+
+    def _not_started(self) -> None:
+        """start() failed before the reader: free the sockets and the watchdog's slot."""
+        self._close_session()
+        self._stream_slot.release()
+        watchdog.closed()
+
+    def _close_session(self) -> None:
+        common.close_session(self._session, self._response)
 
     def _open_stream(self, headers: dict[str, str]) -> requests.Response:
-        with self._stream_slot.active():
+        slot = self._stream_slot
+        with slot.active():
             return common.request(
                 self._session,
                 "GET",
                 self.options.url,
                 headers=headers,
-                timeout=(self.options.connect_timeout, self.options.idle_timeout),
+                timeout=common.timeouts(slot, self.options.connect_timeout, None),
             )
 
     # --- internals ----------------------------------------------------------------------------
@@ -387,7 +428,7 @@ class SseTransport:
             self._reported = True
         if self._on_close is not None:
             self._on_close(ConnectionClosed(f"MCP server {self.name!r}: {error}"))
-        self._session.close()
+        self._close_session()
 
     def _dispatch(self, item: object) -> None:
         if isinstance(item, MessageTooLarge):

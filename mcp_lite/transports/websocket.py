@@ -6,12 +6,15 @@ the connection dead when a second interval passes without any frame (a pong incl
 A dropped socket is reported at once (``on_close``), so pending calls fail immediately and
 the Client reconnects on the next call. ``close`` performs the close handshake (bounded).
 
-Bounds: the whole opening handshake ends within ``connect_timeout`` (a watchdog shuts the
-socket, so a server dripping its answer cannot stretch it); a frame's size is checked from
-its header, before its payload is read (with the fragments already received), so an
-oversized message is never assembled: the connection is closed with a clear error. A write
-ends at its caller's deadline; a frame torn half-way closes the connection. Redirects are
-not followed (they would carry the headers, a bearer token included, to another server);
+Bounds: the whole opening (host-name lookup, TCP, TLS, the upgrade) ends at the caller's
+deadline, capped by ``connect_timeout``: the HTTP watchdog shuts the socket down, registered
+before the TCP connect, so a server dripping its answer cannot stretch it (through a proxy,
+which websocket-client connects to itself, each read is bounded by the time left instead).
+``close()`` ends within about a second whatever the server or the path does (the socket is
+shut down under the reader). A frame's size is checked from its header, before its payload
+is read (with the fragments already received), so an oversized message is never assembled:
+the connection is closed with a clear error. A write ends at its caller's deadline; a frame
+torn half-way closes the connection. Redirects are not followed (they would carry the headers, a bearer token included, to another server);
 an OAuth provider is bound to this server's URL (``bind``) before a token is asked for.
 """
 
@@ -28,13 +31,18 @@ from collections.abc import Callable, Mapping
 
 import websocket
 from websocket._abnf import frame_buffer
+from websocket._http import _ssl_socket as ssl_socket
+from websocket._socket import DEFAULT_SOCKET_OPTION
+from websocket._url import get_proxy_info, parse_url
 
-from .._secrets import redact_text, redact_url
-from ..errors import AuthRequired, ConnectError, ConnectionClosed, McpError, RequestTimeout
+from .._deadline import Deadline
 from .._http import common
+from .._http.abort import Slot, watchdog
 from .._http.causes import network_cause
 from .._http.common import Auth
-from .._deadline import Deadline
+from .._http.resolve import LookupTimeout, TooManyLookups, connect_to, is_literal, lookup
+from .._secrets import redact_text, redact_url
+from ..errors import AuthRequired, ConnectError, ConnectionClosed, McpError, RequestTimeout
 from .base import OnClose, OnMessage, Outgoing
 
 __all__ = ["WebSocketTransport"]
@@ -46,6 +54,9 @@ _NETWORK_ERRORS = (websocket.WebSocketException, OSError, ValueError)
 _WRITE_POLL = 0.25
 _WRITE_PIECE = 64 * 1024
 _MAX_CONTROL_PAYLOAD = 125  # RFC 6455 5.5
+# close(): each of its two waits (the write lock, then the server's close frame; the
+# reader after the shutdown) is at most this long.
+_CLOSE_STEP = 0.4
 
 
 class _Oversized(Exception):
@@ -125,7 +136,8 @@ class WebSocketTransport:
     def start(
         self, on_message: OnMessage, on_close: OnClose, *, deadline: Deadline | None = None
     ) -> None:
-        """Connect and start reading.
+        """Connect within ``deadline`` (the caller's; capped by ``connect_timeout``), then
+        start reading.
 
         Raises:
             AuthRequired: the handshake got HTTP 401 (after one token refresh, with OAuth).
@@ -134,22 +146,22 @@ class WebSocketTransport:
             ConfigError: ``auth`` holds credentials for another server.
         """
         self._on_close = on_close
+        limit = Deadline.of(deadline, self._connect_timeout).earlier(self._connect_timeout)
         # The token is for this server only: bind() refuses a provider tied to another one.
         http_url = _http_url(self.url)
-        token_by = time.monotonic() + self._connect_timeout
         auth = self._auth
-        token = common._token(auth, http_url, token_by)  # bind(url), then the token
+        token = common._token(auth, http_url, limit.at)  # bind(url), then the token
         shown = common.presentation(auth, token, "GET", http_url) if auth and token else {}
         try:
-            ws = self._handshake(shown)
+            ws = self._handshake(shown, limit)
         except websocket.WebSocketBadStatusException as exc:
             if getattr(exc, "status_code", None) != 401 or auth is None:
                 raise self._handshake_error(exc) from exc
-            fresh = auth.refresh(token)
+            fresh = common._refresh(auth, token, None, 401, limit.at)
             if not fresh or fresh == token:
                 raise self._handshake_error(exc) from exc
             try:
-                ws = self._handshake(common.presentation(auth, fresh, "GET", http_url))
+                ws = self._handshake(common.presentation(auth, fresh, "GET", http_url), limit)
             except websocket.WebSocketBadStatusException as again:
                 raise self._handshake_error(again) from again
         ws.frame_buffer = _BoundedFrames(ws, self._max_message_size)
@@ -167,53 +179,79 @@ class WebSocketTransport:
         )
         self._reader.start()
 
-    def _handshake(self, auth_headers: Mapping[str, str]) -> websocket.WebSocket:
-        """The opening handshake, ended by a watchdog at ``connect_timeout`` in total."""
+    def _handshake(self, auth_headers: Mapping[str, str], limit: Deadline) -> websocket.WebSocket:
+        """The host-name lookup, TCP connect, TLS and opening handshakes, all ended at
+        ``limit``: the socket is registered with the HTTP watchdog before it connects, so
+        a server that never answers or drips its answer cannot stretch them."""
         headers = {**self._headers, **auth_headers}
         # UTF-8 is checked where the message is decoded: an answer with invalid UTF-8 then
         # fails its own call (by its id), not the whole connection.
         ws = websocket.WebSocket(enable_multithread=True, skip_utf8_validation=True)
-        ws.settimeout(self._connect_timeout)
-        expired = threading.Event()
-
-        def expire() -> None:
-            expired.set()
-            sock = ws.sock
-            if sock is not None:
-                _quiet(lambda: sock.shutdown(socket.SHUT_RDWR))
-
-        watchdog = threading.Timer(self._connect_timeout, expire)
-        watchdog.daemon = True
-        watchdog.start()
+        slot = Slot(limit.at)
+        watchdog.watch(slot)
         try:
+            sock = self._open_socket(ws, slot, limit)
             ws.connect(  # type: ignore[no-untyped-call]
                 self.url,
-                timeout=self._connect_timeout,
+                timeout=max(limit.remaining(), 0.001),
                 subprotocols=["mcp"],
                 header=[f"{k}: {val}" for k, val in headers.items()],
                 redirect_limit=0,
+                **({} if sock is None else {"socket": sock}),
             )
         except websocket.WebSocketBadStatusException:
             raise
         except _NETWORK_ERRORS as exc:
-            if expired.is_set():
-                raise ConnectError(
-                    f"the WebSocket handshake with MCP server {self.name!r} at {redact_url(self.url)} did "
-                    f"not complete within {self._connect_timeout:g} s"
-                ) from exc
+            _quiet(ws.shutdown)
+            if slot.aborted or limit.expired() or isinstance(exc, LookupTimeout):
+                raise self._too_slow(limit) from exc
             raise ConnectError(
-                f"cannot connect to MCP server {self.name!r} at {redact_url(self.url)}: "
-                f"{redact_text(network_cause(exc))}"
+                f"connecting: cannot connect to MCP server {self.name!r} at "
+                f"{redact_url(self.url)}: {redact_text(network_cause(exc))}"
             ) from exc
         finally:
-            watchdog.cancel()
-        if expired.is_set():  # the watchdog fired just as the handshake completed
+            slot.release()  # from here a late abort cannot hit the live connection
+            watchdog.closed()
+        if slot.aborted:  # the deadline came just as the handshake completed
             _quiet(ws.shutdown)
-            raise ConnectError(
-                f"the WebSocket handshake with MCP server {self.name!r} at {redact_url(self.url)} did not "
-                f"complete within {self._connect_timeout:g} s"
-            )
+            raise self._too_slow(limit)
         return ws
+
+    def _open_socket(
+        self, ws: websocket.WebSocket, slot: Slot, limit: Deadline
+    ) -> socket.socket | None:
+        """The TCP (and TLS) connection for the handshake, the lookup bounded by ``limit``;
+        None when a proxy applies (websocket-client connects through it itself)."""
+        host, port, _resource, secure = parse_url(self.url)
+        if get_proxy_info(host, secure)[0]:
+            return None
+        if is_literal(host):
+            addresses = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM, socket.SOL_TCP)
+        else:
+            try:
+                addresses = lookup(host, port, 0, limit.remaining())
+            except TooManyLookups as exc:
+                raise ConnectError(f"connecting: {exc}") from exc
+        sock = connect_to(
+            addresses,
+            max(limit.remaining(), 0.001),
+            socket_options=[*DEFAULT_SOCKET_OPTION, *ws.sock_opt.sockopt],
+            arm=slot.arm,
+        )
+        if secure:
+            try:
+                sock = ssl_socket(sock, ws.sock_opt.sslopt, host)
+            except BaseException:
+                sock.close()
+                raise
+            slot.attach(sock)
+        return sock
+
+    def _too_slow(self, limit: Deadline) -> ConnectError:
+        return ConnectError(
+            f"connecting: the WebSocket handshake with MCP server {self.name!r} at "
+            f"{redact_url(self.url)} did not complete within the {limit.describe()}"
+        )
 
     def _handshake_error(self, exc: Exception) -> McpError:
         status = getattr(exc, "status_code", None)
@@ -314,14 +352,26 @@ class WebSocketTransport:
             return
         if os.getpid() != self._owner_pid:
             return  # a forked child never writes to its parent's socket
-        # The close frame is sent with the socket's own timeout: make it short, so a server
-        # that stopped reading cannot hold close() for the ping interval.
-        _quiet(lambda: ws.settimeout(1.0))
-        _quiet(lambda: ws.close(status=websocket.STATUS_NORMAL, timeout=1.0))
-        _quiet(ws.shutdown)
+        # Bounded whatever the server or the path does: the close frame goes out only if
+        # the socket takes it at once; the server's answering close frame (read by the
+        # reader) is waited for a moment; then the socket is shut down, which wakes a
+        # reader still blocked in its receive, and closed.
+        sock = ws.sock
+        if sock is not None and ws.lock.acquire(timeout=_CLOSE_STEP):
+            try:
+                _send_close_frame(sock)
+            finally:
+                ws.lock.release()
         reader = self._reader
-        if reader is not None and reader is not threading.current_thread():
-            reader.join(1.0)
+        alive = reader is not None and reader is not threading.current_thread()
+        if alive and reader is not None:
+            reader.join(_CLOSE_STEP)
+        if sock is not None:
+            _quiet(lambda: sock.shutdown(socket.SHUT_RDWR))
+        if alive and reader is not None:
+            reader.join(_CLOSE_STEP)
+        _quiet(ws.shutdown)
+        watchdog.closed()
 
     # --- internals ----------------------------------------------------------------------------
 
@@ -375,6 +425,19 @@ class WebSocketTransport:
             self._reported = True
         if self._on_close is not None:
             self._on_close(error)
+
+
+def _send_close_frame(sock: socket.socket) -> None:
+    """A normal-closure frame, written only if the socket has room for it now."""
+    frame = websocket.ABNF.create_frame(
+        websocket.STATUS_NORMAL.to_bytes(2, "big"), websocket.ABNF.OPCODE_CLOSE
+    ).format()
+    try:
+        _, writable, _ = select.select([], [sock], [], 0)
+        if writable:
+            sock.send(frame)
+    except (OSError, ValueError) as exc:
+        log.debug("no close frame sent: %s", exc)
 
 
 def _close_code(data: bytes) -> int | None:

@@ -8,6 +8,9 @@ that points at the in-process fault server on 127.0.0.1. No lookup leaves this m
 
 from __future__ import annotations
 
+import os
+import select
+import signal
 import socket
 import threading
 from collections.abc import Iterator
@@ -16,9 +19,9 @@ from typing import Any
 import pytest
 
 import mcp_lite
-from mcp_lite.errors import ConnectError, McpError, RequestTimeout
 from mcp_lite._http import abort as _http_abort
 from mcp_lite._http import resolve as _resolve
+from mcp_lite.errors import ConnectError, McpError, RequestTimeout
 
 HANG = "hangs.mcp-lite.test"
 MISSING = "missing.mcp-lite.test"
@@ -144,8 +147,53 @@ def test_stuck_lookups_are_capped(resolver: Any, monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.parametrize(
     ("host", "literal"),
-    [("127.0.0.1", True), ("::1", True), ("[::1]", True), ("fe80::1%eth0", True),
-     ("localhost", False), ("example.com", False), ("1.2.3", False)],
+    [
+        ("127.0.0.1", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("fe80::1%eth0", True),
+        ("localhost", False),
+        ("example.com", False),
+        ("1.2.3", False),
+    ],
 )
 def test_which_hosts_are_literal(host: str, literal: bool) -> None:
     assert _resolve.is_literal(host) is literal
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_child_forked_while_lookups_hang_can_still_look_names_up(
+    fault_server: Any, resolver: Any
+) -> None:
+    """Every lookup slot is taken by a hanging lookup when the process forks: the child has
+    none of those threads, so none of those slots (issue 21: it could never resolve again)."""
+    for _ in range(_resolve.MAX_PENDING):
+        with pytest.raises(_resolve.LookupTimeout):
+            _resolve.lookup(HANG, 80, socket.AF_UNSPEC, 0.01)
+    with pytest.raises(_resolve.TooManyLookups):  # the parent is stuck, as it should be
+        _resolve.lookup(LOCAL, 80, socket.AF_UNSPEC, 1)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: connect by name, call, report
+        code = 1
+        try:
+            os.close(read_end)
+            with mcp_lite.connect(
+                url(fault_server, LOCAL), timeout=5, protocol_version="2025-11-25"
+            ) as client:
+                os.write(write_end, client.call_tool("echo").text.encode())
+            code = 0
+        except BaseException as exc:
+            os.write(write_end, repr(exc).encode())
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    try:
+        ready, _, _ = select.select([read_end], [], [], 15)
+        said = os.read(read_end, 4096).decode() if ready else "(nothing in 15 s)"
+    finally:
+        os.close(read_end)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    assert said == "echo" and status == 0, said
