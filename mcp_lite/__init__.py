@@ -34,6 +34,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
+    from ._http.retry import Retry
     from .client import Client, connect
     from .hub import Hub, McpTool, ServerStatus
     from .protocol.results import CallToolResult
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     )
     from .server import Context, Server
     from .skills import LoadedSkill, Skill
-    from ._http.retry import Retry
 
 __all__ = [
     "USE_EXTENSIONS",

@@ -63,6 +63,7 @@ from .transports.base import Transport
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from ._http.retry import Retry
     from ._options import ConnectOptions
     from .protocol.types import (
         CallToolResult,
@@ -79,7 +80,6 @@ if TYPE_CHECKING:
     )
     from .server import Server
     from .skills import LoadedSkill, Skill
-    from ._http.retry import Retry
 
 __all__ = ["Client", "connect"]
 

@@ -13,8 +13,8 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from .._accel import decode_message, encode_message
-from ..errors import ConnectionClosed
 from .._deadline import Deadline
+from ..errors import ConnectionClosed
 from .base import OnClose, OnMessage, Outgoing
 
 if TYPE_CHECKING:

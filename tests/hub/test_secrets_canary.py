@@ -216,11 +216,11 @@ def test_the_cli_shows_no_secret(
 
 
 def test_value_objects_show_no_secret() -> None:
+    from mcp_lite._http.common import HttpOptions
     from mcp_lite.auth import ClientInfo, TokenSet
     from mcp_lite.auth.discovery import AuthServerMetadata
     from mcp_lite.auth.flow import AuthorizationRequest
     from mcp_lite.hub.config import parse_servers
-    from mcp_lite._http.common import HttpOptions
 
     q, h, b, p, i = (CANARIES[k] for k in ("query", "header", "bearer", "password", "ide"))
     entries, issues = parse_servers(

@@ -217,7 +217,7 @@ def _sockets_to(ip: str, port: int) -> int:
             link = os.readlink(f"/proc/self/fd/{fd}")
             if link.startswith("socket:["):
                 mine.add(link[8:-1])
-    want = "%08X:%04X" % (int.from_bytes(socket.inet_aton(ip), "little"), port)
+    want = f"{int.from_bytes(socket.inet_aton(ip), 'little'):08X}:{port:04X}"
     count = 0
     with open("/proc/net/tcp") as table:
         for line in table.readlines()[1:]:
