@@ -10,12 +10,13 @@ cloud metadata service at ``169.254.169.254``, a private service. So a hop may n
     public  <  private (10/8, 172.16/12, 192.168/16, fc00::/7, CGNAT, reserved ...)
             <  link-local (169.254/16, fe80::/10)  <  loopback (127/8, ::1, 0.0.0.0, ::)
 
-A hop is refused when its host is in a zone inward of the MCP server's (for a host name:
-when *any* of its addresses is), and, off loopback, when it is plain ``http``. A server on
-loopback (local development) may name anything; a server on a private network may name
-private hosts (an intranet identity provider) but never link-local or loopback ones; a public
-server only public ``https`` hosts. The check runs before any connection opens, with the
-host-name lookup bounded by the caller's deadline.
+A server on loopback (local development) may name anything. Any other server may name only
+public ``https`` hosts (for a host name: every one of its addresses public): a hop to a
+private, link-local or loopback address, or over plain ``http``, is refused. An intranet whose
+MCP server and identity provider are both private opts in with ``private_network=True``
+(``OAuth(..., private_network=True)``): a private server may then name private hosts, never
+link-local or loopback ones. The check runs before any connection opens, with the host-name
+lookup bounded by the caller's deadline.
 
 The seam for tests is ``resolver`` (this module's attribute): ``resolver(host, port, seconds)``
 returns the addresses the policy judges by. A test replaces it to give ``mcp.example`` a
@@ -90,9 +91,18 @@ class UrlPolicy:
     ``check`` is the one function every OAuth fetch and the authorization URL pass.
     """
 
-    def __init__(self, server_url: str) -> None:
+    def __init__(self, server_url: str, *, private_network: bool = False) -> None:
         self.server_url = server_url
+        self.private_network = private_network
         self._server_zone: int | None = None
+
+    def _innermost(self, server: int) -> int:
+        """The innermost zone a hop of this server's documents may lead to."""
+        if server == LOOPBACK:
+            return LOOPBACK
+        if server == PRIVATE and self.private_network:
+            return PRIVATE
+        return PUBLIC
 
     def server_zone(self, seconds: float) -> int:
         """The MCP server's own zone (looked up once; an unknown host counts as public)."""
@@ -125,11 +135,13 @@ class UrlPolicy:
                 f"{redact_url(self.server_url)}: it must use https"
             )
         zone = _host_zone(host, _port(parts), seconds, what)
-        if zone > server:
+        if zone > self._innermost(server):
             raise AuthRequired(
                 f"refusing the {what} URL {redact_url(url)!r} named by the OAuth documents of "
                 f"{redact_url(self.server_url)}: it leads to a {_NAMES[zone]} address, and "
-                f"the MCP server is {_NAMES[server]} (no request was sent)"
+                f"the MCP server is {_NAMES[server]} (no request was sent"
+                + ("; OAuth(..., private_network=True) admits private hosts for a private "
+                   "server)" if zone == PRIVATE and server == PRIVATE else ")")
             )
         return url
 

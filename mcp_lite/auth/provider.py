@@ -139,6 +139,10 @@ class OAuth:
     Args:
         server_url: the MCP server's URL; None binds to the first URL a transport uses.
         client_id, client_secret: pre-registered credentials (used first when given).
+        private_network: the MCP server and its identity provider are on a private network
+            you trust: a private MCP server's OAuth documents may then name private hosts
+            (never loopback or link-local ones). Off by default: a server that is not on
+            loopback may lead OAuth only to public ``https`` hosts.
         issuer: the authorization server the configured credentials (``client_secret``,
             ``grant``) belong to; they are never presented to another. Without it, the
             issuer of the first successful use is pinned in the store.
@@ -188,6 +192,7 @@ class OAuth:
         session: requests.Session | None = None,
         dpop: bool | None = None,
         issuer: str | None = None,
+        private_network: bool = False,
     ) -> None:
         if issuer is not None:
             require_secure(issuer, "issuer")
@@ -224,8 +229,9 @@ class OAuth:
         self._callback_timeout = callback_timeout
         self._http = Http(session, timeout)
         if self._server_url is not None:
-            self._http.policy = UrlPolicy(self._server_url)
+            self._http.policy = UrlPolicy(self._server_url, private_network=private_network)
         self._timeout = timeout
+        self._private_network = private_network
         self._dpop = dpop
         if dpop is True and not dpop_available():
             raise ConfigError(f"dpop=True needs PyJWT and cryptography: {DPOP_INSTALL_HINT}")
@@ -253,7 +259,7 @@ class OAuth:
             if self._server_url is None:
                 require_secure(url, "MCP server")
                 self._server_url = target
-                self._http.policy = UrlPolicy(target)
+                self._http.policy = UrlPolicy(target, private_network=self._private_network)
             elif target != self._server_url:
                 raise ConfigError(
                     f"this OAuth object holds credentials for "

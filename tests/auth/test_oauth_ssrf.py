@@ -108,8 +108,10 @@ def victim() -> Iterator[Victim]:
     v.close()
 
 
-def _login(server: AuthServer, handler: Callable[[str], str] = fetch_redirect) -> None:
-    auth = OAuth(server.url, store=MemoryTokenStore(), authorization_handler=handler)
+def _login(
+    server: AuthServer, handler: Callable[[str], str] = fetch_redirect, **options: Any
+) -> None:
+    auth = OAuth(server.url, store=MemoryTokenStore(), authorization_handler=handler, **options)
     with mcp_lite.connect(server.url, auth=auth, timeout=20, protocol_version=PINNED) as client:
         client.list_tools()
 
@@ -173,17 +175,21 @@ def test_no_hop_of_a_remote_server_leads_inward(
 def test_a_remote_private_server_may_name_private_hosts_not_inner_ones(
     remote: Callable[..., AuthServer], victim: Victim
 ) -> None:
-    """An intranet MCP server (private address) may use an intranet identity provider, but
-    not the cloud metadata service or loopback."""
+    """An intranet MCP server (private address) may use an intranet identity provider only
+    when the user says the network is private (``private_network=True``), and never the
+    cloud metadata service or loopback."""
     idp = remote(host="private.example")
     server = remote(host="intranet.example", authorization_servers=[idp.base])
     idp.tokens = server.tokens  # the resource accepts what its identity provider issues
-    _login(server)
+    with pytest.raises(AuthRequired, match="private_network=True"):
+        _login(server)  # by default: no private hop, whoever names it
+    assert not idp.requests_to("/token")
+    _login(server, private_network=True)
     assert idp.requests_to("/token")
     for inner in (f"https://metadata.example:{victim.port}", f"https://127.0.0.1:{victim.port}"):
         hostile = remote(host="intranet.example", authorization_servers=[inner])
         with pytest.raises(AuthRequired, match="refusing"):
-            _login(hostile)
+            _login(hostile, private_network=True)
     assert victim.accepted == 0
 
 
@@ -203,3 +209,18 @@ def test_the_policy_decision_unit() -> None:
         ("0.0.0.0", _policy.LOOPBACK),
     ):
         assert _policy.zone_of(address) == zone, address
+
+
+def test_a_private_server_leads_only_to_public_hosts_unless_the_network_is_declared() -> None:
+    strict = _policy.UrlPolicy("https://10.0.0.5/mcp")
+    with pytest.raises(AuthRequired, match="private_network=True"):
+        strict.check("https://10.0.0.6/token", "token endpoint", 1.0)
+    assert strict.check("https://8.8.8.8/token", "token endpoint", 1.0)
+    trusting = _policy.UrlPolicy("https://10.0.0.5/mcp", private_network=True)
+    assert trusting.check("https://10.0.0.6/token", "token endpoint", 1.0)
+    for inner in ("https://169.254.169.254/latest", "https://127.0.0.1:9/token"):
+        with pytest.raises(AuthRequired, match="refusing"):
+            trusting.check(inner, "token endpoint", 1.0)
+    public = _policy.UrlPolicy("https://8.8.8.8/mcp", private_network=True)
+    with pytest.raises(AuthRequired):  # a public server never leads inward
+        public.check("https://10.0.0.6/token", "token endpoint", 1.0)
