@@ -140,8 +140,11 @@ class UrlPolicy:
                 f"refusing the {what} URL {redact_url(url)!r} named by the OAuth documents of "
                 f"{redact_url(self.server_url)}: it leads to a {_NAMES[zone]} address, and "
                 f"the MCP server is {_NAMES[server]} (no request was sent"
-                + ("; OAuth(..., private_network=True) admits private hosts for a private "
-                   "server)" if zone == PRIVATE and server == PRIVATE else ")")
+                + (
+                    "; OAuth(..., private_network=True) admits private hosts for a private server)"
+                    if zone == PRIVATE and server == PRIVATE
+                    else ")"
+                )
             )
         return url
 
