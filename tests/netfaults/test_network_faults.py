@@ -135,6 +135,8 @@ def netpath() -> Iterator[Path_]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(5)
+            if process.stdout is not None:
+                process.stdout.close()
         _run("ip", "link", "del", client_if)
         _run("ip", "netns", "del", namespace)
 

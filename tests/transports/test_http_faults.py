@@ -138,7 +138,7 @@ def test_legacy_endpoint_on_another_origin_is_refused(fault_server: Any) -> None
 
 
 def test_401_without_a_token_provider_is_auth_required(fault_server: Any) -> None:
-    with pytest.raises(AuthRequired, match="needs a login: run `mcp-lite auth"):
+    with pytest.raises(AuthRequired, match=r"needs a login.*run `mcp-lite auth"):
         connect(fault_server.url("/auth"), protocol_version="auto")
 
 
