@@ -1050,6 +1050,12 @@ class Client:
             except McpError as exc:
                 if isinstance(exc, ConnectionClosed):
                     raise
+                if not fallback and not isinstance(exc, RpcError):
+                    # Pinned: no older era to try, so the refusal itself (an HTTP status, a
+                    # Retry-After that does not fit) is the answer, with its phase.
+                    raise ConnectError(
+                        f"connecting: server/discover to MCP server {self.name!r} failed: {exc}"
+                    ) from exc
                 event = ErrorResponse(None, exc) if isinstance(exc, RpcError) else None
             outcome = proto.discover_outcome(event, version)
             if outcome.kind == "stateless" and outcome.session is not None:

@@ -83,12 +83,8 @@ PHASES = {
 
 
 # Cells the remote transports pass but the session layer does not yet (each says why).
-KNOWN: dict[str, str] = {
-    "http-2026-connect-busy429": "client: a refused server/discover (429) becomes 'does not "
-    "speak protocol 2026-07-28 (pinned)', without the status or the phase",
-    "http-2026-connect-busy503": "client: a refused server/discover (503) becomes 'does not "
-    "speak protocol 2026-07-28 (pinned)', without the status or the phase",
-}
+# Cells known to fail, with the reason (none now: every cell must pass).
+KNOWN: dict[str, str] = {}
 
 
 def _cells() -> Iterator[Any]:
