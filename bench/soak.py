@@ -310,12 +310,22 @@ def descendants(root: int) -> set[int]:
     return found
 
 
+def _is_watcher(pid: int) -> bool:
+    """The stdio server watcher mcp_lite starts once per process (``transports/_reaper``): it
+    lives as long as this process, by design, so it is no leftover."""
+    from mcp_lite.transports._reaper import MARKER
+
+    with contextlib.suppress(OSError):
+        return MARKER.encode() in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    return False
+
+
 def client_children(peers: dict[str, Peer]) -> int:
     mine = descendants(os.getpid())
     for peer in peers.values():
         if peer.proc is not None:
             mine -= {peer.proc.pid} | descendants(peer.proc.pid)
-    return len(mine)
+    return len([pid for pid in mine if not _is_watcher(pid)])
 
 
 def sample(peers: dict[str, Peer]) -> dict[str, float]:
