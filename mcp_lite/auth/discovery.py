@@ -41,6 +41,7 @@ __all__ = [
     "AuthServerMetadata",
     "Challenge",
     "Discovery",
+    "require_issuer",
     "ProtectedResource",
     "as_metadata_urls",
     "discover",
@@ -312,13 +313,27 @@ def same_issuer(a: str | None, b: str | None) -> bool:
     return a is not None and b is not None and a.rstrip("/") == b.rstrip("/")
 
 
+def require_issuer(expected: str | None, metadata: AuthServerMetadata) -> None:
+    """Credentials bound to ``expected`` may go to ``metadata``'s server only when it is that
+    issuer (None: not bound yet, the first use binds them). Checked before anything is sent.
+
+    Raises:
+        AuthRequired: naming both issuers (redacted).
+    """
+    if expected is not None and not same_issuer(expected, metadata.issuer):
+        raise AuthRequired(
+            f"the configured credentials belong to the authorization server "
+            f"{redact_url(expected)}; refusing to send them to {redact_url(metadata.issuer)}"
+        )
+
+
 def issuer_mismatch(expected: str, found: str, server_url: str) -> AuthRequired:
     """The error for credentials of ``expected`` while the server now names ``found``."""
     return AuthRequired(
         f"MCP server {redact_url(server_url)} now names the authorization server "
         f"{redact_url(found)}, but the configured credentials belong to "
         f"{redact_url(expected)}; nothing was sent to {redact_url(found)} (if the server "
-        f"really moved, pass issuer={found!r} with credentials for it)",
+        f"really moved, pass issuer={redact_url(found)!r} with credentials for it)",
         redact_url(server_url),
     )
 

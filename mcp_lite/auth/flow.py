@@ -34,7 +34,7 @@ from .._otel import oauth_span
 from .._secrets import redact_url
 from ..errors import AuthRequired, ConfigError
 from ._net import Http, oauth_error, require_secure
-from .discovery import AuthServerMetadata, ProtectedResource, same_issuer
+from .discovery import AuthServerMetadata, ProtectedResource, require_issuer
 from .pkce import Pkce, new_state
 from .registration import ClientInfo
 from .storage import TokenSet
@@ -95,20 +95,6 @@ def merge_scopes(*scopes: str | None) -> str | None:
 # --- client authentication at the token endpoint -------------------------------------------------
 
 
-def require_issuer(expected: str | None, metadata: AuthServerMetadata) -> None:
-    """Credentials bound to ``expected`` may go to ``metadata``'s server only when it is that
-    issuer (None: not bound yet, the first use binds them). Checked before anything is sent.
-
-    Raises:
-        AuthRequired: naming both issuers.
-    """
-    if expected is not None and not same_issuer(expected, metadata.issuer):
-        raise AuthRequired(
-            f"the configured credentials belong to the authorization server {expected}; "
-            f"refusing to send them to {metadata.issuer}"
-        )
-
-
 def _basic(client_id: str, secret: str) -> str:
     # RFC 6749 §2.3.1: both parts form-urlencoded before base64.
     raw = f"{quote_plus(client_id)}:{quote_plus(secret)}".encode()
@@ -163,7 +149,7 @@ def token_request(
     endpoint = metadata.token_endpoint
     if client.client_secret or client.token_endpoint_auth_method == "private_key_jwt":
         # The one place a client secret or signing key leaves: only to its own issuer.
-        require_issuer(client.issuer or metadata.issuer, metadata)
+        require_issuer(client.issuer, metadata)
     dpop = http.dpop
     # A child span "oauth <grant>" when OpenTelemetry is on (no secret in its attributes).
     with oauth_span(form.get("grant_type"), endpoint):

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from .._secrets import redact_url
 from ..errors import AuthRequired, ConfigError
 from ._net import Http, oauth_error
-from .discovery import AuthServerMetadata, same_issuer
+from .discovery import AuthServerMetadata, require_issuer
 
 __all__ = ["ClientInfo", "client_metadata_document", "register", "resolve_client"]
 
@@ -202,15 +202,8 @@ def resolve_client(
             issuer.
     """
     if preregistered is not None:
-        if (
-            preregistered.client_secret
-            and preregistered.issuer is not None
-            and not same_issuer(preregistered.issuer, metadata.issuer)
-        ):
-            raise AuthRequired(
-                f"the configured client credentials belong to the authorization server "
-                f"{preregistered.issuer}; refusing to send them to {metadata.issuer}"
-            )
+        if preregistered.client_secret:
+            require_issuer(preregistered.issuer, metadata)
         method = pick_auth_method(
             metadata,
             bool(preregistered.client_secret),
