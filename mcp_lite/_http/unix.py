@@ -30,6 +30,7 @@ from urllib.parse import unquote, urlsplit
 from urllib3.connectionpool import HTTPConnectionPool
 from urllib3.exceptions import NewConnectionError
 
+from .._secrets import redact_url
 from ..errors import ConfigError
 from .abort import AbortingAdapter, _Connection
 
@@ -59,7 +60,8 @@ def split_url(url: str) -> tuple[str, str]:
         path = "/" + "/".join(names[cut + 1 :]) if cut + 1 < len(names) else DEFAULT_PATH
     if not sock.startswith("/") or sock.rstrip("/") == "":
         raise ConfigError(
-            f"a unix:// URL names an absolute socket path (unix:///path/to.sock), got {url!r}"
+            "a unix:// URL names an absolute socket path (unix:///path/to.sock), got "
+            f"{redact_url(url)!r}"
         )
     if len(os.fsencode(sock)) > _MAX_SOCKET_PATH:
         raise ConfigError(

@@ -299,3 +299,9 @@ def test_close_leaves_no_descriptor_open(served: tuple[str, str]) -> None:
     while _fds() - before and time.monotonic() < end:
         time.sleep(0.05)  # the server side closes its end on its own thread
     assert _fds() - before == set()
+
+
+def test_a_bad_unix_url_error_shows_no_query_secret() -> None:
+    with pytest.raises(ConfigError) as caught:
+        mcp_lite.connect("unix://relative.sock/mcp?token=SECRET-123", timeout=2)
+    assert "SECRET-123" not in str(caught.value)
