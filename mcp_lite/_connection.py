@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -469,7 +470,8 @@ class Connection:
         if max_total_timeout is None:
             hard, total = soft, timeout
         else:  # progress may move the deadline up to the total, counted from the start
-            hard, total = soft - timeout + max_total_timeout, max_total_timeout
+            start = time.monotonic() if math.isinf(timeout) else soft - timeout  # inf - inf: NaN
+            hard, total = start + max_total_timeout, max_total_timeout
         return _Call(
             future,
             method,
