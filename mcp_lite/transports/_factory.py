@@ -14,6 +14,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .. import _fork
 from .._secrets import check_headers, plain_text_off_loopback, redact_url
 from ..errors import ConfigError
 from .base import Transport
@@ -25,6 +26,12 @@ _REMOTE_TYPES = ("http", "sse", "ws", "sse-ide", "ws-ide", "proxy")
 log = logging.getLogger("mcp_lite.transports")
 _warned_plain: set[str] = set()
 _warned_lock = threading.Lock()
+
+
+@_fork.on_child
+def _reset_after_fork() -> None:
+    global _warned_lock
+    _warned_lock = threading.Lock()  # a parent thread may have held it at fork time
 
 
 def make_transport(
