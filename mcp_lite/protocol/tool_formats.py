@@ -16,7 +16,6 @@ one that fits, stable across processes (a hash of the tool's identity, never a c
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -83,6 +82,8 @@ def fits(name: str) -> bool:
 
 
 def _digest(key: str) -> str:
+    import hashlib  # only for a name that must be shortened: not at import time (~5 ms)
+
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:_DIGITS]
 
 
