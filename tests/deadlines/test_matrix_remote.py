@@ -85,6 +85,7 @@ PHASES = {
 # Cells the remote transports pass but the session layer does not yet (each says why).
 # Cells known to fail, with the reason (none now: every cell must pass).
 KNOWN: dict[str, str] = {}
+CLOSE_BOUND = 1.0  # what close() promises (about a second)
 
 
 def _cells() -> Iterator[Any]:
@@ -182,7 +183,8 @@ def check(outcome: dict[str, Any], transport: str, op: str, peer: str) -> None:
         text = outcome["message"].lower()
         assert any(word in text for word in PHASES[op]), f"{where}: no phase in {outcome}"
     assert outcome["elapsed"] < TIMEOUT + SLACK, f"{where}: late ({outcome})"
-    assert outcome["close"] < SLACK, f"{where}: close() took {outcome['close']:.2f} s"
+    # close() is documented to end within about a second; the slack on top, as for calls
+    assert outcome["close"] < CLOSE_BOUND + SLACK, f"{where}: close() took {outcome['close']:.2f} s"
 
 
 @pytest.fixture

@@ -124,7 +124,8 @@ def test_websocket_close_is_bounded_when_the_server_ignores_the_close_frame(peer
     started = time.monotonic()
     client.close()
     # The reader sat in a receive of ping_interval (20 s) seconds: it is shut down under it.
-    assert time.monotonic() - started < SLACK
+    # close() promises about a second; the slack comes on top, as for calls.
+    assert time.monotonic() - started < 1.0 + SLACK
     assert settle(lambda: not threads("mcp-lite"), SLACK), threads("mcp-lite")
     assert settle(lambda: sockets_to(peer.port) == 0, 0.5)
 
