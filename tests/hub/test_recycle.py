@@ -96,7 +96,8 @@ def test_a_server_past_its_lifetime_restarts_between_calls(no_leftover_processes
         status = hub.status()["demo"]
         assert status.max_lifetime == 0.4 and status.idle_timeout is None
         assert status.recycles >= 1 and len(pids) >= 2
-        assert sum(map(_running, pids)) <= 1 + (status.state == "idle")
+        # Every replaced process ends: at most the current one runs.
+        assert _wait(lambda: sum(map(_running, pids)) <= 1, SLACK)
     no_leftover_processes()
 
 
@@ -250,7 +251,6 @@ def test_a_forked_child_s_hub_recycles_on_its_own(no_leftover_processes) -> None
                 os._exit(code)
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0
-        # The parent's server and timer are untouched by the child.
-        assert parent_pid is not None and _running(parent_pid) or hub.status()["demo"].recycles
-        assert _add(hub) == "5"
+        # The parent's Hub goes on as before: its own timer, its own server.
+        assert len(_timers()) == 1 and _add(hub) == "5"
     no_leftover_processes()
