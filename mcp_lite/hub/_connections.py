@@ -444,6 +444,11 @@ class Connections:
                 doomed.append(self._slots.pop(name))
         for slot in doomed:
             self._drop_client(slot)
+        # A kept connection may have gained a recycle setting: let the timer look at it.
+        with self._lock:
+            kept = [s for s in self._slots.values() if s.client is not None]
+        if any(self.limits(s.spec) != (None, None) for s in kept):
+            self._recycler.wake()
 
     def names(self) -> list[str]:
         with self._lock:

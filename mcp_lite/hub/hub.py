@@ -378,11 +378,11 @@ class Hub:
             if status.state not in ("connected", "pending", "idle"):
                 continue
             try:
-                client = self._conns.client(name)
-                extensions = client.server_capabilities.get("extensions")
-                if not (isinstance(extensions, dict) and SKILLS_EXTENSION in extensions):
-                    continue
-                out.extend(replace(skill, server=name) for skill in client.list_skills())
+                with self._conns.lease(name) as client:
+                    extensions = client.server_capabilities.get("extensions")
+                    if not (isinstance(extensions, dict) and SKILLS_EXTENSION in extensions):
+                        continue
+                    out.extend(replace(skill, server=name) for skill in client.list_skills())
             except ConnectionClosed:
                 self._conns.connection_lost(name, client)
             except McpError as exc:
@@ -393,7 +393,8 @@ class Hub:
         """Load (read and verify) a skill from ``skills()`` through its own server."""
         if skill.server is None:
             raise ConfigError("this Skill does not name its server (take it from hub.skills())")
-        return self._conns.client(skill.server).load_skill(skill)
+        with self._conns.lease(skill.server) as client:
+            return client.load_skill(skill)
 
     def tool_definitions(
         self,

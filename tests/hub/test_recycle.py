@@ -254,3 +254,14 @@ def test_a_forked_child_s_hub_recycles_on_its_own(no_leftover_processes) -> None
         # The parent's Hub goes on as before: its own timer, its own server.
         assert len(_timers()) == 1 and _add(hub) == "5"
     no_leftover_processes()
+
+
+def test_a_setting_added_by_update_keeps_the_connection_and_then_applies() -> None:
+    with Hub({"demo": _demo()}) as hub:
+        assert _add(hub) == "5"
+        pid = hub.status()["demo"].pid
+        hub.update({"demo": _demo(idleShutdown=0.3)})
+        status = hub.status()["demo"]
+        assert (status.state, status.pid, status.idle_timeout) == ("connected", pid, 0.3)
+        assert _wait(lambda: hub.status()["demo"].state == "idle", 0.3 + SLACK)
+        assert _add(hub) == "5"
