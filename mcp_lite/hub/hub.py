@@ -365,36 +365,45 @@ class Hub:
         ``timeout``: as for ``tools()``."""
         return self._pool("prompts", _deadline(timeout))
 
-    def skills(self) -> list[Skill]:
+    def skills(self, *, timeout: float | None = None) -> list[Skill]:
         """Every skill of every server that is up and declares the skills extension; each
-        ``Skill`` knows its ``server``. No skill file is read (see ``load_skill``)."""
+        ``Skill`` knows its ``server``. No skill file is read (see ``load_skill``).
+        ``timeout``: for all of it, as for ``tools()``."""
         from dataclasses import replace
 
         from ..skills import SKILLS_EXTENSION
 
-        self._conns.connect_all()
+        deadline = _deadline(timeout)
+        self._conns.connect_all(deadline=deadline)
         out: list[Skill] = []
         for name, status in self._conns.status().items():
             if status.state not in ("connected", "pending", "idle"):
                 continue
             try:
-                with self._conns.lease(name) as client:
+                with self._conns.lease(name, deadline) as client:
                     extensions = client.server_capabilities.get("extensions")
                     if not (isinstance(extensions, dict) and SKILLS_EXTENSION in extensions):
                         continue
-                    out.extend(replace(skill, server=name) for skill in client.list_skills())
+                    found = (
+                        client.list_skills() if deadline is None else client._list_skills(deadline)
+                    )
+                    out.extend(replace(skill, server=name) for skill in found)
             except ConnectionClosed:
                 self._conns.connection_lost(name, client)
             except McpError as exc:
                 log.warning("MCP server %r: could not list skills: %s", name, exc)
         return out
 
-    def load_skill(self, skill: Skill) -> LoadedSkill:
-        """Load (read and verify) a skill from ``skills()`` through its own server."""
+    def load_skill(self, skill: Skill, *, timeout: float | None = None) -> LoadedSkill:
+        """Load (read and verify) a skill from ``skills()`` through its own server.
+        ``timeout``: the total for connecting and reading."""
         if skill.server is None:
             raise ConfigError("this Skill does not name its server (take it from hub.skills())")
-        with self._conns.lease(skill.server) as client:
-            return client.load_skill(skill)
+        deadline = _deadline(timeout)
+        with self._conns.lease(skill.server, deadline) as client:
+            if deadline is None:
+                return client.load_skill(skill)
+            return client._load_skill(deadline, skill)
 
     def tool_definitions(
         self,
