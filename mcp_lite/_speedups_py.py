@@ -507,7 +507,7 @@ class NdjsonSplitter(_Uncopyable):
     Not thread-safe: one thread at a time owns a splitter.
     """
 
-    __slots__ = ("_head", "_max_size", "_pending", "_ready", "_scanner", "_taken")
+    __slots__ = ("_head", "_max_size", "_pending", "_ready", "_scanner", "_taken", "_woke")
 
     def __new__(cls, *args: object, **kwargs: object) -> NdjsonSplitter:
         # set up here, as the compiled __cinit__ does: valid even when __init__ is skipped
@@ -525,6 +525,7 @@ class NdjsonSplitter(_Uncopyable):
         self._head = b""  # the first bytes of that line
         self._ready: list[bytes | MessageTooLarge] = []  # read_into's messages not yet popped
         self._taken = 0  # how many of _ready pop_frame has handed out
+        self._woke = 0  # read_watching's watched fds that were ready
 
     def read_into(self, fd: int, timeout: float) -> int:
         """Wait up to ``timeout`` s (``<= 0``: not at all) for ``fd``, read once (at most
@@ -547,6 +548,32 @@ class NdjsonSplitter(_Uncopyable):
             return -1
         self._ready.extend(self.feed(chunk))
         return len(self._ready) - self._taken
+
+    def read_watching(self, fd: int, timeout: float, a: int, b: int, c: int) -> int:
+        """``read_into`` that also wakes for the watched fds ``a``, ``b``, ``c`` (-1: none;
+        ``fd`` -1: watch only): one wait for all, up to ``timeout`` s; ``fd`` is read (once)
+        only when it is ready. Afterwards ``woke`` has bit 1, 2, 4 set for ``a``, ``b``,
+        ``c`` ready (readable, at end of stream or in error). Returns as ``read_into``."""
+        poller = select.poll()
+        for watched in (fd, a, b, c):
+            if watched >= 0:
+                poller.register(watched, select.POLLIN)
+        ms = int(timeout * 1000) + 1 if timeout > 0 else 0
+        try:
+            events = dict(poller.poll(ms))
+        except InterruptedError:  # pragma: no cover - PEP 475 retries it
+            events = {}
+        self._woke = (1 if events.get(a) else 0) | (2 if events.get(b) else 0) | (
+            4 if events.get(c) else 0
+        )
+        if fd < 0 or not events.get(fd):
+            return len(self._ready) - self._taken
+        return self.read_into(fd, 0.0)
+
+    @property
+    def woke(self) -> int:
+        """Bits 1, 2, 4: the watched fds a, b, c of the last ``read_watching`` were ready."""
+        return self._woke
 
     def pop_frame(self) -> bytes | MessageTooLarge | None:
         """The next message ``read_into`` completed, or None when there is none."""
