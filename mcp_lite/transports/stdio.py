@@ -619,9 +619,7 @@ class StdioTransport:
         while not self._closing:
             now = time.monotonic()
             # 1. what is over: the exit, stdout held open after it, stdout's end
-            if not watch.exit_at and (
-                watch.exited or (not watch.has_pidfd and now >= next_check)
-            ):
+            if not watch.exit_at and (watch.exited or (not watch.has_pidfd and now >= next_check)):
                 watch.exited = False
                 next_check = now + _EXIT_POLL
                 if proc.poll() is not None:
@@ -632,7 +630,9 @@ class StdioTransport:
                 if watch.out_open and watch.exit_at:
                     left = watch.exit_at + _HELD_OPEN_GRACE - now
                     if left <= 0:
-                        log.info("MCP server %r exited but its stdout is still held open", self.name)
+                        log.info(
+                            "MCP server %r exited but its stdout is still held open", self.name
+                        )
                         reported = True
                         self._report_close(self._closed_error("MCP server closed its output"))
                     else:
@@ -651,8 +651,10 @@ class StdioTransport:
                                 pass
                         reported = True
                         self._report_close(self._closed_error("MCP server closed its output"))
-            if not watch.out_open and watch.err < 0 and (
-                proc.returncode is not None or not watch.has_pidfd
+            if (
+                not watch.out_open
+                and watch.err < 0
+                and (proc.returncode is not None or not watch.has_pidfd)
             ):
                 return None  # everything has ended
             if not watch.exit_at and (watch.pidfd < 0 or watch.exited):
@@ -739,16 +741,18 @@ class StdioTransport:
             _reaper.forget(proc.pid)
 
     def _wake(self) -> None:
-        """Wake the thread from its poll (a byte on the wake-up pipe)."""
-        with self._fd_lock:
-            if self._wake_w >= 0:
+        """Wake the thread from its poll (a byte on the wake-up pipe). Under _fd_lock, so
+        the pipe is never closed (and its number reused) under the write; HeldLock, as a
+        leading main thread may be interrupted here."""
+        with HeldLock(self._fd_lock, 1.0) as got:
+            if got and self._wake_w >= 0:
                 try:
                     os.write(self._wake_w, b"w")
                 except OSError:  # full (it is awake anyway) or gone
                     pass
 
     def _release_fds(self) -> None:
-        with self._fd_lock:
+        with HeldLock(self._fd_lock, 1.0):
             fds = (self._pidfd, self._wake_r, self._wake_w)
             self._pidfd = self._wake_r = self._wake_w = -1
         for fd in fds:
@@ -891,7 +895,7 @@ def _open_pidfd(pid: int) -> int:
     if pidfd_open is None:
         return -1
     try:
-        return pidfd_open(pid)
+        return int(pidfd_open(pid))
     except OSError:
         return -1
 

@@ -58,7 +58,9 @@ def call(request_id: object, name: str, args: dict[str, object]) -> None:
             time.sleep(600)
     elif name == "exit-held":
         # the grandchild inherits stdout (and keeps it open), not stdin or stderr
-        child = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        child = subprocess.Popen(
+            ["sleep", "600"], stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         with open(str(args["record"]), "w", encoding="utf-8") as f:
             f.write(str(child.pid))
         sys.stderr.write("goodbye: leaving a grandchild on stdout\n")
@@ -76,11 +78,14 @@ def main() -> None:
             continue  # a notification
         params = message.get("params") or {}
         if method == "initialize":
-            answer(request_id, {
-                "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "talker-server", "version": "1"},
-            })
+            answer(
+                request_id,
+                {
+                    "protocolVersion": params.get("protocolVersion", "2025-06-18"),
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "talker-server", "version": "1"},
+                },
+            )
         elif method == "ping":
             answer(request_id, {})
         elif method == "tools/list":
@@ -88,8 +93,16 @@ def main() -> None:
         elif method == "tools/call":
             call(request_id, params.get("name", ""), params.get("arguments") or {})
         else:
-            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {
-                "code": -32601, "message": f"no method {method}"}}) + "\n")
+            sys.stdout.write(
+                json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request_id,
+                        "error": {"code": -32601, "message": f"no method {method}"},
+                    }
+                )
+                + "\n"
+            )
             sys.stdout.flush()
 
 

@@ -86,8 +86,9 @@ def test_one_thread_after_connect_during_calls_and_while_a_caller_leads(
         transport = transport_of(client)
         assert stdio_threads() == [f"mcp-lite-stdio[{transport.name}]"]
         with Sampler(), ThreadPoolExecutor(8) as pool:
-            texts = list(pool.map(
-                lambda i: client.call_tool("echo", {"text": f"t{i}"}).text, range(400)))
+            texts = list(
+                pool.map(lambda i: client.call_tool("echo", {"text": f"t{i}"}).text, range(400))
+            )
         assert texts == [f"t{i}" for i in range(400)]
         with Sampler(transport) as sampler:
             assert client.call_tool("sleep", {"seconds": 0.5}).text == "slept"
@@ -108,9 +109,12 @@ def test_a_stderr_flood_while_answering_loses_no_answer_and_the_tail_is_kept(
             for i in range(100):  # a lone caller (it leads): 50 KB of stderr per answer
                 assert client.call_tool("echo", {"text": str(i), "noise": 500}).text == str(i)
             with ThreadPoolExecutor(4) as pool:  # several callers: the thread reads
-                texts = list(pool.map(
-                    lambda i: client.call_tool("echo", {"text": f"p{i}", "noise": 200}).text,
-                    range(200)))
+                texts = list(
+                    pool.map(
+                        lambda i: client.call_tool("echo", {"text": f"p{i}", "noise": 200}).text,
+                        range(200),
+                    )
+                )
             assert texts == [f"p{i}" for i in range(200)]
         assert sampler.counts == {1}
         assert "noise 000199" in transport.stderr_tail()
@@ -157,7 +161,7 @@ def test_a_server_that_exits_while_its_grandchild_holds_stdout(
 ) -> None:
     record = tmp_path / "grandchild.pid"
     with mcp_lite.connect(SERVER, timeout=CALL_TIMEOUT) as client:
-        transport = transport_of(client)
+        assert (transport_of(client)._pidfd >= 0) == pidfd
         started = time.monotonic()
         with pytest.raises(ConnectionClosed) as caught:
             client.call_tool("exit-held", {"code": 5, "record": str(record)})
