@@ -129,7 +129,7 @@ def test_a_server_that_exits_fails_the_pending_call_with_its_exit_code(
 ) -> None:
     with mcp_lite.connect(SERVER, timeout=CALL_TIMEOUT) as client:
         transport = transport_of(client)
-        assert (transport._pidfd >= 0) == pidfd
+        assert (transport._fds[0] >= 0) == pidfd
         started = time.monotonic()
         with pytest.raises(ConnectionClosed) as caught:  # (a miss would be a RequestTimeout)
             client.call_tool("exit", {"code": 9})
@@ -161,7 +161,7 @@ def test_a_server_that_exits_while_its_grandchild_holds_stdout(
 ) -> None:
     record = tmp_path / "grandchild.pid"
     with mcp_lite.connect(SERVER, timeout=CALL_TIMEOUT) as client:
-        assert (transport_of(client)._pidfd >= 0) == pidfd
+        assert (transport_of(client)._fds[0] >= 0) == pidfd
         started = time.monotonic()
         with pytest.raises(ConnectionClosed) as caught:
             client.call_tool("exit-held", {"code": 5, "record": str(record)})
