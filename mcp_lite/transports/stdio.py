@@ -661,25 +661,27 @@ class StdioTransport:
                 wait = min(wait, _EXIT_POLL)  # (no pidfd: the waitpid check)
             # 2. stdout, unless a caller leads or has just led
             if watch.out_open and not self._closing:
+                step = 2
                 if self._led_for() <= 0:
-                    step = 2
                     with HeldLock(self._pipe, -1.0) as got:
                         if got:
                             step = self._own_stdout(out, splitter, on_message, watch)
                     if step < 0:
                         watch.out_open = False
                         ended_at = time.monotonic()
-                    elif step == 1:  # quiet, and nobody waits: wait for bytes unheld
-                        watch.wait(out, min(wait, _IDLE_WAIT))
-                    if step != 2:
+                    if step <= 0:  # read (0), or at its end (-1): look again
                         continue
-                # Parked (a caller leads or has just led): _parked first, then the flags
-                # (want_reader and lead() set theirs, then look at _parked to wake us).
+                # Parked: _parked first, then the flags (want_reader and lead() set theirs,
+                # then look at _parked to wake us).
                 self._parked = True
                 try:
-                    held = self._led_for()
-                    if held > 0:
-                        watch.wait(-1, min(wait, held))
+                    if step == 1:  # quiet, and nobody waits: wait for bytes, unheld
+                        if not self._reader_wanted:
+                            watch.wait(out, min(wait, _IDLE_WAIT))
+                    else:  # a caller leads or has just led: stdout is not ours
+                        held = self._led_for()
+                        if held > 0:
+                            watch.wait(-1, min(wait, held))
                 finally:
                     self._parked = False
                 continue
