@@ -207,7 +207,8 @@ class StdioTransport:
         self._threads: list[threading.Thread] = []
         self._reader_done = threading.Event()  # (Windows: the stdout reader ended)
         # The one thread's extra fds (POSIX): the process's pidfd (-1: none) and the wake-up
-        # pipe's two ends; released once, under _fd_lock, by the thread when it ends. (One
+        # pipe's two ends (one eventfd on Linux); released once, under _fd_lock, by the
+        # thread when it ends. (One
         # list: past 29 attributes CPython stops sharing an instance's keys and every
         # attribute read on the call path gets slower.)
         self._fds = [-1, -1, -1]
@@ -286,10 +287,7 @@ class StdioTransport:
             return
         os.set_blocking(self._proc.stdout.fileno(), False)
         os.set_blocking(self._proc.stderr.fileno(), False)
-        wake_r, wake_w = os.pipe()
-        os.set_blocking(wake_r, False)
-        os.set_blocking(wake_w, False)
-        self._fds = [_open_pidfd(self._proc.pid), wake_r, wake_w]
+        self._fds = [_open_pidfd(self._proc.pid), *_wake_pipe()]
         self._spawn(self._run, f"mcp-lite-stdio[{self.name}]", on_message)
 
     def _not_startable(self, exc: OSError) -> ConnectError:
@@ -430,7 +428,7 @@ class StdioTransport:
             for stream in (proc.stdin, proc.stdout, proc.stderr):
                 _quiet_close(stream)
         fds, self._fds = self._fds, [-1, -1, -1]
-        for fd in fds:
+        for fd in set(fds):
             _quiet_close_fd(fd)
 
     # --- internals --------------------------------------------------------------------------
@@ -749,14 +747,14 @@ class StdioTransport:
         with HeldLock(self._fd_lock, 1.0) as got:
             if got and self._fds[2] >= 0:
                 try:
-                    os.write(self._fds[2], b"w")
+                    os.write(self._fds[2], _WAKE)
                 except OSError:  # full (it is awake anyway) or gone
                     pass
 
     def _release_fds(self) -> None:
         with HeldLock(self._fd_lock, 1.0):
             fds, self._fds = self._fds, [-1, -1, -1]
-        for fd in fds:
+        for fd in set(fds):
             _quiet_close_fd(fd)
 
     def _report_close(self, error: McpError | None) -> None:
@@ -888,6 +886,26 @@ class _StderrLines:
             self._transport._stderr_line(self._line, self._dropped)
             self._line.clear()
             self._dropped = 0
+
+
+# What wakes the thread: one 8-byte count for an eventfd (any byte would do for a pipe).
+_WAKE = (1).to_bytes(8, sys.byteorder)
+
+
+def _wake_pipe() -> tuple[int, int]:
+    """The wake-up pipe's (read, write) ends, both non-blocking: one eventfd where there is
+    one (a Hub of many servers keeps one fd a connection fewer), else a pipe."""
+    eventfd = getattr(os, "eventfd", None)
+    if eventfd is not None:
+        try:
+            fd = int(eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC))
+            return fd, fd
+        except OSError:
+            pass
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    os.set_blocking(write_end, False)
+    return read_end, write_end
 
 
 def _open_pidfd(pid: int) -> int:
