@@ -9,8 +9,11 @@ One thread per connection (POSIX): it waits, in one poll, on stdout (frames to
 ``on_message``), stderr (to the ``mcp_lite.stderr`` logger and a bounded tail that error
 messages quote), the process's exit (a pidfd on Linux; elsewhere the exit is noticed when
 stdout and stderr have both ended, with a bounded wait for the exit code, and by a
-``waitpid`` check about once a second) and a wake-up pipe (``want_reader``, ``close``).
-While a caller leads (below), the thread leaves stdout alone and waits on the others only.
+``waitpid`` check about once a second) and a wake-up pipe (an eventfd on Linux; written by
+``want_reader``, a lead that hands back, ``close``). While a caller leads (below), the
+thread leaves stdout alone and waits on the others only. No system call is added per
+message: the thread's poll replaces the one its read already made, and a parked thread is
+woken only on a hand-back. Five fds a connection: stdin, stdout, stderr, pidfd, eventfd.
 On Windows (blocking pipes, no poll on them) a reader thread and a stderr thread run.
 
 Leader/follower reading (compiled kernels, POSIX; ``MCP_LITE_STDIO_LEADER=0`` turns it
@@ -22,8 +25,8 @@ requests to its workers as always). The reader thread owns the pipe whenever nob
 it parks (still waiting on stderr and the exit) while a leader reads and for ``_LINGER``
 after the last one left (so a tight loop of calls never wakes it), and comes back at once
 when the Connection asks for it (``want_reader``: several callers, a ``submit()`` future,
-server traffic; the wake-up pipe is written only when the thread is parked). The read-and-split
-step is one compiled kernel call (``NdjsonSplitter.read_into``), so a Ctrl-C that lands on a
+server traffic; the wake-up pipe is written only when the thread is parked). The
+read-and-split step is one compiled kernel call (``NdjsonSplitter.read_into``), so a Ctrl-C that lands on a
 leading main thread can never leave half a frame in the splitter. The pure-Python build
 cannot promise that, so there the reader thread alone reads (``lead()`` returns False).
 
@@ -38,9 +41,9 @@ Death of the owner: every server's process group is registered with this process
 nothing per call.
 
 After ``fork()``: the child's copy of a transport belongs to the parent. The after-fork reset
-marks it closed and drops the child's copies of its pipes (the parent's server sees end of
-input when the parent closes it), takes no lock, and the child's Client reconnects with a
-server of its own on first use.
+marks it closed and drops the child's copies of its pipes, pidfd and eventfd (the parent's
+server sees end of input when the parent closes it), takes no lock, and the child's Client
+reconnects with a server of its own on first use.
 """
 
 from __future__ import annotations
