@@ -26,9 +26,8 @@ from mcp_lite import RequestTimeout, _timer
 PEERS = Path(__file__).resolve().parents[1] / "peers"
 SERVER = str(PEERS / "slow_server.py")
 N = 20
-# Threads a settled stdio connection keeps on this branch: stdout reader, stderr reader and
-# process watch. Tighten to 1 once the stdio transport is one thread (issue 24 item 5).
-STDIO_THREADS = 3
+# A settled stdio connection keeps one thread: it reads stdout and stderr and sees the exit.
+STDIO_THREADS = 1
 HTTP_WITH_STREAM = 1  # its GET stream reader
 HTTP_WITHOUT_STREAM = 0  # 405 on GET, or the 2026-07-28 era
 SETTLE = 8.0  # idle threads end after about a second; a loaded machine gets more
