@@ -41,7 +41,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .. import _fork
 from .._deadline import Deadline
@@ -119,6 +119,8 @@ class ServerStatus:
         tools_count: how many tools it offers, when the list is known (else None).
         attempts: connection attempts in the current or last cycle.
         source: the file (or ``<code>``) the entry came from.
+        via: ``"gateway"`` (reached through the Hub's gateway), ``"local"`` (run or reached by
+            this process), or None while the gateway's listing is not fetched yet.
     """
 
     name: str
@@ -129,6 +131,7 @@ class ServerStatus:
     tools_count: int | None = None
     attempts: int = 0
     source: str | None = None
+    via: str | None = "local"
 
 
 @dataclass(frozen=True)
@@ -327,6 +330,14 @@ class _Slot:
 OpenClient = Callable[[Spec, dict[str, Any]], "Client"]
 
 
+class Route(Protocol):
+    """Where a server is reached: the gateway's endpoint or locally (``_gateway_route``)."""
+
+    def route(self, spec: Spec, deadline: Deadline) -> Spec: ...
+    def via(self, spec: Spec) -> str | None: ...
+    def forget(self) -> None: ...
+
+
 class Connections:
     """Every server's slot (see the module docstring). Thread-safe; ``close()`` is final.
 
@@ -353,6 +364,7 @@ class Connections:
         elicitation: Elicitation,
         sampling_handler: SamplingHandler | None = None,
         open_client: OpenClient | None = None,
+        route: Route | None = None,
     ) -> None:
         if sampling_handler is not None and "sampling_handler" in client_options:
             raise ConfigError(
@@ -366,6 +378,7 @@ class Connections:
         self.elicitation = elicitation
         self._client_options = dict(client_options)
         self._open_client = open_client or _open_client
+        self.route = route
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._slots: dict[str, _Slot] = {}
@@ -436,6 +449,7 @@ class Connections:
                 None if tools is None else len(tools),
                 attempts,
                 spec.source,
+                "local" if self.route is None else self.route.via(spec),
             )
         return out
 
@@ -612,13 +626,18 @@ class Connections:
                 if not force:
                     slot.lost = _why_dead(client)
                 self._drop_client(slot)
-            return self._attempts(slot, deadline)
+            # Through the gateway when it has this server (its listing is fetched on the
+            # caller's deadline; an unreachable gateway raises here, before any attempt).
+            target = spec if self.route is None else self.route.route(spec, deadline)
+            return self._attempts(slot, deadline, target)
         finally:
             slot.lock.release()
 
-    def _attempts(self, slot: _Slot, deadline: Deadline) -> Client:
-        """Up to ``max_attempts`` connects with backoff waits, all within ``deadline``."""
+    def _attempts(self, slot: _Slot, deadline: Deadline, target: Spec | None = None) -> Client:
+        """Up to ``max_attempts`` connects with backoff waits, all within ``deadline``
+        (to ``target``: the gateway's endpoint of the slot's server, else the server)."""
         spec = slot.spec
+        target = target or spec
         last: McpError | None = None
         for attempt in range(1, self.backoff.max_attempts + 1):
             if attempt == 1 and deadline.expired():  # nothing left: start no server for it
@@ -627,7 +646,7 @@ class Connections:
             try:
                 options = self._options_for(spec)
                 options[DEADLINE_OPTION] = deadline
-                client = self._open_client(spec, options)
+                client = self._open_client(target, options)
             except AuthRequired as exc:
                 self.auth_cache.add(spec.auth_key)
                 slot.set("needs-auth", str(exc) or "authorization required")
@@ -669,6 +688,12 @@ class Connections:
             self._listen(slot, client)
             return client
         assert last is not None
+        if target is not spec and self.route is not None:
+            # The gateway, not the server, failed: no cool-down (it may be restarting), and
+            # its listing is asked again on the next use.
+            self.route.forget()
+            slot.set("pending", str(last), attempt)
+            raise last
         if deadline.expired() and deadline.timeout < self._connect_total(spec):
             # A caller's short deadline ran out, not the configured total: the server is not
             # known to be broken, so no cool-down; the next use tries again.

@@ -41,6 +41,7 @@ class HubOptions(TypedDict, total=False):
     allowed_servers: Iterable[Mapping[str, Any]] | None
     denied_servers: Iterable[Mapping[str, Any]] | None
     max_output_file_bytes: int | None
+    gateway: str | bool | None
 
 
 class LoadConfigOptions(TypedDict, total=False):

@@ -33,6 +33,7 @@ HUB_OPTIONS = frozenset(
         "allowed_servers",
         "denied_servers",
         "max_output_file_bytes",
+        "gateway",
     }
 )
 

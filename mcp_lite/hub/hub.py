@@ -50,6 +50,7 @@ from ._connections import (
     Spec,
     capped,
 )
+from ._gateway_route import GatewayRoute, gateway_of
 from ._llm_names import llm_names
 from ._submit import Submitter
 from .permissions import PermissionHandler, Permissions, parse_rule, rules_match
@@ -157,6 +158,10 @@ class Hub:
             with the managed ``allowedMcpServers`` / ``deniedMcpServers`` (see ``policy``):
             deny wins, an allow list admits only what it matches, in-process servers are
             exempt; a blocked server is ``disabled`` and never starts.
+        gateway: ``"unix:///path.sock"``: reach each configured server the gateway
+            (``mcp-lite gateway``) has under the same name and fingerprint through it
+            instead of running it here; others run locally. None: ``MCP_LITE_GATEWAY``
+            when set; False: no gateway. ``status()`` tells the path (``via``).
 
     Raises:
         ConfigError: a malformed permission rule or option.
@@ -185,6 +190,7 @@ class Hub:
         denied_servers: Iterable[Mapping[str, Any]] | None = None,
         max_output_file_bytes: int | None = None,
         sampling_handler: SamplingHandler | None = None,
+        gateway: str | bool | None = None,
     ) -> None:
         self._permissions = Permissions(allow, deny, permission_handler, default_permission)
         self._rules = (self._permissions.allow, self._permissions.deny)
@@ -216,6 +222,7 @@ class Hub:
             catalog=self._catalog,
             elicitation=self._elicitation,
             sampling_handler=sampling_handler,
+            route=_route_of(gateway),
         )
         self._close_lock = threading.Lock()
         self._submitter = Submitter()
@@ -931,3 +938,9 @@ def _with_hooks(
     from ..events import normalize_hooks
 
     return {**(options or {}), "event_hooks": normalize_hooks(hooks)}
+
+
+def _route_of(gateway: str | bool | None) -> GatewayRoute | None:
+    """The gateway of ``gateway=`` (None: ``MCP_LITE_GATEWAY``; False: none)."""
+    url = gateway_of(gateway)
+    return None if url is None else GatewayRoute(url)
