@@ -392,10 +392,14 @@ class Gateway:
         """``start`` and block until ``close()`` or KeyboardInterrupt, then close."""
         self.start(socket, mode=mode, group=group)
         try:
-            while not self._closed.wait(0.5):
-                pass
+            self.serve_forever()
         finally:
             self.close()
+
+    def serve_forever(self) -> None:
+        """Block until ``close()`` (from another thread) or KeyboardInterrupt."""
+        while not self._closed.wait(0.5):
+            pass
 
     def servers(self) -> list[dict[str, Any]]:
         """The listing of ``GET /servers`` (servers that can be served: valid, enabled)."""
