@@ -1,0 +1,30 @@
+"""A stdio peer with 2025-11-25 tasks, for the gateway tests: ``slow(seconds)`` must run as a
+task and answers after ``seconds``; ``echo(text)`` is a plain tool.
+
+    python task_server.py [MARKER]   (MARKER: ignored, lets a test find the process)
+"""
+
+from __future__ import annotations
+
+import time
+
+from mcp_lite.server import Server
+
+server = Server("tasks", versions=["2025-11-25"])
+
+
+@server.tool(task_support="required")
+def slow(seconds: float = 0.5) -> str:
+    """Answers after ``seconds``."""
+    time.sleep(seconds)
+    return f"slept {seconds}"
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Returns ``text``."""
+    return text
+
+
+if __name__ == "__main__":
+    server.run_stdio()
