@@ -15,11 +15,12 @@ own). A failure that is not the server's answer (cannot connect, connection lost
 is a JSON-RPC error -32603 whose message names the server and the phase and whose ``data``
 is ``{"server", "phase", "error": <mcp_lite error class name>}``.
 
-Forwarded back: progress of a request (under the downstream's own token). Not forwarded:
-list_changed, resources/updated and logging notifications of the upstream (the Hub's
-clients do not say which server sent them; workers re-list on reconnect). Server-to-client
-requests of the upstream (sampling, elicitation, roots) are answered by the gateway's Hub
-handlers, as for any Hub.
+Forwarded back: progress of a request (under the downstream's own token); the upstream's
+list_changed, resources/updated and log messages go to every open session of that server
+(on its GET stream: a session without one misses them). Not forwarded: anything else the
+upstream notifies, and resource subscriptions are the upstream connection's (shared by
+every session). Server-to-client requests of the upstream (sampling, elicitation, roots)
+are answered by the gateway's Hub handlers, as for any Hub.
 
 The socket is 0600 (``group=``: chgrp and 0660); each connection's peer is checked with
 ``SO_PEERCRED``: other users are refused (403), except members of ``group`` when set.
@@ -35,6 +36,7 @@ import os
 import socket
 import struct
 import threading
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -43,6 +45,7 @@ from urllib.parse import unquote, urlsplit
 from .._deadline import Deadline
 from ..client import Client
 from ..errors import ConnectionClosed, McpError, RequestCancelled, RpcError
+from ..events import Event
 from ..protocol import versions as pv
 from ..protocol.types import Progress
 from ..server._http import MAX_BODY, HttpServer, _App, _Handler
@@ -56,6 +59,15 @@ log = logging.getLogger("mcp_lite.gateway")
 MAX_INFLIGHT = 1024  # forwarded requests at once, every session together
 _WORKERS = 64
 _SO_PEERCRED = getattr(socket, "SO_PEERCRED", None)
+_BROADCAST = frozenset(
+    {
+        "notifications/tools/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/updated",
+        "notifications/message",
+    }
+)
 
 
 class _Forwarder:
@@ -68,6 +80,7 @@ class _Forwarder:
         self._inflight: dict[str, threading.Event] = {}
         self._closed = False
         self.protocol_version: str | None = None
+        endpoint.sessions.add(self)
 
     def receive(self, message: Any) -> None:
         if isinstance(message, (str, bytes, bytearray)):
@@ -151,6 +164,10 @@ class _Forwarder:
             except Exception:
                 log.warning("gateway: could not send a message downstream", exc_info=True)
 
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        """A notification of the upstream that belongs to no request (the GET stream)."""
+        self._send({"jsonrpc": "2.0", "method": method, "params": params}, None)
+
     def progress(self, key: str, token: Any, p: Progress) -> None:
         params: dict[str, Any] = {"progressToken": token, "progress": p.progress}
         if p.total is not None:
@@ -164,6 +181,7 @@ class _Forwarder:
         with self._lock:
             self._closed = True
             events = list(self._inflight.values())
+        self._endpoint.sessions.discard(self)
         for event in events:
             event.set()
 
@@ -190,6 +208,7 @@ class _Endpoint:
         self._gateway = gateway
         self.pool = gateway._pool
         self.slots = gateway._slots
+        self.sessions: weakref.WeakSet[_Forwarder] = weakref.WeakSet()
 
     def open_connection(self, send: Any, *, routed: bool = False) -> _Forwarder:
         return _Forwarder(self, send)
@@ -340,6 +359,12 @@ class Gateway:
         self._uid = os.getuid()
         self._gid: int | None = None
         self._closed = threading.Event()
+        # Hear every upstream notification with the server that sent it: an event hook on
+        # the Clients the Hub makes from now on (the Hub's own hooks are kept).
+        options = hub._conns._client_options
+        hooks = dict(options.get("event_hooks") or {})
+        hooks["notification"] = (*hooks.get("notification", ()), self._upstream_notification)
+        options["event_hooks"] = hooks
 
     @property
     def url(self) -> str:
@@ -421,6 +446,17 @@ class Gateway:
                     return None
                 app = self._apps[name] = _App(_Endpoint(self, name), False, MAX_BODY)
             return app
+
+    def _upstream_notification(self, event: Event) -> None:
+        """Runs on the upstream reader: only hands the message to the sessions' queues."""
+        if event.method not in _BROADCAST:
+            return
+        with self._lock:
+            app = self._apps.get(event.server)
+        endpoint = app.server if app is not None else None
+        if isinstance(endpoint, _Endpoint):
+            for session in list(endpoint.sessions):
+                session.notify(event.method, dict(event.params or {}))
 
     def _peer_allowed(self, conn: socket.socket) -> bool:
         """The peer's uid is ours, or it belongs to ``group`` (``SO_PEERCRED``, Linux)."""

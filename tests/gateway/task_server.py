@@ -26,5 +26,17 @@ def echo(text: str) -> str:
     return text
 
 
+@server.tool()
+def grow() -> str:
+    """Adds the tool ``extra`` and tells the client its tool list changed."""
+
+    @server.tool(name="extra")
+    def extra() -> str:
+        return "extra"
+
+    server.notify_tools_changed()
+    return "grown"
+
+
 if __name__ == "__main__":
     server.run_stdio()

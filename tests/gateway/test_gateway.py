@@ -235,3 +235,11 @@ def test_another_user_is_refused(gateway: Gateway, short_dir: Path) -> None:
         user=65534, capture_output=True, text=True, timeout=20,
     )  # fmt: skip
     assert "403 Forbidden" in out.stdout, out.stderr
+
+
+def test_list_changed_reaches_the_workers(gateway: Gateway, peers: Peers) -> None:
+    with Hub(_config(peers), gateway=gateway.url) as worker:
+        names = {t.name for t in worker.tools()}
+        assert "mcp__tasks__extra" not in names and "mcp__tasks__grow" in names
+        assert worker.call_tool("mcp__tasks__grow", {}).text == "grown"
+        assert wait_for(lambda: "mcp__tasks__extra" in {t.name for t in worker.tools()})
