@@ -429,9 +429,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._sse(conn, stream, first, headers)
 
-    def _sse(
-        self, conn: _Conn, stream: _Stream, first: Any, headers: dict[str, str]
-    ) -> None:
+    def _sse(self, conn: _Conn, stream: _Stream, first: Any, headers: dict[str, str]) -> None:
         chunked = self.request_version == "HTTP/1.1"
         self.send_response(200)
         for k, v in headers.items():
