@@ -51,6 +51,7 @@ from ..errors import (
     ConnectError,
     ConnectionClosed,
     McpError,
+    RpcError,
     ServerDisabled,
 )
 from ..events import emit_reconnect
@@ -336,6 +337,7 @@ class Route(Protocol):
     def route(self, spec: Spec, deadline: Deadline) -> Spec: ...
     def via(self, spec: Spec) -> str | None: ...
     def forget(self) -> None: ...
+    def local_error(self, exc: McpError) -> McpError: ...
 
 
 class Connections:
@@ -639,6 +641,7 @@ class Connections:
         spec = slot.spec
         target = target or spec
         last: McpError | None = None
+        answered = False
         for attempt in range(1, self.backoff.max_attempts + 1):
             if attempt == 1 and deadline.expired():  # nothing left: start no server for it
                 raise deadline.error("connecting", f"MCP server {spec.name!r} was not started")
@@ -646,7 +649,13 @@ class Connections:
             try:
                 options = self._options_for(spec)
                 options[DEADLINE_OPTION] = deadline
-                client = self._open_client(target, options)
+                try:
+                    client = self._open_client(target, options)
+                except McpError as exc:
+                    if target is spec or self.route is None:
+                        raise
+                    answered = isinstance(exc, RpcError)  # the gateway is up, its server not
+                    raise self.route.local_error(exc) from exc  # the class a local start gives
             except AuthRequired as exc:
                 self.auth_cache.add(spec.auth_key)
                 slot.set("needs-auth", str(exc) or "authorization required")
@@ -689,9 +698,10 @@ class Connections:
             return client
         assert last is not None
         if target is not spec and self.route is not None:
-            # The gateway, not the server, failed: no cool-down (it may be restarting), and
-            # its listing is asked again on the next use.
-            self.route.forget()
+            # Through the gateway: no cool-down here (the gateway keeps its own); when the
+            # gateway itself failed (it may be restarting), its listing is asked again.
+            if not answered:
+                self.route.forget()
             slot.set("pending", str(last), attempt)
             raise last
         if deadline.expired() and deadline.timeout < self._connect_total(spec):

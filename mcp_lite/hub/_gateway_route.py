@@ -23,10 +23,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from .. import errors
 from .._deadline import Deadline
 from .._http.unix import is_unix_url, split_url
 from .._server_config import normalize_url
-from ..errors import ConfigError, ConnectError
+from ..errors import ConfigError, ConnectError, McpError, RpcError
 from ._connections import Spec
 
 __all__ = ["GatewayRoute", "fingerprint", "gateway_of"]
@@ -160,6 +161,18 @@ class GatewayRoute:
             return None
         theirs = listing.get(spec.name)
         return "gateway" if theirs is not None and theirs.get("fingerprint") == mine else "local"
+
+    def local_error(self, exc: McpError) -> McpError:
+        """The gateway's failure (its JSON-RPC error with ``data.error``, the mcp_lite class
+        the gateway met) as that class, so a caller sees what a local server would give."""
+        data = getattr(exc, "data", None)
+        if not isinstance(exc, RpcError) or not isinstance(data, dict):
+            return exc
+        name = data.get("error")
+        cls = getattr(errors, name, None) if name in errors.__all__ else None
+        if not isinstance(cls, type) or not issubclass(cls, McpError) or issubclass(cls, RpcError):
+            return exc
+        return cls(exc.message)
 
     def forget(self) -> None:
         """Drop the cached listing (the gateway may have restarted with another config)."""

@@ -22,6 +22,7 @@ from gateway_helpers import Peers, server_processes, wait_for
 import mcp_lite
 from mcp_lite import Gateway, Hub
 from mcp_lite.errors import ConnectError, McpError
+from mcp_lite.hub import Backoff
 from mcp_lite.hub._gateway_route import fingerprint
 from mcp_lite.server import Server
 
@@ -228,7 +229,7 @@ def test_another_user_is_refused(gateway: Gateway, short_dir: Path) -> None:
     os.chmod(short_dir, 0o755)
     code = (
         "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]);"
-        "s.sendall(b'GET /servers HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'); print(s.recv(100))"
+        "print(s.recv(100))"  # refused at once, before any request
     )
     out = subprocess.run(
         ["/usr/bin/python3", "-c", code, gateway.socket_path],
@@ -243,3 +244,17 @@ def test_list_changed_reaches_the_workers(gateway: Gateway, peers: Peers) -> Non
         assert "mcp__tasks__extra" not in names and "mcp__tasks__grow" in names
         assert worker.call_tool("mcp__tasks__grow", {}).text == "grown"
         assert wait_for(lambda: "mcp__tasks__extra" in {t.name for t in worker.tools()})
+
+
+def test_a_server_that_cannot_start_raises_the_local_class(short_dir: Path) -> None:
+    config = {"mcpServers": {"broken": {"command": sys.executable, "args": ["-c", "pass"]}}}
+    one = Backoff(max_attempts=1)
+    with Hub(config, gateway=False, backoff=one) as local, pytest.raises(McpError) as direct:
+        local.client("broken")
+    gw = Gateway(Hub(config, gateway=False)).start(str(short_dir / "c.sock"))
+    with gw, Hub(config, gateway=gw.url, backoff=one) as worker:
+        with pytest.raises(McpError) as through:
+            worker.client("broken")
+        assert worker.status()["broken"].via == "gateway"
+    assert type(through.value) is type(direct.value)
+    assert "'broken'" in str(through.value) and "connecting" in str(through.value)
