@@ -258,3 +258,23 @@ def test_a_server_that_cannot_start_raises_the_local_class(short_dir: Path) -> N
         assert worker.status()["broken"].via == "gateway"
     assert type(through.value) is type(direct.value)
     assert "'broken'" in str(through.value) and "connecting" in str(through.value)
+
+
+def test_permissions_are_the_workers_not_the_gateways(peers: Peers, short_dir: Path) -> None:
+    # the gateway's Hub denies `add`: workers still get it (their own Hub decides)
+    hub = Hub(_config(peers), gateway=False, deny=["mcp__plain__add"])
+    gw = Gateway(hub).start(str(short_dir / "p.sock"))
+    with gw, Hub(_config(peers), gateway=gw.url) as worker:
+        assert worker.call_tool("mcp__plain__add", {"a": 1, "b": 2}).text == "3"
+    errors = []
+    gw = Gateway(Hub(_config(peers), gateway=False)).start(str(short_dir / "q.sock"))
+    with gw:
+        for route in (gw.url, False):
+            with (
+                Hub(_config(peers), gateway=route, deny=["mcp__plain__add"]) as worker,
+                pytest.raises(McpError) as caught,
+            ):
+                worker.call_tool("mcp__plain__add", {"a": 1, "b": 2})
+            errors.append((type(caught.value), str(caught.value)))
+    assert errors[0] == errors[1]
+    assert errors[0][0].__name__ == "PermissionDenied"
