@@ -387,6 +387,8 @@ class Gateway:
                 or the path is not a socket; a stale socket file is replaced.
             KeyError: an unknown ``group``.
         """
+        if self._http is not None or self._closed.is_set():
+            raise RuntimeError("a Gateway starts once (make a new one after close())")
         path = os.fspath(socket)
         gid = None if group is None else _gid_of(group)
         handler = type("GatewayHandler", (_GatewayHandler,), {"gateway": self})

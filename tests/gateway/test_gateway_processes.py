@@ -67,9 +67,10 @@ def test_gateway_killed_and_restarted_costs_workers_a_reconnect(
         # its server dies with it (parent-death signal): nothing is left over
         assert wait_for(lambda: server_processes(peers.marker) == [], 5.0)
         start = time.monotonic()
-        with pytest.raises(McpError):  # the gateway is gone: a prompt error, no hang
+        with pytest.raises(McpError) as caught:  # the gateway is gone: a prompt error
             worker.call_tool("mcp__plain__add", {"a": 1, "b": 1}, timeout=2)
         assert time.monotonic() - start < 3
+        assert gw.socket in str(caught.value), caught.value
         assert server_processes(peers.marker) == []  # not started locally instead
         gateway_process(peers.path, gw.socket)  # the stale socket file is replaced
         answers = []
