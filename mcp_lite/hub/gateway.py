@@ -359,6 +359,9 @@ class Gateway:
         self._uid = os.getuid()
         self._gid: int | None = None
         self._closed = threading.Event()
+        # The gateway's Hub runs its servers itself, even with MCP_LITE_GATEWAY set (it
+        # would otherwise forward to itself).
+        hub._conns.route = None
         # Hear every upstream notification with the server that sent it: an event hook on
         # the Clients the Hub makes from now on (the Hub's own hooks are kept).
         options = hub._conns._client_options

@@ -278,3 +278,14 @@ def test_permissions_are_the_workers_not_the_gateways(peers: Peers, short_dir: P
             errors.append((type(caught.value), str(caught.value)))
     assert errors[0] == errors[1]
     assert errors[0][0].__name__ == "PermissionDenied"
+
+
+def test_the_gateways_own_hub_ignores_the_env_variable(
+    peers: Peers, short_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(short_dir / "self.sock")
+    monkeypatch.setenv("MCP_LITE_GATEWAY", f"unix://{path}")
+    with Gateway(Hub(_config(peers))).start(path) as gw, Hub(_config(peers)) as worker:
+        assert worker.call_tool("mcp__plain__add", {"a": 1, "b": 2}, timeout=10).text == "3"
+        assert gw.hub.status()["plain"].via == "local"
+        assert worker.status()["plain"].via == "gateway"
