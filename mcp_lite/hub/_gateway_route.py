@@ -166,7 +166,12 @@ class GatewayRoute:
         """The gateway's failure (its JSON-RPC error with ``data.error``, the mcp_lite class
         the gateway met) as that class, so a caller sees what a local server would give."""
         data = getattr(exc, "data", None)
-        if not isinstance(exc, RpcError) or not isinstance(data, dict):
+        if (
+            not isinstance(exc, RpcError)
+            or exc.code != -32603
+            or not isinstance(data, dict)
+            or not {"server", "phase", "error"} <= data.keys()
+        ):
             return exc
         name = data.get("error")
         cls = getattr(errors, name, None) if name in errors.__all__ else None

@@ -632,6 +632,12 @@ class Hub:
             except ConnectionClosed:
                 self._conns.connection_lost(server, client)
                 raise
+            except RpcError as exc:  # through a gateway: the class its own failure had
+                route = self._conns.route
+                local = exc if route is None else route.local_error(exc)
+                if local is exc:
+                    raise
+                raise local from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _call_once(

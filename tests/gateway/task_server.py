@@ -6,6 +6,7 @@ task and answers after ``seconds``; ``echo(text)`` is a plain tool.
 
 from __future__ import annotations
 
+import os
 import time
 
 from mcp_lite.server import Server
@@ -24,6 +25,12 @@ def slow(seconds: float = 0.5) -> str:
 def echo(text: str) -> str:
     """Returns ``text``."""
     return text
+
+
+@server.tool()
+def die() -> str:
+    """Ends the server in the middle of the call."""
+    os._exit(3)
 
 
 @server.tool()

@@ -289,3 +289,15 @@ def test_the_gateways_own_hub_ignores_the_env_variable(
         assert worker.call_tool("mcp__plain__add", {"a": 1, "b": 2}, timeout=10).text == "3"
         assert gw.hub.status()["plain"].via == "local"
         assert worker.status()["plain"].via == "gateway"
+
+
+def test_a_server_dying_mid_call_raises_the_local_class(gateway: Gateway, peers: Peers) -> None:
+    got = []
+    for route in (gateway.url, False):
+        with Hub(_config(peers), gateway=route) as worker, pytest.raises(McpError) as caught:
+            worker.call_tool("mcp__tasks__die", {}, timeout=10)
+        got.append(type(caught.value))
+    assert got[0] is got[1], got
+    assert "'tasks'" in str(caught.value)
+    with Hub(_config(peers), gateway=gateway.url) as worker:  # the gateway starts it again
+        assert worker.call_tool("mcp__tasks__echo", {"text": "back"}, timeout=10).text == "back"
