@@ -14,14 +14,17 @@ other request is sent raw to the Hub's client of that server (connected on first
 2026-07-28 request's own ``_meta`` version keys are replaced by the upstream connection's)
 and its result or JSON-RPC error comes back unchanged (a 2026-07-28 result gets the
 ``resultType``/``ttlMs`` defaults the era requires). Tasks pass through in the upstream's
-own era only (a 2025-11-25 task server is for handshake-era clients). The Hub's tool permissions are not applied here (the worker's Hub applies its
-own). A failure that is not the server's answer (cannot connect, connection lost, timeout)
+own era only (a 2025-11-25 task server is for handshake-era clients). 2026-07-28 is offered
+only once the upstream is connected and speaks it; a handshake-era upstream is offered in
+the handshake era only, so results keep the shape a direct client sees. The Hub's tool
+permissions are not applied here (the worker's Hub applies its own). A failure that is not the server's answer (cannot connect, connection lost, timeout)
 is a JSON-RPC error -32603 whose message names the server and the phase and whose ``data``
 is ``{"server", "phase", "error": <mcp_lite error class name>}``.
 
 Forwarded back: progress of a request (under the downstream's own token); the upstream's
 list_changed, resources/updated and log messages go to every open session of that server
-(on its GET stream: a session without one misses them). Not forwarded: anything else the
+(on a handshake session's GET stream, or a 2026-07-28 ``subscriptions/listen`` stream that
+asked for them; a session with neither misses them). Not forwarded: anything else the
 upstream notifies, and resource subscriptions are the upstream connection's (shared by
 every session). Server-to-client requests of the upstream (sampling, elicitation, roots)
 are answered by the gateway's Hub handlers, as for any Hub.
