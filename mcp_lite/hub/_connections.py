@@ -44,7 +44,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .. import _fork
 from .._deadline import Deadline
@@ -54,6 +54,7 @@ from ..errors import (
     ConnectError,
     ConnectionClosed,
     McpError,
+    RpcError,
     ServerDisabled,
 )
 from ..events import emit_reconnect
@@ -132,6 +133,8 @@ class ServerStatus:
         last_used: when a call last began or ended (``time.time()``); None before the first.
         recycles: how many times a recycle stopped it (idle stops and lifetime restarts).
         pid: the stdio server's process id while it runs; None otherwise.
+        via: ``"gateway"`` (reached through the Hub's gateway), ``"local"`` (run or reached by
+            this process), or None while the gateway's listing is not fetched yet.
     """
 
     name: str
@@ -149,6 +152,7 @@ class ServerStatus:
     last_used: float | None = None
     recycles: int = 0
     pid: int | None = None
+    via: str | None = "local"
 
 
 @dataclass(frozen=True)
@@ -366,6 +370,15 @@ class _Slot:
 OpenClient = Callable[[Spec, dict[str, Any]], "Client"]
 
 
+class Route(Protocol):
+    """Where a server is reached: the gateway's endpoint or locally (``_gateway_route``)."""
+
+    def route(self, spec: Spec, deadline: Deadline) -> Spec: ...
+    def via(self, spec: Spec) -> str | None: ...
+    def forget(self) -> None: ...
+    def local_error(self, exc: McpError) -> McpError: ...
+
+
 class Connections:
     """Every server's slot (see the module docstring). Thread-safe; ``close()`` is final.
 
@@ -396,6 +409,7 @@ class Connections:
         open_client: OpenClient | None = None,
         idle_timeout: float | None = None,
         max_lifetime: float | None = None,
+        route: Route | None = None,
     ) -> None:
         if sampling_handler is not None and "sampling_handler" in client_options:
             raise ConfigError(
@@ -409,6 +423,7 @@ class Connections:
         self.elicitation = elicitation
         self._client_options = dict(client_options)
         self._open_client = open_client or _open_client
+        self.route = route
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._slots: dict[str, _Slot] = {}
@@ -499,12 +514,14 @@ class Connections:
                 life.last_used_wall,
                 life.recycles,
                 life.pid if started is not None else None,
+                "local" if self.route is None else self.route.via(spec),
             )
         return out
 
     def limits(self, spec: Spec) -> tuple[float | None, float | None]:
-        """``(idle_timeout, max_lifetime)`` in effect for ``spec``: stdio servers only."""
-        if spec.type != "stdio":
+        """``(idle_timeout, max_lifetime)`` in effect for ``spec``: stdio servers run here
+        only (one reached through the gateway is the gateway's to recycle)."""
+        if spec.type != "stdio" or (self.route is not None and self.route.via(spec) == "gateway"):
             return None, None
         return (
             effective(spec.idle_timeout, self.idle_timeout),
@@ -710,14 +727,20 @@ class Connections:
                 if not force:
                     slot.lost = _why_dead(client)
                 self._drop_client(slot)
-            return self._attempts(slot, deadline)
+            # Through the gateway when it has this server (its listing is fetched on the
+            # caller's deadline; an unreachable gateway raises here, before any attempt).
+            target = spec if self.route is None else self.route.route(spec, deadline)
+            return self._attempts(slot, deadline, target)
         finally:
             slot.lock.release()
 
-    def _attempts(self, slot: _Slot, deadline: Deadline) -> Client:
-        """Up to ``max_attempts`` connects with backoff waits, all within ``deadline``."""
+    def _attempts(self, slot: _Slot, deadline: Deadline, target: Spec | None = None) -> Client:
+        """Up to ``max_attempts`` connects with backoff waits, all within ``deadline``
+        (to ``target``: the gateway's endpoint of the slot's server, else the server)."""
         spec = slot.spec
+        target = target or spec
         last: McpError | None = None
+        answered = False
         for attempt in range(1, self.backoff.max_attempts + 1):
             if attempt == 1 and deadline.expired():  # nothing left: start no server for it
                 raise deadline.error("connecting", f"MCP server {spec.name!r} was not started")
@@ -725,7 +748,13 @@ class Connections:
             try:
                 options = self._options_for(spec)
                 options[DEADLINE_OPTION] = deadline
-                client = self._open_client(spec, options)
+                try:
+                    client = self._open_client(target, options)
+                except McpError as exc:
+                    if target is spec or self.route is None:
+                        raise
+                    answered = isinstance(exc, RpcError)  # the gateway is up, its server not
+                    raise self.route.local_error(exc) from exc  # the class a local start gives
             except AuthRequired as exc:
                 self.auth_cache.add(spec.auth_key)
                 slot.set("needs-auth", str(exc) or "authorization required")
@@ -768,6 +797,13 @@ class Connections:
             self._listen(slot, client)
             return client
         assert last is not None
+        if target is not spec and self.route is not None:
+            # Through the gateway: no cool-down here (the gateway keeps its own); when the
+            # gateway itself failed (it may be restarting), its listing is asked again.
+            if not answered:
+                self.route.forget()
+            slot.set("pending", str(last), attempt)
+            raise last
         if deadline.expired() and deadline.timeout < self._connect_total(spec):
             # A caller's short deadline ran out, not the configured total: the server is not
             # known to be broken, so no cool-down; the next use tries again.

@@ -43,6 +43,7 @@ class HubOptions(TypedDict, total=False):
     max_output_file_bytes: int | None
     idle_timeout: float | None
     max_lifetime: float | None
+    gateway: str | bool | None
 
 
 class LoadConfigOptions(TypedDict, total=False):

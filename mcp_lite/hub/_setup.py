@@ -35,6 +35,7 @@ HUB_OPTIONS = frozenset(
         "max_output_file_bytes",
         "idle_timeout",
         "max_lifetime",
+        "gateway",
     }
 )
 

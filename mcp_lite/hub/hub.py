@@ -50,6 +50,7 @@ from ._connections import (
     Spec,
     capped,
 )
+from ._gateway_route import GatewayRoute, gateway_of
 from ._llm_names import llm_names
 from ._submit import Submitter
 from .permissions import PermissionHandler, Permissions, parse_rule, rules_match
@@ -165,6 +166,10 @@ class Hub:
             ``"idleShutdown"`` / ``"maxLifetime"`` (seconds; 0: off) overrides either. A
             ``Client`` taken with ``hub.client()`` is not held: its own calls may meet a
             recycle (use the Hub's calls).
+        gateway: ``"unix:///path.sock"``: reach each configured server the gateway
+            (``mcp-lite gateway``) has under the same name and fingerprint through it
+            instead of running it here; others run locally. None: ``MCP_LITE_GATEWAY``
+            when set; False: no gateway. ``status()`` tells the path (``via``).
 
     Raises:
         ConfigError: a malformed permission rule or option.
@@ -195,6 +200,7 @@ class Hub:
         sampling_handler: SamplingHandler | None = None,
         idle_timeout: float | None = None,
         max_lifetime: float | None = None,
+        gateway: str | bool | None = None,
     ) -> None:
         self._permissions = Permissions(allow, deny, permission_handler, default_permission)
         self._rules = (self._permissions.allow, self._permissions.deny)
@@ -228,6 +234,7 @@ class Hub:
             sampling_handler=sampling_handler,
             idle_timeout=idle_timeout,
             max_lifetime=max_lifetime,
+            route=_route_of(gateway),
         )
         self._close_lock = threading.Lock()
         self._submitter = Submitter()
@@ -653,6 +660,12 @@ class Hub:
                 except ConnectionClosed:
                     self._conns.connection_lost(server, client)
                     raise
+                except RpcError as exc:  # through a gateway: the class its own failure had
+                    route = self._conns.route
+                    local = exc if route is None else route.local_error(exc)
+                    if local is exc:
+                        raise
+                    raise local from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _call_once(
@@ -959,3 +972,9 @@ def _with_hooks(
     from ..events import normalize_hooks
 
     return {**(options or {}), "event_hooks": normalize_hooks(hooks)}
+
+
+def _route_of(gateway: str | bool | None) -> GatewayRoute | None:
+    """The gateway of ``gateway=`` (None: ``MCP_LITE_GATEWAY``; False: none)."""
+    url = gateway_of(gateway)
+    return None if url is None else GatewayRoute(url)
