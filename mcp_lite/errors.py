@@ -118,7 +118,7 @@ class ConnectionClosed(TransportError):
         full = message
         if exit_code is not None and "exit code" not in message:
             full += f" (exit code {exit_code})"
-        if stderr_tail and "stderr" not in message:
+        if stderr_tail and stderr_tail not in message:  # not "stderr": a server may be named so
             full += f"; stderr tail:\n{stderr_tail}"
         super().__init__(full)
         self.args = (message, exit_code, stderr_tail)
