@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     from ..client import Client
     from ..protocol.types import CallToolResult, GetPromptResult, Progress, ReadResourceResult
     from ..skills import LoadedSkill, Skill
+    from ..tasks import Task
     from ._options import FromConfigOptions
 
 __all__ = ["Backoff", "Hub", "ServerSnapshot", "ServerStatus", "ToolEvent"]
@@ -708,6 +709,19 @@ class Hub:
         args = {str(k): str(v) for k, v in (arguments or {}).items()}
         client = self._conns.client(server, deadline)
         return client._get_prompt(capped(deadline, client.timeout), prompt.prompt_name, args)
+
+    def resume_task(self, server: str, task_id: str, *, timeout: float | None = None) -> Task:
+        """The handle of a task of ``server`` started earlier, perhaps by another process
+        (see ``Client.resume_task``); ``timeout``: for all of it, connecting included.
+
+        Raises:
+            ConfigError: no server of that name is configured.
+            InvalidParams: the server does not know ``task_id`` (a stdio server started by
+                this Hub knows no earlier process's tasks: run it behind the gateway).
+        """
+        deadline = _current(_deadline(timeout))
+        client = self._conns.client(server, deadline)
+        return client._resume_task(capped(deadline, client.timeout), task_id)
 
     def read_resource(
         self, uri: str, *, server: str | None = None, timeout: float | None = None
