@@ -606,7 +606,13 @@ class Client:
         Raises:
             LocalProtocolError: the server supports no tasks.
         """
-        return _tasks.start_task(self, name, arguments, ttl, Deadline.after(self._timeout(timeout)))
+        return self._start_task(Deadline.after(self._timeout(timeout)), name, arguments, ttl)
+
+    def _start_task(
+        self, deadline: Deadline, name: str, arguments: Mapping[str, Any] | None, ttl: int | None
+    ) -> Task:
+        """``call_tool_as_task`` on the caller's deadline (``Hub.call_tool_as_task``)."""
+        return _tasks.start_task(self, name, arguments, ttl, deadline)
 
     def resume_task(self, task_id: str, *, timeout: float | None = None) -> Task:
         """The handle of a task started earlier, perhaps by another process that stored

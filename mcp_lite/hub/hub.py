@@ -710,6 +710,29 @@ class Hub:
         client = self._conns.client(server, deadline)
         return client._get_prompt(capped(deadline, client.timeout), prompt.prompt_name, args)
 
+    def call_tool_as_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        ttl: int | None = None,
+        timeout: float | None = None,
+    ) -> Task:
+        """Start ``mcp__<server>__<tool>`` as a task (permissions checked as for
+        ``call_tool``) and return its handle; ``task.id`` can be stored and collected later,
+        by another process, with ``resume_task(server, task_id)``.
+
+        Raises:
+            PermissionDenied, ConfigError: as for ``call_tool``.
+            LocalProtocolError: the server supports no tasks.
+        """
+        deadline = _current(_deadline(timeout))
+        server, tool = self._tool_for(name, deadline)
+        args = dict(arguments or {})
+        self._permissions.check(tool, args, in_process=self._conns.spec(server).in_process)
+        client = self._conns.client(server, deadline)
+        return client._start_task(capped(deadline, client.timeout), tool.tool_name, args, ttl)
+
     def resume_task(self, server: str, task_id: str, *, timeout: float | None = None) -> Task:
         """The handle of a task of ``server`` started earlier, perhaps by another process
         (see ``Client.resume_task``); ``timeout``: for all of it, connecting included.
