@@ -535,7 +535,7 @@ def _run(args: argparse.Namespace) -> int:
             target, timeout=_remaining(args), protocol_version=args.protocol_version, **options
         ) as client:
             where = redact_url(args.url) if args.url else args.stdio
-            return _task_command(args, client, where, lambda: client, arguments)
+            return _task_command(args, client, where, client, arguments)
     show_progress = sys.stderr.isatty()
     with connect(
         target, timeout=_remaining(args), protocol_version=args.protocol_version, **options
@@ -742,15 +742,22 @@ def _hub_task_command(hub: Any, args: argparse.Namespace, arguments: dict[str, A
             raise UsageError(
                 f"say which configured server runs the task: --server ({', '.join(names)})"
             )
-    return _task_command(args, hub, server, lambda: hub.client(server), arguments)
+    return _task_command(args, hub, server, hub.client(server), arguments, on=server)
 
 
 def _task_command(
-    args: argparse.Namespace, source: Any, where: str, client: Any, arguments: dict[str, Any]
+    args: argparse.Namespace,
+    source: Any,
+    where: str,
+    client: Any,
+    arguments: dict[str, Any],
+    *,
+    on: str | None = None,
 ) -> int:
     """``call --as-task`` (start, print the id, exit) or ``task ACTION TASK_ID`` on a
-    ``Client`` or a ``Hub`` (``source``); ``where`` names the server in the output."""
-    if _started_by_us(client()):
+    ``Client`` or a ``Hub`` (``source``, then ``on`` is the server); ``client`` is the
+    server's connected client; ``where`` names the server in the output."""
+    if _started_by_us(client):
         what = "the task could not be collected" if args.command == "call" else "no earlier task"
         raise UsageError(
             f"{what}: a stdio server started by mcp-lite ends with the run, and its tasks "
@@ -767,8 +774,10 @@ def _task_command(
             task.id,
         )
         return EXIT_OK
-    resume_on = (where,) if source is not client() else ()  # a Hub: which server
-    task = source.resume_task(*resume_on, args.task_id, timeout=_remaining(args))
+    if on is not None:
+        task = source.resume_task(on, args.task_id, timeout=_remaining(args))
+    else:
+        task = source.resume_task(args.task_id, timeout=_remaining(args))
     if args.action == "status":
         status = task.last_status  # resume_task's tasks/get: a fresh look
         _emit(args, _status_wire(status, where), _status_text(status))
