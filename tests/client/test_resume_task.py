@@ -209,3 +209,13 @@ def test_stdio_server_cannot_resume_an_earlier_process_task() -> None:
     assert f"task {task.id} is unknown to MCP server" in message
     assert "a stdio server's tasks end with the process that started it" in message
     assert "behind the gateway or over HTTP" in message
+
+
+@pytest.mark.usefixtures("no_leftover_processes")
+def test_hub_stdio_server_says_it_cannot_resume() -> None:
+    config = {"mcpServers": {"jobs": {"command": sys.executable, "args": [str(PEER), "stdio"]}}}
+    with (
+        mcp_lite.Hub(config, client_options={"protocol_version": "2025-11-25"}) as hub,
+        pytest.raises(InvalidParams, match="a stdio server's tasks end with the process"),
+    ):
+        hub.resume_task("jobs", "from-an-earlier-process", timeout=30)
