@@ -767,6 +767,11 @@ def _task_command(
     if args.command == "call":
         # (a Hub takes the qualified name and checks its permissions)
         task = source.call_tool_as_task(args.name, arguments, timeout=_remaining(args))
+        if not task.id:  # 2026-07-28: the server chose to answer at once, as for call
+            print("mcp-lite: note: the server answered at once (no task)", file=sys.stderr)
+            result = task.result(timeout=_remaining(args)).to_wire()
+            _emit(args, result, _result_text(args, result))
+            return EXIT_TOOL_ERROR if result.get("isError") else EXIT_OK
         status = task.last_status
         _emit(
             args,

@@ -48,8 +48,31 @@ def url() -> Iterator[str]:
         """A tool error (isError), inside a task."""
         raise ValueError("the build broke")
 
+    @server.tool(task_support="optional")
+    def quick(a: int) -> int:
+        """May run as a task (2026-07-28: the server runs it at once)."""
+        return a * 2
+
     with server.serve_http(port=0) as http:
         yield http.url
+
+
+def test_server_that_answers_at_once(url: str) -> None:
+    # 2026-07-28: the server decides; an answer without a task prints as call does
+    done = mcp_lite(
+        "call",
+        "--url",
+        url,
+        "--protocol-version",
+        "2026-07-28",
+        "quick",
+        '{"a": 4}',
+        "--as-task",
+        "--json",
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["structuredContent"] == {"result": 8}
+    assert "answered at once (no task)" in done.stderr
 
 
 @pytest.mark.parametrize("era", ERAS)
