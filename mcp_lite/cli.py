@@ -318,8 +318,46 @@ def _server_name_ok(name: str) -> bool:
     return bool(name) and not name.startswith("-") and name_problem(name) is None
 
 
+# The options that take a value (a token after one of them is its value, not a task id).
+_VALUED = {
+    "--stdio", "--url", "--env", "--config", "--project", "--output", "--timeout",
+    "--protocol-version", "--server",
+}  # fmt: skip
+
+
+def _task_id_last(argv: list[str]) -> list[str]:
+    """``task ACTION TASK_ID``: a server's task id may start with ``-`` (any string is an
+    id), which argparse would take for an option; such an id (a ``-x...`` token that is no
+    option nor an option's value) moves behind ``--``."""
+    if "--" in argv:
+        return argv
+    for i, token in enumerate(argv[:-2]):
+        if token == "task" and argv[i + 1] in ("status", "result", "cancel"):
+            for j in range(i + 2, len(argv)):
+                tok = argv[j]
+                if (
+                    tok.startswith("-")
+                    and not tok.startswith("--")
+                    and tok != "-h"
+                    and argv[j - 1] not in _VALUED
+                    and not _number(tok)
+                ):
+                    return [*argv[:j], *argv[j + 1 :], "--", tok]
+            break
+    return argv
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    args = _parser().parse_args(_trust_args(sys.argv[1:] if argv is None else list(argv)))
+    raw = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(_trust_args(_task_id_last(raw)))
     # repeatable options given before and after the command
     for name in ("env", "config", "trust_project"):
         setattr(args, name, getattr(args, name) + getattr(args, "sub_" + name, []))

@@ -16,7 +16,7 @@ The store is per ``Server``, bounded, and forgets tasks past their TTL. A task i
 its id from any connection, in both eras: the 2025-11-25 spec binds tasks to an authorization
 context (we have none) and never to a session, and the extension tells clients to store task
 ids durably and resume polling after a restart (a new process, so a new session). The ids are
-128 random bits. A session only scopes ``tasks/list`` (the tasks it created) and ends nothing.
+128 random bits (unguessable: without an authorization context the id is the access). A session only scopes ``tasks/list`` (the tasks it created) and ends nothing.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class TaskRecord:
     """One task: its state machine, its result, and (2026) its outstanding input requests."""
 
     def __init__(self, owner: Any, modern: bool, ttl_ms: int) -> None:
-        self.id = secrets.token_urlsafe(16)
+        self.id = secrets.token_hex(16)  # 128 bits; hex: never "-x", safe in a shell or argv
         self.owner = owner  # the connection that created it (handshake era: tasks/list scope)
         self.modern = modern
         self.ttl_ms = ttl_ms

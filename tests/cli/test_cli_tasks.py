@@ -39,6 +39,13 @@ def mcp_lite(*argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def start(*argv: str) -> str:
+    """``mcp-lite call ... --as-task``: the task id it printed."""
+    started = mcp_lite("call", *argv, "--as-task")
+    assert started.returncode == 0, started.stderr
+    return started.stdout.strip()
+
+
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
     server = tools(Server("tasks"))
@@ -111,7 +118,7 @@ def test_json_output(url: str, era: str) -> None:
 @pytest.mark.parametrize("era", ERAS)
 def test_cancel_in_another_run(url: str, era: str) -> None:
     pin = ("--url", url, "--protocol-version", era)
-    task_id = mcp_lite("call", *pin, "hold", "--as-task").stdout.strip()
+    task_id = start(*pin, "hold")
     cancelled = mcp_lite("task", "cancel", *pin, task_id)
     assert cancelled.returncode == 0, cancelled.stderr
     assert mcp_lite("task", "status", *pin, task_id).stdout.strip().split("\t")[1] == "cancelled"
@@ -123,10 +130,16 @@ def test_cancel_in_another_run(url: str, era: str) -> None:
 @pytest.mark.parametrize("era", ERAS)
 def test_tool_error_exits_1_and_unknown_id_exits_5(url: str, era: str) -> None:
     pin = ("--url", url, "--protocol-version", era)
-    task_id = mcp_lite("call", *pin, "broken", "--as-task").stdout.strip()
+    task_id = start(*pin, "broken")
     failed = mcp_lite("task", "result", *pin, task_id)
     assert failed.returncode == cli.EXIT_TOOL_ERROR, failed.stderr
     assert "the build broke" in failed.stdout
+
+    # an id may start with "-" (any string is a task id): still the id, not an option
+    for argv in (("-no-such-task", *pin), (*pin, "-no-such-task", "--timeout", "30")):
+        dashed = mcp_lite("task", "status", *argv)
+        assert dashed.returncode == cli.EXIT_PROTOCOL, dashed.stderr
+        assert "task -no-such-task is unknown to MCP server" in dashed.stderr
 
     unknown = mcp_lite("task", "status", *pin, "no-such-task", "--json")
     assert unknown.returncode == cli.EXIT_PROTOCOL
@@ -139,7 +152,7 @@ def test_result_timeout_exits_124_in_time(
     url: str, era: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pin = ("--url", url, "--protocol-version", era)
-    task_id = mcp_lite("call", *pin, "hold", "--as-task").stdout.strip()
+    task_id = start(*pin, "hold")
     try:
         started = time.monotonic()
         code = cli.main(["task", "result", *pin, task_id, "--timeout", "1"])
