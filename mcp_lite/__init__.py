@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ._http.retry import Retry
     from .client import Client, connect
     from .hub import Hub, McpTool, ServerStatus
+    from .hub.gateway import Gateway
     from .protocol.results import CallToolResult
     from .protocol.types import (
         GetPromptResult,
@@ -60,6 +61,7 @@ __all__ = [
     "ConnectError",
     "ConnectionClosed",
     "Context",
+    "Gateway",
     "GetPromptResult",
     "Hub",
     "LoadedSkill",
@@ -97,6 +99,7 @@ _LAZY = {
     "connect": "client",
     "Server": "server",
     "Hub": "hub",
+    "Gateway": "hub.gateway",
     "McpTool": "hub",
     "ServerStatus": "hub",
     "Context": "server",

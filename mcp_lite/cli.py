@@ -279,10 +279,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     auth.add_argument("server", help="a server URL, or a configured http/sse server's name")
     auth.add_argument("--logout", action="store_true", help="forget its stored tokens")
+    gateway = command(
+        "gateway",
+        "serve the configured servers to every process of this machine on a Unix socket",
+        "mcp-lite gateway --socket /run/mcp-lite/gateway.sock --config mcp.json",
+    )
+    gateway.add_argument("--socket", required=True, metavar="PATH", help="the socket file")
+    gateway.add_argument(
+        "--group", metavar="G", help="let this group's members connect too (socket 0660)"
+    )
     return parser
 
 
-_COMMANDS = ("servers", "tools", "call", "task", "resources", "read", "prompts", "prompt", "auth")
+_COMMANDS = (
+    "servers", "tools", "call", "task", "resources", "read", "prompts", "prompt", "auth", "gateway"
+)  # fmt: skip
 CLI_TRUST_HINT = "start it with --trust-project {name} (or --trust-project for all of them)"
 
 
@@ -379,7 +390,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.deadline = Deadline.after(args.timeout)  # one deadline for the whole run
     # The console script only (a program calling main() keeps its process); not for `auth`,
     # whose login waits for a person in a browser.
-    backstop = _backstop(args) if argv is None and args.command != "auth" else None
+    backstop = (
+        _backstop(args) if argv is None and args.command not in ("auth", "gateway") else None
+    )  # (the gateway runs until a signal)
     try:
         with _library_logs_prefixed():
             return _run_mapped(args)
@@ -558,6 +571,8 @@ def _target(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 def _run(args: argparse.Namespace) -> int:
     if args.command == "auth":
         return _run_auth(args)
+    if args.command == "gateway":
+        return _run_gateway(args)
     arguments = _json_object(args.arguments, "arguments") if hasattr(args, "arguments") else {}
     if not args.stdio and not args.url:
         return _run_configured(args, arguments)
@@ -678,6 +693,45 @@ def _run_configured(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
     finally:
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_gateway(args: argparse.Namespace) -> int:
+    """Serve the configured servers on ``--socket`` until SIGTERM or SIGINT; exits 0 having
+    stopped every server it started."""
+    import signal
+
+    from .hub import Hub
+    from .hub.gateway import Gateway
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt  # serve() closes: servers stopped, socket file removed
+
+    hub = Hub.from_config(
+        args.project,
+        trust_project=args.trust_project,
+        config_files=args.config,
+        gateway=False,  # the gateway runs its servers itself, whatever MCP_LITE_GATEWAY says
+        trust_hint=CLI_TRUST_HINT,
+    )
+    for issue in hub.issues:
+        print(f"mcp-lite: warning: {safe(issue, keep_lines=True)}", file=sys.stderr)
+    gateway = Gateway(hub)
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        gateway.start(args.socket, group=args.group)
+    except (OSError, KeyError) as exc:
+        hub.close()
+        raise errors.ConnectError(f"the gateway cannot listen on {args.socket}: {exc}") from None
+    names = ", ".join(s["name"] for s in gateway.servers()) or "(none)"
+    print(f"mcp-lite: gateway on {gateway.url} serving {names}", flush=True)
+    try:
+        gateway.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        gateway.close()
+    return EXIT_OK
 
 
 def _hub_output(scratch: str | None) -> dict[str, Any]:

@@ -33,7 +33,6 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ..protocol import versions as pv
-from ._connection import ServerConnection
 from ._context import _id_key, log
 from ._http_headers import check_headers
 from ._http_streams import END as _END
@@ -55,13 +54,24 @@ _BAD_REQUEST_CODES = frozenset({-32020, -32021, -32022})
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
+class _Conn(Protocol):
+    """What the HTTP layer needs of a connection (a ``ServerConnection``, or the gateway's
+    forwarding one)."""
+
+    protocol_version: str | None
+
+    def receive(self, message: Any) -> None: ...
+
+    def close(self, timeout: float = 1.0) -> None: ...
+
+
 class _Opener(Protocol):
     """What the HTTP layer needs of its ``Server``."""
 
     @property
     def versions(self) -> tuple[str, ...]: ...
 
-    def open_connection(self, send: Any, *, routed: bool = False) -> ServerConnection: ...
+    def open_connection(self, send: Any, *, routed: bool = False) -> _Conn: ...
 
     def _tool_schema(self, name: str) -> Any: ...
 
@@ -94,7 +104,7 @@ class _App:
         self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self.closed = False
         self.bound_loopback = True
-        self._open: set[ServerConnection] = set()  # per-POST connections, for close()
+        self._open: set[_Conn] = set()  # per-POST connections, for close()
         self.requests: set[socket.socket] = set()  # open client connections, for close()
 
     def is_modern(self, msg: Any, header: str | None) -> bool:
@@ -125,13 +135,13 @@ class _App:
             s.close()
         return session
 
-    def one_shot(self, router: _Router) -> ServerConnection:
+    def one_shot(self, router: _Router) -> _Conn:
         conn = self.server.open_connection(router.send, routed=True)
         with self.lock:
             self._open.add(conn)
         return conn
 
-    def done(self, conn: ServerConnection) -> None:
+    def done(self, conn: _Conn) -> None:
         with self.lock:
             self._open.discard(conn)
         conn.close(timeout=1.0)
@@ -317,7 +327,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(
         self,
-        conn: ServerConnection,
+        conn: _Conn,
         router: _Router,
         msg: Any,
         sse_ok: bool,
@@ -342,7 +352,7 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             router.detach(keys)
 
-    def _next(self, conn: ServerConnection, stream: _Stream) -> Any:
+    def _next(self, conn: _Conn, stream: _Stream) -> Any:
         """The next message for ``stream``; None when the client went away (its requests
         are then cancelled) or the stream broke."""
         idle = 0.0
@@ -361,7 +371,7 @@ class _Handler(BaseHTTPRequestHandler):
                 idle = 0.0
                 return ":"  # a keep-alive comment (only written on an open SSE stream)
 
-    def _cancel(self, conn: ServerConnection, stream: _Stream) -> None:
+    def _cancel(self, conn: _Conn, stream: _Stream) -> None:
         for key in list(stream.pending):
             conn.receive(
                 {
@@ -386,7 +396,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _pump(
         self,
-        conn: ServerConnection,
+        conn: _Conn,
         stream: _Stream,
         sse_ok: bool,
         modern: bool,
@@ -419,9 +429,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._sse(conn, stream, first, headers)
 
-    def _sse(
-        self, conn: ServerConnection, stream: _Stream, first: Any, headers: dict[str, str]
-    ) -> None:
+    def _sse(self, conn: _Conn, stream: _Stream, first: Any, headers: dict[str, str]) -> None:
         chunked = self.request_version == "HTTP/1.1"
         self.send_response(200)
         for k, v in headers.items():
@@ -548,6 +556,9 @@ def _has_initialize(msg: Any) -> bool:
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # the stdlib's listen backlog of 5 drops the SYNs of a burst of clients, who then wait out
+    # the kernel's 1 s SYN retry; a burst of callers is the normal case for a shared server
+    request_queue_size = 128
     app: _App
 
     def process_request(self, request: Any, client_address: Any) -> None:
@@ -618,13 +629,17 @@ class HttpServer:
         *,
         socket_path: str | None = None,
         socket_mode: int = 0o600,
+        handler: type[_Handler] | None = None,
     ) -> None:
+        # handler: a subclass of _Handler (the gateway's serves many endpoints on one socket)
         self._app = _App(server, stateless, max_body)
         # TCP_NODELAY (TCP only): an answer's head and body are two writes, and Nagle would
         # hold the body until the client's delayed ACK (~40 ms per call on loopback).
         nodelay = socket_path is None
         handler = type(
-            "Handler", (_Handler,), {"app": self._app, "disable_nagle_algorithm": nodelay}
+            "Handler",
+            (handler or _Handler,),
+            {"app": self._app, "disable_nagle_algorithm": nodelay},
         )
         self.socket_path = socket_path
         self._socket_id: tuple[int, int] | None = None

@@ -1,0 +1,185 @@
+"""The worker side of a gateway: which configured servers a Hub reaches through it.
+
+A worker Hub given ``gateway="unix:///path.sock"`` (or ``MCP_LITE_GATEWAY``) asks the gateway
+once for its listing (``GET /servers``, under the caller's deadline) and keeps it. A server the
+gateway has under the same name and the same ``fingerprint`` is then reached at
+``unix://<sock>/servers/<name>/mcp``; any other runs locally. An unreachable gateway is an
+error of the call (``ConnectError`` naming the socket and the phase), never a silent local
+start: that would multiply the very processes the gateway is there to share.
+
+``fingerprint`` is what both sides compare: a sha256 of the entry's non-secret identity
+(transport type, command and args or URL; never env values or headers).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import os
+import socket
+import threading
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from .. import errors
+from .._deadline import Deadline
+from .._http.unix import is_unix_url, split_url
+from .._server_config import normalize_url
+from ..errors import ConfigError, ConnectError, McpError, RpcError
+from ._connections import Spec
+
+__all__ = ["GatewayRoute", "fingerprint", "gateway_of"]
+
+ENV = "MCP_LITE_GATEWAY"
+_MAX_LISTING = 1024 * 1024
+_STEP_S = 5.0  # the listing fetch's own cap inside the caller's deadline
+
+
+def fingerprint(kind: str, target: Any) -> str | None:
+    """The sha256 hex of a server's identity; None for in-process servers."""
+    if kind == "sdk" or not isinstance(target, (Mapping, str, list, tuple)):
+        return None
+    if isinstance(target, str):
+        identity: dict[str, Any] = {"type": kind, "url": normalize_url(target)}
+    elif isinstance(target, (list, tuple)):
+        identity = {"type": kind, "command": [str(x) for x in target]}
+    elif "command" in target:
+        identity = {
+            "type": kind,
+            "command": [str(target["command"]), *[str(a) for a in target.get("args") or ()]],
+        }
+    elif isinstance(target.get("url"), str):
+        identity = {"type": kind, "url": normalize_url(target["url"])}
+    else:
+        return None
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def gateway_of(gateway: str | bool | None) -> str | None:
+    """The gateway URL a Hub uses: the argument, else ``MCP_LITE_GATEWAY``; False: none."""
+    if gateway is False:
+        return None
+    if gateway is None or gateway is True:
+        gateway = os.environ.get(ENV) or None
+        if gateway is None:
+            return None
+    if not is_unix_url(gateway):
+        raise ConfigError(f"gateway= takes a unix:// URL (unix:///path.sock), got {gateway!r}")
+    split_url(gateway)  # a malformed one fails here, at construction
+    return gateway
+
+
+class _UnixHTTP(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self._socket_path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(self.timeout)
+            sock.connect(self._socket_path)
+        except BaseException:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+def fetch_listing(socket_path: str, deadline: Deadline) -> dict[str, dict[str, Any]]:
+    """``{name: {"name", "fingerprint", "state"}}`` from the gateway's ``GET /servers``.
+
+    Raises:
+        ConnectError: the gateway cannot be reached or answered nonsense.
+        RequestTimeout: ``deadline`` passed first.
+    """
+    phase = "fetching the gateway's server list"
+    deadline.check(phase, f"the gateway on {socket_path} was not asked")
+    conn = _UnixHTTP(socket_path, max(deadline.bound(_STEP_S), 0.001))
+    try:
+        conn.request("GET", "/servers", headers={"Accept": "application/json"})
+        response = conn.getresponse()
+        body = response.read(_MAX_LISTING + 1)
+    except TimeoutError:
+        raise deadline.error(phase, f"the gateway on {socket_path} did not answer") from None
+    except OSError as exc:
+        why = exc.strerror or str(exc) or type(exc).__name__
+        raise ConnectError(
+            f"the gateway on {socket_path} cannot be reached ({phase}): {why}"
+        ) from None
+    except http.client.HTTPException as exc:
+        raise ConnectError(
+            f"the gateway on {socket_path} broke the answer ({phase}): {exc}"
+        ) from None
+    finally:
+        conn.close()
+    if response.status != 200 or len(body) > _MAX_LISTING:
+        raise ConnectError(
+            f"the gateway on {socket_path} answered HTTP {response.status} ({phase})"
+        )
+    try:
+        servers = json.loads(body)["servers"]
+        return {s["name"]: s for s in servers if isinstance(s, dict) and "name" in s}
+    except (ValueError, KeyError, TypeError):
+        raise ConnectError(f"the gateway on {socket_path} sent no server list ({phase})") from None
+
+
+class GatewayRoute:
+    """Decides, per server, the gateway or a local start; caches the gateway's listing."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url.rstrip("/")
+        self.socket_path, _ = split_url(self.url)
+        self._lock = threading.Lock()
+        self._listing: dict[str, dict[str, Any]] | None = None
+
+    def route(self, spec: Spec, deadline: Deadline) -> Spec:
+        """``spec`` itself (local), or a copy whose target is the gateway's endpoint."""
+        mine = fingerprint(spec.type, spec.target)
+        if mine is None:
+            return spec
+        listing = self._listing
+        if listing is None:
+            listing = fetch_listing(self.socket_path, deadline)
+            with self._lock:
+                self._listing = listing
+        theirs = listing.get(spec.name)
+        if theirs is None or theirs.get("fingerprint") != mine:
+            return spec
+        url = f"unix://{self.socket_path}/servers/{spec.name}/mcp"
+        return replace(spec, type="http", target={"type": "http", "url": url})
+
+    def via(self, spec: Spec) -> str | None:
+        """``"gateway"`` or ``"local"`` once the listing is known; None before."""
+        listing = self._listing
+        mine = fingerprint(spec.type, spec.target)
+        if mine is None:
+            return "local"
+        if listing is None:
+            return None
+        theirs = listing.get(spec.name)
+        return "gateway" if theirs is not None and theirs.get("fingerprint") == mine else "local"
+
+    def local_error(self, exc: McpError) -> McpError:
+        """The gateway's failure (its JSON-RPC error with ``data.error``, the mcp_lite class
+        the gateway met) as that class, so a caller sees what a local server would give."""
+        data = getattr(exc, "data", None)
+        if (
+            not isinstance(exc, RpcError)
+            or exc.code != -32603
+            or not isinstance(data, dict)
+            or not {"server", "phase", "error"} <= data.keys()
+        ):
+            return exc
+        name = data.get("error")
+        cls = getattr(errors, name, None) if name in errors.__all__ else None
+        if not isinstance(cls, type) or not issubclass(cls, McpError) or issubclass(cls, RpcError):
+            return exc
+        return cls(exc.message)
+
+    def forget(self) -> None:
+        """Drop the cached listing (the gateway may have restarted with another config)."""
+        with self._lock:
+            self._listing = None

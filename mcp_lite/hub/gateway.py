@@ -1,0 +1,651 @@
+"""``Gateway``: one Hub's servers, served to every process of the machine on a Unix socket.
+
+Endpoints (Streamable HTTP over the socket, the small server's own HTTP code):
+
+- ``/servers/<name>/mcp``: the Hub's server ``name``, as an MCP endpoint (both eras:
+  handshake sessions, and 2026-07-28 requests that stand alone);
+- ``GET /servers``: ``{"servers": [{"name", "fingerprint", "state"}]}``; the fingerprint
+  (``_gateway_route.fingerprint``) lets a worker check that its own entry is the same server.
+
+Each downstream session gets a ``_Forwarder``: ``initialize`` (and 2026-07-28
+``server/discover``) is answered with the upstream server's protocol version (a handshake
+one when the upstream speaks 2026-07-28), capabilities, serverInfo and instructions; every
+other request is sent raw to the Hub's client of that server (connected on first use; a
+2026-07-28 request's own ``_meta`` version keys are replaced by the upstream connection's)
+and its result or JSON-RPC error comes back unchanged (a 2026-07-28 result gets the
+``resultType``/``ttlMs`` defaults the era requires). Tasks pass through in the upstream's
+own era only (a 2025-11-25 task server is for handshake-era clients). 2026-07-28 is offered
+only once the upstream is connected and speaks it; a handshake-era upstream is offered in
+the handshake era only, so results keep the shape a direct client sees. The Hub's tool
+permissions are not applied here (the worker's Hub applies its own). A failure that is not the server's answer (cannot connect, connection lost, timeout)
+is a JSON-RPC error -32603 whose message names the server and the phase and whose ``data``
+is ``{"server", "phase", "error": <mcp_lite error class name>}``.
+
+Forwarded back: progress of a request (under the downstream's own token); the upstream's
+list_changed, resources/updated and log messages go to every open session of that server
+(on a handshake session's GET stream, or a 2026-07-28 ``subscriptions/listen`` stream that
+asked for them; a session with neither misses them). Not forwarded: anything else the
+upstream notifies, and resource subscriptions are the upstream connection's (shared by
+every session). Server-to-client requests of the upstream (sampling, elicitation, roots)
+are answered by the gateway's Hub handlers, as for any Hub.
+
+The socket is 0600 (``group=``: chgrp and 0660); each connection's peer is checked with
+``SO_PEERCRED``: other users are refused (403), except members of ``group`` when set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import grp
+import json
+import logging
+import os
+import socket
+import struct
+import threading
+import weakref
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from .._deadline import Deadline
+from ..client import Client
+from ..errors import ConnectionClosed, McpError, RequestCancelled, RpcError
+from ..events import Event
+from ..protocol import versions as pv
+from ..protocol.types import Progress
+from ..server._http import MAX_BODY, HttpServer, _App, _Handler
+from ._gateway_route import fingerprint
+from .hub import Hub
+
+__all__ = ["Gateway"]
+
+log = logging.getLogger("mcp_lite.gateway")
+
+MAX_INFLIGHT = 1024  # forwarded requests at once, every session together
+_WORKERS = 64
+_SO_PEERCRED = getattr(socket, "SO_PEERCRED", None)
+_MODERN_META = frozenset(
+    {
+        pv.META_PROTOCOL_VERSION,
+        pv.META_CLIENT_CAPABILITIES,
+        pv.META_CLIENT_INFO,
+        pv.META_LOG_LEVEL,
+    }
+)
+_CACHEABLE = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "resources/list",
+        "resources/templates/list",
+        "prompts/list",
+        "resources/read",
+        "skills/list",
+    }
+)
+_LISTEN_FLAGS = {
+    "notifications/tools/list_changed": "toolsListChanged",
+    "notifications/prompts/list_changed": "promptsListChanged",
+    "notifications/resources/list_changed": "resourcesListChanged",
+}
+_BROADCAST = frozenset(
+    {
+        "notifications/tools/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/updated",
+        "notifications/message",
+    }
+)
+
+
+class _Forwarder:
+    """One downstream session of one server: requests in, forwarded, answers out."""
+
+    def __init__(self, endpoint: _Endpoint, send: Callable[[Any, str | None], None]) -> None:
+        self._endpoint = endpoint
+        self._send_fn = send
+        self._lock = threading.Lock()
+        self._inflight: dict[str, threading.Event] = {}
+        self._listens: dict[str, tuple[Any, dict[str, Any]]] = {}  # 2026-07-28 streams
+        self._closed = False
+        self.protocol_version: str | None = None
+        endpoint.sessions.add(self)
+
+    def receive(self, message: Any) -> None:
+        if isinstance(message, (str, bytes, bytearray)):
+            try:
+                message = json.loads(message)
+            except ValueError:
+                self._send(_error(None, -32700, "Parse error"), None)
+                return
+        for item in message if isinstance(message, list) else [message]:
+            self._receive_one(item)
+
+    def _receive_one(self, msg: Any) -> None:
+        if not isinstance(msg, dict):
+            self._send(_error(None, -32600, "Invalid Request"), None)
+            return
+        method, params = msg.get("method"), msg.get("params") or {}
+        if not isinstance(method, str):
+            return  # a response: the gateway sends no requests downstream
+        if "id" not in msg:
+            if method == "notifications/cancelled" and isinstance(params, dict):
+                with self._lock:
+                    event = self._inflight.get(_key(params.get("requestId")))
+                    self._listens.pop(_key(params.get("requestId")), None)
+                if event is not None:
+                    event.set()
+            return  # initialized, roots/list_changed...: nothing to do upstream
+        rid, key = msg["id"], _key(msg["id"])
+        cancel = threading.Event()
+        with self._lock:
+            busy = self._closed or key in self._inflight
+            if not busy:
+                self._inflight[key] = cancel
+        if busy or not isinstance(params, dict):
+            why = "closed" if self._closed else "bad params or id already in use"
+            self._send(_error(rid, -32600, f"Invalid Request: {why}"), key)
+            return
+        if method == "subscriptions/listen" and _is_modern(params):
+            self._listen(rid, key, params)
+            return
+        if not self._endpoint.slots.acquire(blocking=False):
+            self._done(key)
+            self._send(_error(rid, -32603, "the gateway is busy (too many requests)"), key)
+            return
+        try:
+            self._endpoint.pool.submit(self._forward, rid, key, method, params, cancel)
+        except RuntimeError:  # the pool is shut down: the gateway is closing
+            self._endpoint.slots.release()
+            self._done(key)
+            self._send(_error(rid, -32603, "the gateway is shutting down"), key)
+
+    def _forward(
+        self, rid: Any, key: str, method: str, params: dict[str, Any], cancel: threading.Event
+    ) -> None:
+        try:
+            response: dict[str, Any] | None = {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "result": self._endpoint.forward(method, params, cancel, self, key),
+            }
+        except RequestCancelled:
+            response = None  # no answer to a cancelled request
+        except RpcError as exc:  # the upstream's own error, unchanged
+            response = {"jsonrpc": "2.0", "id": rid, "error": exc.to_wire()}
+        except _Failure as exc:
+            response = {"jsonrpc": "2.0", "id": rid, "error": exc.wire}
+        except Exception as exc:  # never leave a request without its answer
+            log.exception("gateway: forwarding %s failed", method)
+            response = _error(rid, -32603, f"gateway: {type(exc).__name__}: {exc}")
+        finally:
+            self._endpoint.slots.release()
+        self._done(key)
+        if response is not None:
+            self._send(response, key)
+
+    def _done(self, key: str) -> None:
+        with self._lock:
+            self._inflight.pop(key, None)
+
+    def _send(self, message: dict[str, Any], key: str | None) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                self._send_fn(message, key)
+            except Exception:
+                log.warning("gateway: could not send a message downstream", exc_info=True)
+
+    def _listen(self, rid: Any, key: str, params: dict[str, Any]) -> None:
+        """A 2026-07-28 ``subscriptions/listen``: acknowledged, then open (no response)
+        until the client goes away; the upstream's list_changed go on it."""
+        wanted = params.get("notifications")
+        agreed = {
+            flag: True
+            for flag in _LISTEN_FLAGS.values()
+            if isinstance(wanted, dict) and wanted.get(flag) is True
+        }
+        with self._lock:
+            self._listens[key] = (rid, agreed)
+        ack = {"_meta": {pv.META_SUBSCRIPTION_ID: rid}, "notifications": agreed}
+        self._send(
+            {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": ack},
+            key,
+        )
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        """A notification of the upstream that belongs to no request: on the GET stream of
+        a handshake session, on the listen streams that asked for it."""
+        if self.protocol_version is not None:
+            self._send({"jsonrpc": "2.0", "method": method, "params": params}, None)
+        flag = _LISTEN_FLAGS.get(method, "")
+        with self._lock:
+            listens = [(k, rid) for k, (rid, agreed) in self._listens.items() if agreed.get(flag)]
+        for key, rid in listens:
+            tagged = {**params, "_meta": {pv.META_SUBSCRIPTION_ID: rid}}
+            self._send({"jsonrpc": "2.0", "method": method, "params": tagged}, key)
+
+    def progress(self, key: str, token: Any, p: Progress) -> None:
+        params: dict[str, Any] = {"progressToken": token, "progress": p.progress}
+        if p.total is not None:
+            params["total"] = p.total
+        if p.message is not None:
+            params["message"] = p.message
+        self._send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params}, key)
+
+    def close(self, timeout: float = 1.0) -> None:
+        """Withdraw the requests still upstream (the session ended); idempotent."""
+        with self._lock:
+            self._closed = True
+            events = list(self._inflight.values())
+        self._endpoint.sessions.discard(self)
+        for event in events:
+            event.set()
+
+
+class _Failure(Exception):
+    """A failure of the gateway's side (not the server's answer), as a JSON-RPC error."""
+
+    def __init__(self, server: str, phase: str, exc: BaseException) -> None:
+        super().__init__(str(exc))
+        self.wire = {
+            "code": -32603,
+            "message": f"gateway: MCP server {server!r} ({phase}): {exc}",
+            "data": {"server": server, "phase": phase, "error": type(exc).__name__},
+        }
+
+
+class _Endpoint:
+    """One Hub server as the HTTP layer's ``Server``: each session a ``_Forwarder``."""
+
+    def __init__(self, gateway: Gateway, name: str) -> None:
+        self.name = name
+        self._gateway = gateway
+        self.pool = gateway._pool
+        self.slots = gateway._slots
+        self.sessions: weakref.WeakSet[_Forwarder] = weakref.WeakSet()
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        """The upstream's era: a connected 2026-07-28 server is offered in both eras, any
+        other in the handshake era only (so results keep the shape a direct client sees).
+        Never connects: a probe must not spend the server's first start."""
+        try:
+            client = self._gateway.hub._conns._slot(self.name).client
+            stateless = (
+                client is not None and client.connected and client.session.era == "stateless"
+            )
+        except McpError:
+            stateless = False
+        return pv.SUPPORTED_VERSIONS if stateless else pv.HANDSHAKE_VERSIONS
+
+    def open_connection(self, send: Any, *, routed: bool = False) -> _Forwarder:
+        return _Forwarder(self, send)
+
+    def _tool_schema(self, name: str) -> Any:
+        return None  # the stateless era's header checks are not served here
+
+    def client(self) -> Client:
+        gw = self._gateway
+        try:
+            return gw.hub._conns.client(self.name, Deadline.after(gw.connect_timeout))
+        except McpError as exc:
+            raise _Failure(self.name, "connecting", exc) from None
+
+    def forward(
+        self,
+        method: str,
+        params: dict[str, Any],
+        cancel: threading.Event,
+        session: _Forwarder,
+        key: str,
+    ) -> dict[str, Any]:
+        client = self.client()
+        if _is_modern(params):
+            result = self._forward_modern(client, method, params, cancel, session, key)
+            result.setdefault("resultType", "complete")
+            if method in _CACHEABLE:
+                result.setdefault("ttlMs", 0)
+                result.setdefault("cacheScope", "private")
+            return result
+        if method == "initialize":
+            return self._initialize(client, params, session)
+        return self._request(client, method, params, cancel, session, key)
+
+    def _forward_modern(
+        self,
+        client: Client,
+        method: str,
+        params: dict[str, Any],
+        cancel: threading.Event,
+        session: _Forwarder,
+        key: str,
+    ) -> dict[str, Any]:
+        info = client.session
+        if method == "server/discover":
+            result: dict[str, Any] = {
+                "supportedVersions": list(pv.SUPPORTED_VERSIONS),
+                "capabilities": dict(info.capabilities),
+                "_meta": {pv.META_SERVER_INFO: dict(info.server_info)},
+            }
+            if info.instructions is not None:
+                result["instructions"] = info.instructions
+            return result
+        meta = {k: v for k, v in params["_meta"].items() if k not in _MODERN_META}
+        params = {k: v for k, v in params.items() if k != "_meta"}
+        if meta:
+            params["_meta"] = meta
+        return self._request(client, method, params, cancel, session, key)
+
+    def _request(
+        self,
+        client: Client,
+        method: str,
+        params: dict[str, Any],
+        cancel: threading.Event,
+        session: _Forwarder,
+        key: str,
+    ) -> dict[str, Any]:
+        if method == "ping" and client.session.era == "stateless":
+            return {}  # 2026-07-28 has no ping: the gateway answers for a live connection
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        on_progress = None
+        if token is not None:
+
+            def on_progress(p: Progress) -> None:
+                session.progress(key, token, p)
+
+        try:
+            return client.request(
+                method,
+                params,
+                timeout=self._gateway.request_timeout,
+                on_progress=on_progress,
+                cancel_event=cancel,
+            )
+        except (RpcError, RequestCancelled):
+            raise
+        except ConnectionClosed as exc:
+            self._gateway.hub._conns.connection_lost(self.name, client)
+            raise _Failure(self.name, f"forwarding {method}", exc) from None
+        except McpError as exc:
+            raise _Failure(self.name, f"forwarding {method}", exc) from None
+
+    def _initialize(
+        self, client: Client, params: dict[str, Any], session: _Forwarder
+    ) -> dict[str, Any]:
+        info = client.session
+        version = info.protocol_version
+        if version not in pv.HANDSHAKE_VERSIONS:  # a 2026-07-28 upstream: speak handshake down
+            asked = params.get("protocolVersion")
+            version = asked if asked in pv.HANDSHAKE_VERSIONS else pv.LATEST_HANDSHAKE_VERSION
+        session.protocol_version = version
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": dict(info.capabilities),
+            "serverInfo": dict(info.server_info),
+        }
+        if info.instructions is not None:
+            result["instructions"] = info.instructions
+        return result
+
+
+class _GatewayHandler(_Handler):
+    """The small server's HTTP handler, routed by path, with a peer check."""
+
+    gateway: Gateway
+
+    def handle(self) -> None:
+        if not self.gateway._peer_allowed(self.connection):
+            with contextlib.suppress(OSError):
+                self.connection.sendall(
+                    b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                )
+            return
+        super().handle()
+
+    def _path_ok(self) -> bool:
+        # No Origin check: a browser cannot reach a Unix socket, and the peer is checked.
+        parts = urlsplit(self.path).path.rstrip("/").split("/")
+        if len(parts) == 4 and parts[1] == "servers" and parts[3] == "mcp":
+            app = self.gateway._app(unquote(parts[2]))
+            if app is not None:
+                self.app = app
+                return True
+            message = f"Not Found: the gateway has no MCP server {unquote(parts[2])!r}"
+        else:
+            message = "Not Found: the gateway serves /servers and /servers/<name>/mcp"
+        self._plain(
+            404, {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+        )
+        return False
+
+    def do_GET(self) -> None:
+        if urlsplit(self.path).path.rstrip("/") == "/servers":
+            self._plain(200, {"servers": self.gateway.servers()})
+            return
+        super().do_GET()
+
+
+class _NoServer:
+    """The HTTP server's own (unused) endpoint: every path is routed to a server's."""
+
+    versions = pv.HANDSHAKE_VERSIONS
+
+    def open_connection(self, send: Any, *, routed: bool = False) -> _Forwarder:
+        raise AssertionError("the gateway routes every request to a server")
+
+    def _tool_schema(self, name: str) -> Any:
+        return None
+
+
+class Gateway:
+    """Serve every server of ``hub`` on a Unix socket, for every process of the machine.
+
+    ``serve(socket=PATH)`` blocks until ``close()`` (or Ctrl-C); ``start(socket=PATH)``
+    returns once listening (a background thread); both take ``mode`` (default 0600) and
+    ``group`` (a group name or id: the socket is chgrp'ed and 0660, and that group's
+    members may connect). ``close()`` stops listening, removes the socket file and closes
+    the Hub (every server it started); it is bounded and idempotent.
+
+    Args:
+        hub: the servers to share; its config's OAuth tokens are the ones used.
+        connect_timeout: seconds for starting a server on its first use.
+        request_timeout: the cap of one forwarded request (a worker that gives up sooner
+            closes its stream, which withdraws the request upstream).
+    """
+
+    def __init__(
+        self, hub: Hub, *, connect_timeout: float = 30.0, request_timeout: float = 3600.0
+    ) -> None:
+        self.hub = hub
+        self.connect_timeout = connect_timeout
+        self.request_timeout = request_timeout
+        self.socket_path: str | None = None
+        self._lock = threading.Lock()
+        self._apps: dict[str, _App] = {}
+        self._pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="mcp-lite-gateway")
+        self._slots = threading.BoundedSemaphore(MAX_INFLIGHT)
+        self._http: HttpServer | None = None
+        self._uid = os.getuid()
+        self._gid: int | None = None
+        self._closed = threading.Event()
+        # The gateway's Hub runs its servers itself, even with MCP_LITE_GATEWAY set (it
+        # would otherwise forward to itself).
+        hub._conns.route = None
+        # Hear every upstream notification with the server that sent it: an event hook on
+        # the Clients the Hub makes from now on (the Hub's own hooks are kept).
+        options = hub._conns._client_options
+        hooks = dict(options.get("event_hooks") or {})
+        hooks["notification"] = (*hooks.get("notification", ()), self._upstream_notification)
+        options["event_hooks"] = hooks
+
+    @property
+    def url(self) -> str:
+        """``unix://<socket>``: what ``Hub(gateway=...)`` and ``MCP_LITE_GATEWAY`` take."""
+        if self.socket_path is None:
+            raise RuntimeError("the gateway is not started")
+        return f"unix://{self.socket_path}"
+
+    def start(
+        self,
+        socket: str | os.PathLike[str],
+        *,
+        mode: int = 0o600,
+        group: str | int | None = None,
+    ) -> Gateway:
+        """Listen on ``socket`` and serve on a background thread; returns self.
+
+        Raises:
+            FileExistsError: another gateway listens there ("another gateway is listening"),
+                or the path is not a socket; a stale socket file is replaced.
+            KeyError: an unknown ``group``.
+        """
+        if self._http is not None or self._closed.is_set():
+            raise RuntimeError("a Gateway starts once (make a new one after close())")
+        path = os.fspath(socket)
+        gid = None if group is None else _gid_of(group)
+        handler = type("GatewayHandler", (_GatewayHandler,), {"gateway": self})
+        try:
+            http = HttpServer(
+                _NoServer(), "", 0, False, MAX_BODY,
+                socket_path=path, socket_mode=mode, handler=handler,
+            )  # fmt: skip
+        except FileExistsError as exc:
+            if "listens" in str(exc):
+                raise FileExistsError(
+                    exc.errno, f"another gateway is listening on {path}", path
+                ) from None
+            raise
+        if gid is not None:
+            os.chown(path, -1, gid)
+            os.chmod(path, 0o660)
+        self._gid, self._http, self.socket_path = gid, http, path
+        return self
+
+    def serve(
+        self,
+        socket: str | os.PathLike[str],
+        *,
+        mode: int = 0o600,
+        group: str | int | None = None,
+    ) -> None:
+        """``start`` and block until ``close()`` or KeyboardInterrupt, then close."""
+        self.start(socket, mode=mode, group=group)
+        try:
+            self.serve_forever()
+        finally:
+            self.close()
+
+    def serve_forever(self) -> None:
+        """Block until ``close()`` (from another thread) or KeyboardInterrupt."""
+        while not self._closed.wait(0.5):
+            pass
+
+    def servers(self) -> list[dict[str, Any]]:
+        """The listing of ``GET /servers`` (servers that can be served: valid, enabled)."""
+        conns = self.hub._conns
+        out = []
+        for name, status in self.hub.status().items():
+            spec = conns.spec(name)
+            mark = fingerprint(spec.type, spec.target)
+            if mark is None or spec.error or spec.disabled_reason:
+                continue
+            out.append({"name": name, "fingerprint": mark, "state": status.state})
+        return out
+
+    def _app(self, name: str) -> _App | None:
+        with self._lock:
+            app = self._apps.get(name)
+            if app is None and not self._closed.is_set():
+                if not any(s["name"] == name for s in self.servers()):
+                    return None
+                app = self._apps[name] = _App(_Endpoint(self, name), False, MAX_BODY)
+            return app
+
+    def _upstream_notification(self, event: Event) -> None:
+        """Runs on the upstream reader: only hands the message to the sessions' queues."""
+        if event.method not in _BROADCAST:
+            return
+        with self._lock:
+            app = self._apps.get(event.server)
+        endpoint = app.server if app is not None else None
+        if isinstance(endpoint, _Endpoint):
+            for session in list(endpoint.sessions):
+                session.notify(event.method, dict(event.params or {}))
+
+    def _peer_allowed(self, conn: socket.socket) -> bool:
+        """The peer's uid is ours, or it belongs to ``group`` (``SO_PEERCRED``, Linux)."""
+        if _SO_PEERCRED is None:  # no peer credentials here: the file mode is the guard
+            return True
+        try:
+            raw = conn.getsockopt(socket.SOL_SOCKET, _SO_PEERCRED, struct.calcsize("3i"))
+        except OSError:
+            return False
+        pid, uid, gid = struct.unpack("3i", raw)
+        if uid == self._uid or uid == 0:
+            return True
+        if self._gid is None:
+            return False
+        return gid == self._gid or self._gid in _groups_of(pid)
+
+    def close(self) -> None:
+        """Stop serving, remove the socket file, stop every server of the Hub; bounded."""
+        self._closed.set()
+        with self._lock:
+            http, self._http = self._http, None
+            apps = list(self._apps.values())
+            self._apps.clear()
+        if http is not None:
+            http.close()
+        for app in apps:
+            app.close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self.hub.close()
+
+    def __enter__(self) -> Gateway:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<mcp_lite.Gateway on {self.socket_path or '(not started)'}>"
+
+
+def _gid_of(group: str | int) -> int:
+    if isinstance(group, int):
+        return group
+    return grp.getgrnam(group).gr_gid
+
+
+def _groups_of(pid: int) -> set[int]:
+    """The supplementary groups of process ``pid`` (from ``/proc``; empty when unknown)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("Groups:"):
+                    return {int(g) for g in line.split()[1:]}
+    except (OSError, ValueError):
+        pass
+    return set()
+
+
+def _key(request_id: Any) -> str:
+    return json.dumps(request_id)
+
+
+def _is_modern(params: Any) -> bool:
+    """A 2026-07-28 request (its version in ``params._meta``)."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(pv.META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+    return isinstance(version, str) and pv.is_stateless(version)
+
+
+def _error(rid: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}

@@ -1,0 +1,139 @@
+"""The gateway as a process (``mcp-lite gateway``): SIGTERM stops every server, SIGKILL and a
+restart cost workers only a reconnect, 8 worker processes share one server process, a task
+started by one process is collected by another."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import pytest
+from gateway_helpers import HERE, ROOT, GatewayProcess, Peers, server_processes, wait_for
+
+import mcp_lite
+from mcp_lite import Hub
+from mcp_lite.errors import McpError
+
+StartGateway = Callable[..., GatewayProcess]
+
+
+def _env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("MCP_LITE_GATEWAY", None)
+    return env
+
+
+def test_sigterm_stops_every_server_and_removes_the_socket(
+    peers: Peers, gateway_process: StartGateway
+) -> None:
+    gw = gateway_process(peers.path)
+    assert stat.S_IMODE(os.stat(gw.socket).st_mode) == 0o600
+    with Hub.from_config(config_files=[str(peers.path)], gateway=gw.url) as worker:
+        assert worker.call_tool("mcp__plain__add", {"a": 1, "b": 2}).text == "3"
+        assert worker.call_tool("mcp__tasks__echo", {"text": "x"}).text == "x"
+    assert len(server_processes(peers.marker)) == 2
+    start = time.monotonic()
+    assert gw.stop(signal.SIGTERM) == 0
+    assert time.monotonic() - start < 5
+    assert wait_for(lambda: server_processes(peers.marker) == [], 2.0)
+    assert not os.path.exists(gw.socket)
+
+
+def test_a_second_gateway_process_is_refused(peers: Peers, gateway_process: StartGateway) -> None:
+    gw = gateway_process(peers.path)
+    second = subprocess.run(
+        [sys.executable, "-m", "mcp_lite", "gateway", "--socket", gw.socket,
+         "--config", str(peers.path)],
+        capture_output=True, text=True, timeout=30, env=_env(),
+    )  # fmt: skip
+    assert second.returncode != 0
+    assert "another gateway is listening" in second.stderr
+    assert gw.proc.poll() is None  # the first one still runs
+
+
+def test_gateway_killed_and_restarted_costs_workers_a_reconnect(
+    peers: Peers, gateway_process: StartGateway
+) -> None:
+    gw = gateway_process(peers.path)
+    with Hub.from_config(config_files=[str(peers.path)], gateway=gw.url) as worker:
+        assert worker.call_tool("mcp__plain__add", {"a": 1, "b": 1}, timeout=10).text == "2"
+        gw.stop(signal.SIGKILL)
+        # its server dies with it (parent-death signal): nothing is left over
+        assert wait_for(lambda: server_processes(peers.marker) == [], 5.0)
+        start = time.monotonic()
+        with pytest.raises(McpError) as caught:  # the gateway is gone: a prompt error
+            worker.call_tool("mcp__plain__add", {"a": 1, "b": 1}, timeout=2)
+        assert time.monotonic() - start < 3
+        assert gw.socket in str(caught.value), caught.value
+        assert server_processes(peers.marker) == []  # not started locally instead
+        gateway_process(peers.path, gw.socket)  # the stale socket file is replaced
+        answers = []
+        for i in range(5):
+            start = time.monotonic()
+            answers.append(worker.call_tool("mcp__plain__add", {"a": i, "b": 1}, timeout=10).text)
+            assert time.monotonic() - start < 11
+        assert answers == ["1", "2", "3", "4", "5"]
+        assert worker.status()["plain"].via == "gateway"
+    assert len(server_processes(peers.marker)) == 1  # the new gateway's plain server
+
+
+def test_eight_workers_share_one_server_process(
+    peers: Peers, gateway_process: StartGateway
+) -> None:
+    gw = gateway_process(peers.path)
+    workers = [
+        subprocess.Popen(
+            [sys.executable, str(HERE / "worker.py"), str(peers.path), gw.url, str(i), "25"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(),
+        )  # fmt: skip
+        for i in range(8)
+    ]
+    seen_during: list[int] = []
+    try:
+        while any(w.poll() is None for w in workers):
+            seen_during.append(len(server_processes(peers.marker)))
+            time.sleep(0.1)
+        outputs = [w.communicate(timeout=60) for w in workers]
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+    for (out, err), w in zip(outputs, workers, strict=True):
+        assert w.returncode == 0, err[-2000:]
+        report = json.loads(out)
+        assert report == {"ok": 25, "wrong": [], "via": "gateway"}
+    # only `plain` was used: exactly one server process on the whole machine, all along
+    assert max(seen_during, default=1) <= 1
+    assert len(server_processes(peers.marker)) == 1
+
+
+def test_a_task_outlives_the_process_that_started_it(
+    peers: Peers, gateway_process: StartGateway
+) -> None:
+    gw = gateway_process(peers.path)
+    url = f"{gw.url}/servers/tasks/mcp"
+    started = subprocess.run(
+        [sys.executable, str(HERE / "task_starter.py"), url, "1.0"],
+        capture_output=True, text=True, timeout=30, env=_env(),
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr[-2000:]
+    task_id = started.stdout.strip()
+    assert task_id
+    with mcp_lite.connect(url, timeout=20) as client:  # another process, another session
+        status = client.request("tasks/get", {"taskId": task_id})
+        assert status["taskId"] == task_id
+        assert status["status"] in ("working", "completed")
+        result = client.request("tasks/result", {"taskId": task_id}, timeout=10)
+        assert result["content"][0]["text"] == "slept 1.0"
+        assert client.request("tasks/get", {"taskId": task_id})["status"] == "completed"
+        with pytest.raises(McpError):
+            client.request("tasks/get", {"taskId": "no-such-task"})
