@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._deadline import Deadline
@@ -33,6 +35,7 @@ from .errors import (
     McpError,
     RemoteProtocolError,
     RequestTimeout,
+    RpcError,
     rpc_error_from_wire,
 )
 from .protocol.tasks import RELATED_TASK, TASKS_EXTENSION, TaskStatus
@@ -78,6 +81,18 @@ class Task:
             self.id = self._last.task_id
         self._answered: set[str] = set()
         self._lock = threading.Lock()
+        self._release: weakref.finalize[Any, Any] | None = None
+
+    def _hold_until_done(self, release: Callable[[], None]) -> None:
+        """Call ``release`` once the task is seen to end, or the handle is dropped: a Hub
+        holds its server (no recycle) while a task runs on it."""
+        self._release = weakref.finalize(self, release)
+        self._settle()
+
+    def _settle(self, *, ended: bool = False) -> None:
+        done = ended or self._final is not None or self._last.terminal
+        if self._release is not None and done:
+            self._release()  # a finalize runs once
 
     @property
     def _label(self) -> str:
@@ -94,6 +109,7 @@ class Task:
             return self._last
         raw = self._client.request("tasks/get", {"taskId": self.id}, timeout=timeout)
         self._last = TaskStatus.from_wire(raw)
+        self._settle()
         return self._last
 
     def cancel(self, *, timeout: float | None = None) -> None:
@@ -107,6 +123,7 @@ class Task:
             return  # 2025-11-25: cancelling a terminal task is -32602; nothing to do
         if "taskId" in raw:
             self._last = TaskStatus.from_wire(raw)
+            self._settle()
 
     def result(self, *, timeout: float | None = None) -> CallToolResult:
         """Wait for the task's ``CallToolResult``; ``timeout`` bounds the whole wait
@@ -124,11 +141,17 @@ class Task:
         from .protocol.results import tool_result
 
         with self._lock:
-            if self._final is None:
-                if self._modern:
-                    self._final = self._run_modern(deadline)
-                else:
-                    self._final = self._run_core(deadline)
+            try:
+                if self._final is None:
+                    if self._modern:
+                        self._final = self._run_modern(deadline)
+                    else:
+                        self._final = self._run_core(deadline)
+            except RpcError:  # the task's own error: it has ended
+                self._settle(ended=True)
+                raise
+            finally:
+                self._settle()  # a cancelled task has ended too
             final = self._final
         return tool_result(final, copy=True)  # the dict is kept for the next result() call
 

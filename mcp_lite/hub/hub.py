@@ -52,6 +52,7 @@ from ._connections import (
 )
 from ._gateway_route import GatewayRoute, gateway_of
 from ._llm_names import llm_names
+from ._recycle import Lease
 from ._submit import Submitter
 from .permissions import PermissionHandler, Permissions, parse_rule, rules_match
 from .policy import ServerPolicy, add_allow_rule
@@ -771,8 +772,10 @@ class Hub:
         server, tool = self._tool_for(name, deadline)
         args = dict(arguments or {})
         self._permissions.check(tool, args, in_process=self._conns.spec(server).in_process)
-        client = self._conns.client(server, deadline)
-        return client._start_task(capped(deadline, client.timeout), tool.tool_name, args, ttl)
+        lease = self._conns.lease(server, deadline)
+        return self._held(
+            lease, lambda c: c._start_task(capped(deadline, c.timeout), tool.tool_name, args, ttl)
+        )
 
     def resume_task(self, server: str, task_id: str, *, timeout: float | None = None) -> Task:
         """The handle of a task of ``server`` started earlier, perhaps by another process
@@ -784,8 +787,20 @@ class Hub:
                 this Hub knows no earlier process's tasks: run it behind the gateway).
         """
         deadline = _current(_deadline(timeout))
-        client = self._conns.client(server, deadline)
-        return client._resume_task(capped(deadline, client.timeout), task_id)
+        lease = self._conns.lease(server, deadline)
+        return self._held(lease, lambda c: c._resume_task(capped(deadline, c.timeout), task_id))
+
+    @staticmethod
+    def _held(lease: Lease[Client], begin: Callable[[Client], Task]) -> Task:
+        """``begin(client)`` under ``lease``, which the task then keeps until it is seen to
+        end (or the handle is dropped): a recycle never stops a server with a task running."""
+        try:
+            task = begin(lease.client)
+        except BaseException:
+            lease.release()
+            raise
+        task._hold_until_done(lease.release)
+        return task
 
     def read_resource(
         self, uri: str, *, server: str | None = None, timeout: float | None = None
