@@ -1,9 +1,11 @@
 """mcp_lite's small server with task tools, for the resume tests (both eras).
 
-    python task_server.py stdio
+    python task_server.py stdio [VERSION] [MARKER]
 
-Tools (all ``taskSupport: "required"``): ``build`` (ends at once with "built"), ``hold``
-(runs until cancelled: a task that never finishes). The resume tests serve the same tools
+VERSION: the one protocol version to speak (default: all); MARKER: ignored, lets a test find
+the process. Tools (all ``taskSupport: "required"``): ``build`` (ends at once with "built"),
+``slow`` (answers after ``seconds``), ``hold`` (runs until cancelled: a task that never
+finishes). The resume tests serve the same tools
 over HTTP inside the test process (``tools(server)``).
 """
 
@@ -22,6 +24,12 @@ def tools(server: Server) -> Server:
         return f"built in {steps} steps"
 
     @server.tool(task_support="required")
+    def slow(seconds: float = 0.5) -> str:
+        """Answers after ``seconds``."""
+        time.sleep(seconds)
+        return f"slept {seconds}"
+
+    @server.tool(task_support="required")
     def hold(ctx: Context) -> str:
         """Runs until cancelled."""
         while not ctx.cancelled.is_set():
@@ -31,5 +39,6 @@ def tools(server: Server) -> Server:
     return server
 
 
-if __name__ == "__main__" and sys.argv[1:] == ["stdio"]:
-    tools(Server("tasks")).run_stdio()
+if __name__ == "__main__" and sys.argv[1:2] == ["stdio"]:
+    versions = sys.argv[2:3] if len(sys.argv) > 2 and sys.argv[2] != "all" else None
+    tools(Server("tasks", versions=versions)).run_stdio()
