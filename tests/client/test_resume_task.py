@@ -5,6 +5,7 @@ a stdio server cannot resume an earlier process's task, and says so."""
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -219,3 +220,31 @@ def test_hub_stdio_server_says_it_cannot_resume() -> None:
         pytest.raises(InvalidParams, match="a stdio server's tasks end with the process"),
     ):
         hub.resume_task("jobs", "from-an-earlier-process", timeout=30)
+
+
+@pytest.mark.usefixtures("no_leftover_processes")
+def test_hub_task_holds_its_server_against_an_idle_recycle() -> None:
+    # a task is a call in flight: the idle timer must not stop its server while it runs,
+    # even with no request outstanding between the start and the result
+    config = {"mcpServers": {"jobs": {"command": sys.executable, "args": [str(PEER), "stdio"]}}}
+    with mcp_lite.Hub(config, idle_timeout=0.2) as hub:
+        task = hub.call_tool_as_task("mcp__jobs__slow", {"seconds": 1.0}, timeout=30)
+        pid = hub.status()["jobs"].pid
+        time.sleep(0.6)  # three idle timeouts with no request in flight
+        assert hub.status()["jobs"].recycles == 0
+        assert task.result(timeout=10).text == "slept 1.0"
+        assert hub.status()["jobs"].pid == pid
+        # the task ended: its hold is released, and the idle server is stopped
+        deadline = time.monotonic() + 5
+        while hub.status()["jobs"].recycles == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert hub.status()["jobs"].recycles == 1
+        # a handle dropped before its task ended lets its server go too
+        dropped = hub.call_tool_as_task("mcp__jobs__hold", {}, timeout=30)
+        assert dropped.last_status.status == "working"
+        del dropped
+        gc.collect()
+        deadline = time.monotonic() + 5
+        while hub.status()["jobs"].recycles == 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert hub.status()["jobs"].recycles == 2
