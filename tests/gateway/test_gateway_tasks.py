@@ -4,6 +4,7 @@ B (this test, another worker Hub) collects it with ``Hub.resume_task``. The serv
 process run by a gateway process (``mcp-lite gateway``) on a Unix socket; the 2025-11-25 era
 through a 2025-11-25-only server, the 2026-07-28 era through a server that speaks it. And the
 cron flow: ``mcp-lite call ... --as-task`` in one run, ``mcp-lite task result ID`` in the next.
+A forwarded request holds its server against the gateway's own recycling.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from gateway_helpers import PEERS, ROOT, GatewayProcess, Peers, server_processes
 
 import mcp_lite
-from mcp_lite import Hub
+from mcp_lite import Gateway, Hub
 from mcp_lite.errors import InvalidParams
 
 StartGateway = Callable[..., GatewayProcess]
@@ -154,3 +156,16 @@ def test_cron_runs_start_then_collect(
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "slept 1.0"
     assert len(server_processes(task_peers.marker)) == 1
+
+
+def test_a_forwarded_request_holds_its_server_against_an_idle_recycle(short_dir: Path) -> None:
+    # a call (a tools/call, a blocking tasks/result) longer than the gateway's idle_timeout
+    # ends with its answer: the idle timer waits for it, then stops the server
+    record = short_dir / "record.jsonl"
+    slow = {"command": sys.executable, "args": [str(PEERS / "slow_server.py"), str(record)]}
+    hub = Hub({"mcpServers": {"slow": slow}}, gateway=False, idle_timeout=0.2)
+    with Gateway(hub).start(str(short_dir / "idle.sock")) as gw:
+        url = f"{gw.url}/servers/slow/mcp"
+        with mcp_lite.connect(url, protocol_version="2025-11-25", timeout=20) as client:
+            assert client.call_tool("wait", {"seconds": 1.0}).text == "waited"
+            assert hub.status()["slow"].recycles == 0
