@@ -194,6 +194,45 @@ def test_resume_deadline_against_a_silent_server() -> None:
         listener.close()
 
 
+STDIO_START = """
+import json, sys
+import mcp_lite
+command, era = json.loads(sys.argv[1]), sys.argv[2]
+with mcp_lite.connect(command, protocol_version=era) as client:
+    task = client.call_tool_as_task("hold")
+    assert task.status().status == "working"
+    print(task.id, client.transport.pid)
+"""
+
+
+@pytest.mark.usefixtures("no_leftover_processes")
+@pytest.mark.parametrize("era", ERAS)
+def test_stdio_task_died_with_the_process_that_started_it(era: str) -> None:
+    # process A starts a task on its own stdio server and exits; the server dies with it
+    command = [sys.executable, str(PEER), "stdio"]
+    done = subprocess.run(
+        [sys.executable, "-c", STDIO_START, json.dumps(command), era],
+        cwd=REPO, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    task_id, pid = done.stdout.split()
+    for _ in range(100):  # A's server ended with A
+        if not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text():
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"process A's stdio server {pid} outlived it")
+    with (
+        mcp_lite.connect(command, protocol_version=era) as client,
+        pytest.raises(InvalidParams) as info,
+    ):
+        client.resume_task(task_id, timeout=10)
+    message = str(info.value)
+    assert f"task {task_id} is unknown to MCP server" in message
+    assert "a stdio server's tasks end with the process that started it" in message
+    assert "run the server behind the gateway or over HTTP to resume tasks" in message
+
+
 @pytest.mark.usefixtures("no_leftover_processes")
 def test_stdio_server_cannot_resume_an_earlier_process_task() -> None:
     command = [sys.executable, str(PEER), "stdio"]
