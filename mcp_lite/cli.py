@@ -58,7 +58,9 @@ class UsageError(Exception):
     """Bad command-line input: exit code 2."""
 
 
-COMMANDS = ("servers", "tools", "call", "task", "resources", "read", "prompts", "prompt", "auth")
+COMMANDS = (
+    "servers", "tools", "call", "task", "resources", "read", "prompts", "prompt", "auth", "gateway"
+)  # fmt: skip
 
 _EPILOG = """\
 examples:
@@ -291,9 +293,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-_COMMANDS = (
-    "servers", "tools", "call", "task", "resources", "read", "prompts", "prompt", "auth", "gateway"
-)  # fmt: skip
+_COMMANDS = COMMANDS
 CLI_TRUST_HINT = "start it with --trust-project {name} (or --trust-project for all of them)"
 
 
