@@ -13,6 +13,10 @@ directory; the user's ``~/.claude.json`` and ``~/.claude/settings.json``; ``--co
     mcp-lite call mcp__db__query '{"sql": "select 1"}'
     mcp-lite resources | read URI [--server S] | prompts | prompt mcp__srv__name '{...}'
 
+Tasks outlive the run (cron): ``call ... --as-task`` prints the task id and exits;
+``task status|result|cancel TASK_ID`` (same server options; ``--server S`` for a configured
+server) look at it, wait for its result (exit codes as ``call``) or cancel it.
+
 Exit codes (stable, for scripts): 0 success, 1 the tool returned ``isError``, 2 usage or
 configuration error, 3 connection failure, 4 authorization needed, 5 protocol error,
 124 timeout (``--timeout`` bounds the whole run, connecting included), 141 stdout closed early
@@ -54,7 +58,9 @@ class UsageError(Exception):
     """Bad command-line input: exit code 2."""
 
 
-COMMANDS = ("servers", "tools", "call", "resources", "read", "prompts", "prompt", "auth")
+COMMANDS = (
+    "servers", "tools", "call", "task", "resources", "read", "prompts", "prompt", "auth", "gateway"
+)  # fmt: skip
 
 _EPILOG = """\
 examples:
@@ -64,6 +70,8 @@ examples:
   mcp-lite servers --json                      the servers of ./.mcp.json and ~/.claude.json
   mcp-lite --project /srv/app call mcp__db__query '{"sql": "select 1"}'
   mcp-lite auth https://mcp.example.com/mcp    log in once; cron jobs then use the tokens
+  mcp-lite call --url URL build '{}' --as-task  prints a task id; later, in another run:
+  mcp-lite task result --url URL TASK_ID        waits (--timeout) and prints the result
 
 Options go before or after the command. Without --stdio/--url the commands work on the
 configured servers (.mcp.json and .claude/ of --project, ~/.claude.json, --config FILE).
@@ -235,6 +243,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     call.add_argument("name", help="the tool (mcp__<server>__<tool> for configured servers)")
     call.add_argument("arguments", nargs="?", default="{}", help="JSON object (default: {})")
+    call.add_argument(
+        "--as-task",
+        action="store_true",
+        help="start the call as a task, print its id and exit (see: mcp-lite task)",
+    )
+    task = command(
+        "task",
+        "look at, wait for or cancel a task started by call --as-task",
+        "mcp-lite task result --url http://127.0.0.1:8000/mcp TASK_ID --timeout 300",
+    )
+    task.add_argument("action", choices=("status", "result", "cancel"))
+    task.add_argument("task_id", metavar="TASK_ID")
+    task.add_argument("--server", help="the configured server that runs the task")
     command(
         "resources", "list resources and templates", 'mcp-lite resources --stdio "python server.py"'
     )
@@ -272,9 +293,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-_COMMANDS = (
-    "servers", "tools", "call", "resources", "read", "prompts", "prompt", "auth", "gateway"
-)  # fmt: skip
+_COMMANDS = COMMANDS
 CLI_TRUST_HINT = "start it with --trust-project {name} (or --trust-project for all of them)"
 
 
@@ -310,8 +329,46 @@ def _server_name_ok(name: str) -> bool:
     return bool(name) and not name.startswith("-") and name_problem(name) is None
 
 
+# The options that take a value (a token after one of them is its value, not a task id).
+_VALUED = {
+    "--stdio", "--url", "--env", "--config", "--project", "--output", "--timeout",
+    "--protocol-version", "--server",
+}  # fmt: skip
+
+
+def _task_id_last(argv: list[str]) -> list[str]:
+    """``task ACTION TASK_ID``: a server's task id may start with ``-`` (any string is an
+    id), which argparse would take for an option; such an id (a ``-x...`` token that is no
+    option nor an option's value) moves behind ``--``."""
+    if "--" in argv:
+        return argv
+    for i, token in enumerate(argv[:-2]):
+        if token == "task" and argv[i + 1] in ("status", "result", "cancel"):
+            for j in range(i + 2, len(argv)):
+                tok = argv[j]
+                if (
+                    tok.startswith("-")
+                    and not tok.startswith("--")
+                    and tok != "-h"
+                    and argv[j - 1] not in _VALUED
+                    and not _number(tok)
+                ):
+                    return [*argv[:j], *argv[j + 1 :], "--", tok]
+            break
+    return argv
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    args = _parser().parse_args(_trust_args(sys.argv[1:] if argv is None else list(argv)))
+    raw = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(_trust_args(_task_id_last(raw)))
     # repeatable options given before and after the command
     for name in ("env", "config", "trust_project"):
         setattr(args, name, getattr(args, name) + getattr(args, "sub_" + name, []))
@@ -526,6 +583,12 @@ def _run(args: argparse.Namespace) -> int:
     target, options = _target(args)
     from .client import connect
 
+    if args.command == "task" or getattr(args, "as_task", False):
+        with connect(
+            target, timeout=_remaining(args), protocol_version=args.protocol_version, **options
+        ) as client:
+            where = redact_url(args.url) if args.url else args.stdio
+            return _task_command(args, client, where, client, arguments)
     show_progress = sys.stderr.isatty()
     with connect(
         target, timeout=_remaining(args), protocol_version=args.protocol_version, **options
@@ -680,6 +743,8 @@ def _configured_command(
 ) -> int:
     """One command on the Hub's servers."""
     command = args.command
+    if command == "task" or getattr(args, "as_task", False):
+        return _hub_task_command(hub, args, arguments)
     if command == "servers":
         states = hub.connect_all()
         counts: dict[str, int] = {}
@@ -753,6 +818,99 @@ def _configured_command(
         got = hub.get_prompt(args.name, arguments)
         _emit(args, got.to_wire(), _prompt_text(got))
     return EXIT_OK
+
+
+# --- tasks: call --as-task, task status|result|cancel -------------------------------------
+
+
+def _hub_task_command(hub: Any, args: argparse.Namespace, arguments: dict[str, Any]) -> int:
+    """The task commands on a configured server (``--server``, or the only one)."""
+    if args.command == "call":
+        server = hub._resolve(args.name)[0]  # ConfigError when it names no server
+    else:
+        names = sorted(hub.status())
+        server = args.server or (names[0] if len(names) == 1 else None)
+        if server is None:
+            raise UsageError(
+                f"say which configured server runs the task: --server ({', '.join(names)})"
+            )
+    return _task_command(args, hub, server, hub.client(server), arguments, on=server)
+
+
+def _task_command(
+    args: argparse.Namespace,
+    source: Any,
+    where: str,
+    client: Any,
+    arguments: dict[str, Any],
+    *,
+    on: str | None = None,
+) -> int:
+    """``call --as-task`` (start, print the id, exit) or ``task ACTION TASK_ID`` on a
+    ``Client`` or a ``Hub`` (``source``, then ``on`` is the server); ``client`` is the
+    server's connected client; ``where`` names the server in the output."""
+    if _started_by_us(client):
+        what = "the task could not be collected" if args.command == "call" else "no earlier task"
+        raise UsageError(
+            f"{what}: a stdio server started by mcp-lite ends with the run, and its tasks "
+            "with it; run the server over HTTP (--url) or behind the gateway to use tasks "
+            "across runs"
+        )
+    if args.command == "call":
+        # (a Hub takes the qualified name and checks its permissions)
+        task = source.call_tool_as_task(args.name, arguments, timeout=_remaining(args))
+        if not task.id:  # 2026-07-28: the server chose to answer at once, as for call
+            print("mcp-lite: note: the server answered at once (no task)", file=sys.stderr)
+            result = task.result(timeout=_remaining(args)).to_wire()
+            _emit(args, result, _result_text(args, result))
+            return EXIT_TOOL_ERROR if result.get("isError") else EXIT_OK
+        status = task.last_status
+        _emit(
+            args,
+            {"taskId": task.id, "server": where, "status": status.status},
+            task.id,
+        )
+        return EXIT_OK
+    if on is not None:
+        task = source.resume_task(on, args.task_id, timeout=_remaining(args))
+    else:
+        task = source.resume_task(args.task_id, timeout=_remaining(args))
+    if args.action == "status":
+        status = task.last_status  # resume_task's tasks/get: a fresh look
+        _emit(args, _status_wire(status, where), _status_text(status))
+        return EXIT_OK
+    if args.action == "cancel":
+        task.cancel(timeout=_remaining(args))
+        status = task.last_status
+        _emit(args, _status_wire(status, where), _status_text(status))
+        return EXIT_OK
+    result = task.result(timeout=_remaining(args)).to_wire()
+    _emit(args, result, _result_text(args, result))
+    return EXIT_TOOL_ERROR if result.get("isError") else EXIT_OK
+
+
+def _started_by_us(client: Any) -> bool:
+    """A stdio server this run started (its tasks die with this process)."""
+    return getattr(client.transport, "pid", None) is not None
+
+
+def _status_wire(status: Any, where: str) -> dict[str, Any]:
+    out = {"taskId": status.task_id, "server": where, "status": status.status}
+    for key, value in (
+        ("statusMessage", status.status_message),
+        ("createdAt", status.created_at),
+        ("lastUpdatedAt", status.last_updated_at),
+        ("ttlMs", status.ttl_ms),
+        ("pollIntervalMs", status.poll_interval_ms),
+    ):
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def _status_text(status: Any) -> str:
+    message = f"\t{safe(status.status_message)}" if status.status_message else ""
+    return f"{safe(status.task_id)}\t{status.status}{message}"
 
 
 def _move_outputs(args: argparse.Namespace, scratch: str | None, text: str) -> str:

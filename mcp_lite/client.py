@@ -606,7 +606,37 @@ class Client:
         Raises:
             LocalProtocolError: the server supports no tasks.
         """
-        return _tasks.start_task(self, name, arguments, ttl, Deadline.after(self._timeout(timeout)))
+        return self._start_task(Deadline.after(self._timeout(timeout)), name, arguments, ttl)
+
+    def _start_task(
+        self, deadline: Deadline, name: str, arguments: Mapping[str, Any] | None, ttl: int | None
+    ) -> Task:
+        """``call_tool_as_task`` on the caller's deadline (``Hub.call_tool_as_task``)."""
+        return _tasks.start_task(self, name, arguments, ttl, deadline)
+
+    def resume_task(self, task_id: str, *, timeout: float | None = None) -> Task:
+        """The handle of a task started earlier, perhaps by another process that stored
+        ``task.id``: ``status()``, ``result(timeout=)``, ``cancel()`` as for
+        ``call_tool_as_task``. One ``tasks/get`` (within ``timeout``, connecting included)
+        confirms the task and fills ``last_status``; ``task.tool`` is ``""`` (the server
+        does not say).
+
+        Works where the server keeps its tasks across connections: an HTTP server (or one
+        behind the gateway). A stdio server this client starts is a new process that knows
+        none of an earlier process's tasks.
+
+        Raises:
+            InvalidParams: the server does not know ``task_id`` (the message says why it may
+                not, and that a stdio server cannot resume tasks).
+            LocalProtocolError: the server supports no tasks.
+        """
+        return self._resume_task(Deadline.after(self._timeout(timeout)), task_id)
+
+    def _resume_task(self, deadline: Deadline, task_id: str) -> Task:
+        """``resume_task`` on the caller's deadline (``Hub.resume_task`` passes its own)."""
+        self._session(deadline)
+        stdio = getattr(self.transport, "pid", None) is not None  # a process we started
+        return _tasks.resume_task(self, task_id, deadline, stdio=stdio)
 
     def list_tasks(self, *, timeout: float | None = None) -> list[TaskStatus]:
         """The server's tasks for this session (2025-11-25 ``tasks/list``, every page).

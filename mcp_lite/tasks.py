@@ -14,13 +14,17 @@ Both shapes the protocol has had:
   handlers through ``tasks/update``, and takes ``result`` / ``error`` from the final poll.
 
 ``Client.call_tool`` does all this by itself (for a ``taskSupport: "required"`` tool, or a
-task result); ``Client.call_tool_as_task`` returns the ``Task`` handle.
+task result); ``Client.call_tool_as_task`` returns the ``Task`` handle, and
+``Client.resume_task`` builds the same handle from a task id alone, in another process (both
+specs say a task id is a durable handle; the extension tells clients to store it).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._deadline import Deadline
@@ -31,6 +35,7 @@ from .errors import (
     McpError,
     RemoteProtocolError,
     RequestTimeout,
+    RpcError,
     rpc_error_from_wire,
 )
 from .protocol.tasks import RELATED_TASK, TASKS_EXTENSION, TaskStatus
@@ -51,13 +56,22 @@ class Task:
     """
 
     def __init__(
-        self, client: TaskRequester, first: dict[str, Any], *, modern: bool, tool: str
+        self,
+        client: TaskRequester,
+        first: dict[str, Any],
+        *,
+        modern: bool,
+        tool: str,
+        resumed: bool = False,
     ) -> None:
         self._client = client
         self._modern = modern
-        self.tool = tool
+        self.tool = tool  # "" for a resumed task: tasks/get does not say which tool it runs
         self._final: dict[str, Any] | None = None
-        if first.get("resultType") not in (None, "task") or "taskId" not in first:
+        if resumed:  # a tasks/get answer (2026: resultType "complete", yet a task)
+            self._last = TaskStatus.from_wire(first)
+            self.id = self._last.task_id
+        elif first.get("resultType") not in (None, "task") or "taskId" not in first:
             # the server answered at once (2026: it decided against a task)
             self._final = first
             self.id = ""
@@ -67,6 +81,22 @@ class Task:
             self.id = self._last.task_id
         self._answered: set[str] = set()
         self._lock = threading.Lock()
+        self._release: weakref.finalize[Any, Any] | None = None
+
+    def _hold_until_done(self, release: Callable[[], None]) -> None:
+        """Call ``release`` once the task is seen to end, or the handle is dropped: a Hub
+        holds its server (no recycle) while a task runs on it."""
+        self._release = weakref.finalize(self, release)
+        self._settle()
+
+    def _settle(self, *, ended: bool = False) -> None:
+        done = ended or self._final is not None or self._last.terminal
+        if self._release is not None and done:
+            self._release()  # a finalize runs once
+
+    @property
+    def _label(self) -> str:
+        return f"task {self.id} ({self.tool})" if self.tool else f"task {self.id}"
 
     @property
     def last_status(self) -> TaskStatus:
@@ -79,6 +109,7 @@ class Task:
             return self._last
         raw = self._client.request("tasks/get", {"taskId": self.id}, timeout=timeout)
         self._last = TaskStatus.from_wire(raw)
+        self._settle()
         return self._last
 
     def cancel(self, *, timeout: float | None = None) -> None:
@@ -92,6 +123,7 @@ class Task:
             return  # 2025-11-25: cancelling a terminal task is -32602; nothing to do
         if "taskId" in raw:
             self._last = TaskStatus.from_wire(raw)
+            self._settle()
 
     def result(self, *, timeout: float | None = None) -> CallToolResult:
         """Wait for the task's ``CallToolResult``; ``timeout`` bounds the whole wait
@@ -109,11 +141,17 @@ class Task:
         from .protocol.results import tool_result
 
         with self._lock:
-            if self._final is None:
-                if self._modern:
-                    self._final = self._run_modern(deadline)
-                else:
-                    self._final = self._run_core(deadline)
+            try:
+                if self._final is None:
+                    if self._modern:
+                        self._final = self._run_modern(deadline)
+                    else:
+                        self._final = self._run_core(deadline)
+            except RpcError:  # the task's own error: it has ended
+                self._settle(ended=True)
+                raise
+            finally:
+                self._settle()  # a cancelled task has ended too
             final = self._final
         return tool_result(final, copy=True)  # the dict is kept for the next result() call
 
@@ -123,7 +161,7 @@ class Task:
         """``deadline``, once it is sure time is left (else the task's own timeout error)."""
         if deadline.expired():
             raise RequestTimeout(
-                f"task {self.id} ({self.tool}) did not finish within the {deadline.describe()} "
+                f"{self._label} did not finish within the {deadline.describe()} "
                 f"(last status: {self._last.status}); it may still be running",
                 deadline.timeout,
             )
@@ -142,7 +180,7 @@ class Task:
             raw = client._request(self._left(deadline), "tasks/get", {"taskId": self.id})
             self._last = TaskStatus.from_wire(raw)
         if self._last.status == "cancelled":
-            raise McpError(f"task {self.id} ({self.tool}) was cancelled")
+            raise McpError(f"{self._label} was cancelled")
         return client._request(self._left(deadline), "tasks/result", {"taskId": self.id})
 
     def _run_modern(self, deadline: Deadline) -> dict[str, Any]:
@@ -159,7 +197,7 @@ class Task:
                 error = raw.get("error")
                 raise rpc_error_from_wire(error if isinstance(error, dict) else {})
             if status == "cancelled":
-                raise McpError(f"task {self.id} ({self.tool}) was cancelled")
+                raise McpError(f"{self._label} was cancelled")
             pending = raw.get("inputRequests") if status == "input_required" else None
             fresh = {
                 k: v
@@ -183,7 +221,8 @@ class Task:
             self._last = TaskStatus.from_wire(raw)
 
     def __repr__(self) -> str:
-        return f"<Task {self.id or '(answered at once)'} {self.tool} {self._last.status}>"
+        what = " ".join(p for p in (self.id or "(answered at once)", self.tool) if p)
+        return f"<Task {what} {self._last.status}>"
 
 
 # --- what Client's task methods do ------------------------------------------------------
@@ -228,3 +267,45 @@ def list_tasks(client: Requester, deadline: Deadline) -> list[TaskStatus]:
     for result in client._pages(deadline, "tasks/list"):
         found.extend(TaskStatus.from_wire(t) for t in result.get("tasks") or [])
     return found
+
+
+def resume_task(client: TaskRequester, task_id: str, deadline: Deadline, *, stdio: bool) -> Task:
+    """``Client.resume_task``: one ``tasks/get`` (on the caller's ``deadline``) confirms the
+    task and gives the handle its status; the era is the session's. ``stdio``: the server is
+    a process this client started, whose tasks died with the process that started them."""
+    if not isinstance(task_id, str) or not task_id:
+        raise ValueError("resume_task: task_id must be a non-empty string")
+    info = client._session(deadline)
+    modern = info.era == "stateless"
+    if modern:
+        extensions = info.capabilities.get("extensions")
+        if not (isinstance(extensions, dict) and TASKS_EXTENSION in extensions):
+            raise LocalProtocolError(
+                f"MCP server {client.name!r} does not declare the {TASKS_EXTENSION!r} "
+                f"extension: it has no task {task_id} to resume"
+            )
+    elif not isinstance(info.capabilities.get("tasks"), dict):
+        raise LocalProtocolError(
+            f"MCP server {client.name!r} does not declare the 'tasks' capability: "
+            f"it has no task {task_id} to resume"
+        )
+    try:
+        raw = client._request(deadline, "tasks/get", {"taskId": task_id})
+    except InvalidParams as exc:  # -32602: an unknown or expired task id (both specs)
+        why = (
+            "a stdio server's tasks end with the process that started it; run the server "
+            "behind the gateway or over HTTP to resume tasks"
+            if stdio
+            else "it never existed there, expired (its ttl), or was created in the other "
+            "protocol era"
+        )
+        raise InvalidParams(
+            f"task {task_id} is unknown to MCP server {client.name!r}: {why} "
+            f"(the server said: {exc.message})",
+            exc.code,
+            exc.data,
+        ) from exc
+    status = TaskStatus.from_wire(raw)
+    if status.task_id != task_id:
+        raise RemoteProtocolError(f"tasks/get {task_id}: the server answered task {status.task_id}")
+    return Task(client, raw, modern=modern, tool="", resumed=True)

@@ -57,6 +57,7 @@ from ..protocol import versions as pv
 from ..protocol.types import Progress
 from ..server._http import MAX_BODY, HttpServer, _App, _Handler
 from ._gateway_route import fingerprint
+from ._recycle import Lease
 from .hub import Hub
 
 __all__ = ["Gateway"]
@@ -289,10 +290,12 @@ class _Endpoint:
     def _tool_schema(self, name: str) -> Any:
         return None  # the stateless era's header checks are not served here
 
-    def client(self) -> Client:
+    def lease(self) -> Lease[Client]:
+        """The server's client, held for one forwarded request (a recycle waits for it:
+        a worker's tasks/result may block for the whole task)."""
         gw = self._gateway
         try:
-            return gw.hub._conns.client(self.name, Deadline.after(gw.connect_timeout))
+            return gw.hub._conns.lease(self.name, Deadline.after(gw.connect_timeout))
         except McpError as exc:
             raise _Failure(self.name, "connecting", exc) from None
 
@@ -304,7 +307,18 @@ class _Endpoint:
         session: _Forwarder,
         key: str,
     ) -> dict[str, Any]:
-        client = self.client()
+        with self.lease() as client:
+            return self._forward(client, method, params, cancel, session, key)
+
+    def _forward(
+        self,
+        client: Client,
+        method: str,
+        params: dict[str, Any],
+        cancel: threading.Event,
+        session: _Forwarder,
+        key: str,
+    ) -> dict[str, Any]:
         if _is_modern(params):
             result = self._forward_modern(client, method, params, cancel, session, key)
             result.setdefault("resultType", "complete")

@@ -52,6 +52,7 @@ from ._connections import (
 )
 from ._gateway_route import GatewayRoute, gateway_of
 from ._llm_names import llm_names
+from ._recycle import Lease
 from ._submit import Submitter
 from .permissions import PermissionHandler, Permissions, parse_rule, rules_match
 from .policy import ServerPolicy, add_allow_rule
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
     from ..client import Client
     from ..protocol.types import CallToolResult, GetPromptResult, Progress, ReadResourceResult
     from ..skills import LoadedSkill, Skill
+    from ..tasks import Task
     from ._options import FromConfigOptions
 
 __all__ = ["Backoff", "Hub", "ServerSnapshot", "ServerStatus", "ToolEvent"]
@@ -749,6 +751,56 @@ class Hub:
         args = {str(k): str(v) for k, v in (arguments or {}).items()}
         with self._conns.lease(server, deadline) as client:
             return client._get_prompt(capped(deadline, client.timeout), prompt.prompt_name, args)
+
+    def call_tool_as_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        ttl: int | None = None,
+        timeout: float | None = None,
+    ) -> Task:
+        """Start ``mcp__<server>__<tool>`` as a task (permissions checked as for
+        ``call_tool``) and return its handle; ``task.id`` can be stored and collected later,
+        by another process, with ``resume_task(server, task_id)``.
+
+        Raises:
+            PermissionDenied, ConfigError: as for ``call_tool``.
+            LocalProtocolError: the server supports no tasks.
+        """
+        deadline = _current(_deadline(timeout))
+        server, tool = self._tool_for(name, deadline)
+        args = dict(arguments or {})
+        self._permissions.check(tool, args, in_process=self._conns.spec(server).in_process)
+        lease = self._conns.lease(server, deadline)
+        return self._held(
+            lease, lambda c: c._start_task(capped(deadline, c.timeout), tool.tool_name, args, ttl)
+        )
+
+    def resume_task(self, server: str, task_id: str, *, timeout: float | None = None) -> Task:
+        """The handle of a task of ``server`` started earlier, perhaps by another process
+        (see ``Client.resume_task``); ``timeout``: for all of it, connecting included.
+
+        Raises:
+            ConfigError: no server of that name is configured.
+            InvalidParams: the server does not know ``task_id`` (a stdio server started by
+                this Hub knows no earlier process's tasks: run it behind the gateway).
+        """
+        deadline = _current(_deadline(timeout))
+        lease = self._conns.lease(server, deadline)
+        return self._held(lease, lambda c: c._resume_task(capped(deadline, c.timeout), task_id))
+
+    @staticmethod
+    def _held(lease: Lease[Client], begin: Callable[[Client], Task]) -> Task:
+        """``begin(client)`` under ``lease``, which the task then keeps until it is seen to
+        end (or the handle is dropped): a recycle never stops a server with a task running."""
+        try:
+            task = begin(lease.client)
+        except BaseException:
+            lease.release()
+            raise
+        task._hold_until_done(lease.release)
+        return task
 
     def read_resource(
         self, uri: str, *, server: str | None = None, timeout: float | None = None

@@ -7,11 +7,10 @@ for ``input_required`` rounds with a signed ``requestState``."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, Protocol, cast
 
 from ..errors import (
@@ -155,7 +154,6 @@ class ServerConnection:
         self._outgoing: dict[int, _Waiter] = {}
         self._next_id = 0
         self._listens: dict[str, tuple[Any, dict[str, Any]]] = {}
-        self._task_results: dict[str, str] = {}  # task id -> key of its waiting tasks/result
         self._subscribed: set[str] = set()
         self._closing = False
         self._closed = False
@@ -464,34 +462,6 @@ class ServerConnection:
         if m == "prompts/get":
             return reg.get_prompt(p, ctx)
         return reg.complete(p)
-
-    # --- tasks (served by _tasks) -----------------------------------------------------
-
-    @contextlib.contextmanager
-    def _waiting_result(self, task_id: str, req: _Request) -> Iterator[None]:
-        """While a ``tasks/result`` waits, the task's requests to the client go on its
-        stream (``_route_for_task``)."""
-        with self._lock:
-            self._task_results[task_id] = req.key
-            self._idle.notify_all()
-        try:
-            yield
-        finally:
-            with self._lock:
-                if self._task_results.get(task_id) == req.key:
-                    del self._task_results[task_id]
-
-    def _route_for_task(self, task_id: str, timeout: float) -> str | None:
-        """The key of the ``tasks/result`` request now waiting on ``task_id`` (the stream the
-        task's requests go on), waiting up to ``timeout`` for the client to send one."""
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            while task_id not in self._task_results and not self._closing:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return None
-                self._idle.wait(left)
-            return self._task_results.get(task_id)
 
     # --- subscriptions/listen (stateless era) -----------------------------------------
 

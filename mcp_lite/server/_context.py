@@ -116,14 +116,13 @@ class _Peer(Protocol):
     protocol so this module does not import the connection that imports it."""
 
     _log_level: str | None
+    client_capabilities: dict[str, Any]
 
     def _notify(self, method: str, params: dict[str, Any], related: str | None = None) -> None: ...
 
     def _request_client(
         self, method: str, params: dict[str, Any], req: _Request, related: str | None = None
     ) -> dict[str, Any]: ...
-
-    def _route_for_task(self, task_id: str, timeout: float) -> str | None: ...
 
 
 class Context:
@@ -237,14 +236,11 @@ class Context:
         return roots
 
     def _ask(self, method: str, params: dict[str, Any], need: dict[str, Any]) -> dict[str, Any]:
-        caps = self._req.client_caps
-        ((cap, sub),) = need.items()
-        has = isinstance(caps.get(cap), dict) and all(
-            k in caps[cap] or (cap == "elicitation" and not caps[cap] and k == "form") for k in sub
-        )
+        ((cap, _),) = need.items()
         task = self._req.task
         if task is not None:
-            return self._ask_in_task(task, method, params, need, has)
+            return self._ask_in_task(task, method, params, need)
+        has = _declares(self._req.client_caps, need)
         if not self._req.modern:
             if not has:
                 raise LocalProtocolError(f"the client did not declare the {cap!r} capability")
@@ -264,17 +260,17 @@ class Context:
         raise _InputRequired(key, {"method": method, "params": params})
 
     def _ask_in_task(
-        self, task: Any, method: str, params: dict[str, Any], need: dict[str, Any], has: bool
+        self, task: Any, method: str, params: dict[str, Any], need: dict[str, Any]
     ) -> dict[str, Any]:
         """Input while running as a task: 2026-07-28 publishes it as the task's
         ``inputRequests`` (answered by ``tasks/update``); 2025-11-25 sends a real request
-        tagged with the task (the task shows ``input_required`` meanwhile)."""
+        tagged with the task (the task shows ``input_required`` meanwhile).
+
+        The client that answers may not be the one that started the task (a task id is a
+        durable handle: another process may resume it), so its capabilities are checked,
+        not the starter's: 2025-11-25, the session waiting in ``tasks/result``; 2026-07-28,
+        whoever polls answers what it can (no check here)."""
         ((cap, _),) = need.items()
-        if not has:
-            raise MissingClientCapability(
-                f"this request needs the client capability {cap!r}",
-                data={"requiredCapabilities": need},
-            )
         left = max(task.expires - time.monotonic(), 1.0)
         if self._req.modern:
             key = f"input_{self._req.input_count}"
@@ -287,8 +283,25 @@ class Context:
         task.mark_input(True)
         try:
             # the client answers input_required with tasks/result: the request goes on that
-            # stream (over HTTP); without one in time it goes where unrelated messages go
-            route = self._conn._route_for_task(task.id, _TASK_ROUTE_WAIT_S)
-            return self._conn._request_client(method, tagged, self._req, route)
+            # stream, on whichever session sent it (a resumed task's is not its creator's);
+            # without one in time it goes where this session's unrelated messages go
+            found = task.reader(_TASK_ROUTE_WAIT_S)
+            conn, route = found if found is not None else (self._conn, None)
+            caps = conn.client_capabilities if found is not None else self._req.client_caps
+            if not _declares(caps, need):
+                raise MissingClientCapability(
+                    f"this request needs the client capability {cap!r}",
+                    data={"requiredCapabilities": need},
+                )
+            return conn._request_client(method, tagged, self._req, route)
         finally:
             task.mark_input(False)
+
+
+def _declares(caps: dict[str, Any], need: dict[str, Any]) -> bool:
+    """Did the client declare the capability ``need`` (``{"elicitation": {"form": {}}}``)?
+    (An empty ``elicitation`` object means form mode.)"""
+    ((cap, sub),) = need.items()
+    return isinstance(caps.get(cap), dict) and all(
+        k in caps[cap] or (cap == "elicitation" and not caps[cap] and k == "form") for k in sub
+    )

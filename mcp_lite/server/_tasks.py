@@ -12,8 +12,11 @@ Two wire shapes over one store:
   returns the detailed task (``inputRequests`` / ``result`` / ``error``), ``tasks/update``
   brings ``inputResponses``, ``tasks/cancel`` acknowledges.
 
-The store is per ``Server`` (2026-07-28 requests over HTTP each have their own connection),
-bounded, and forgets tasks past their TTL.
+The store is per ``Server``, bounded, and forgets tasks past their TTL. A task is reached by
+its id from any connection, in both eras: the 2025-11-25 spec binds tasks to an authorization
+context (we have none) and never to a session, and the extension tells clients to store task
+ids durably and resume polling after a restart (a new process, so a new session). The ids are
+128 random bits (unguessable: without an authorization context the id is the access). A session only scopes ``tasks/list`` (the tasks it created) and ends nothing.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import datetime
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from ..errors import (
@@ -55,7 +58,7 @@ class TaskRecord:
     """One task: its state machine, its result, and (2026) its outstanding input requests."""
 
     def __init__(self, owner: Any, modern: bool, ttl_ms: int) -> None:
-        self.id = secrets.token_urlsafe(16)
+        self.id = secrets.token_hex(16)  # 128 bits; hex: never "-x", safe in a shell or argv
         self.owner = owner  # the connection that created it (handshake era: tasks/list scope)
         self.modern = modern
         self.ttl_ms = ttl_ms
@@ -69,6 +72,7 @@ class TaskRecord:
         self.cancelled = threading.Event()
         self._cond = threading.Condition()
         self._pending: dict[str, dict[str, Any]] = {}  # 2026: key -> input request
+        self._reader: tuple[Any, str] | None = None  # 2025-11-25: (conn, key) in tasks/result
         self._answers: dict[str, Any] = {}
         self._issued: set[str] = set()
 
@@ -144,6 +148,32 @@ class TaskRecord:
                     self._answers[key] = value
             self._cond.notify_all()
 
+    @contextlib.contextmanager
+    def reading(self, conn: Any, key: str) -> Iterator[None]:
+        """2025-11-25: a ``tasks/result`` on ``conn`` waits for this task; the task's requests
+        to the client go on its stream, whichever session (or process) sent it."""
+        with self._cond:
+            self._reader = (conn, key)
+            self._cond.notify_all()
+        try:
+            yield
+        finally:
+            with self._cond:
+                if self._reader == (conn, key):
+                    self._reader = None
+
+    def reader(self, timeout: float) -> tuple[Any, str] | None:
+        """The ``(conn, key)`` of the ``tasks/result`` waiting now, waiting up to ``timeout``
+        for a client to send one."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._reader is None and not self.cancelled.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self._cond.wait(left)
+            return self._reader
+
     def mark_input(self, waiting: bool) -> None:
         """Handshake era: the handler is waiting on a server → client request."""
         with self._cond:
@@ -206,12 +236,12 @@ class TaskStore:
             self._tasks[record.id] = record
         return record
 
-    def get(self, params: dict[str, Any], owner: Any, modern: bool) -> TaskRecord:
+    def get(self, params: dict[str, Any], modern: bool) -> TaskRecord:
         task_id = params.get("taskId")
         with self._lock:
             record = self._tasks.get(task_id) if isinstance(task_id, str) else None
-        # handshake-era tasks belong to their session; 2026 ones to whoever holds the id
-        if record is None or record.modern != modern or (not modern and record.owner is not owner):
+        # whoever holds the id, from any session (see the module's docstring)
+        if record is None or record.modern != modern:
             raise InvalidParams(f"Unknown task: {task_id!r}")
         if record.expires < time.monotonic():
             raise InvalidParams(f"Task {task_id!r} has expired")
@@ -222,13 +252,12 @@ class TaskStore:
             return [t for t in self._tasks.values() if t.owner is owner and not t.modern]
 
     def forget_owner(self, owner: Any) -> None:
-        """A handshake-era session ended: its tasks are cancelled and dropped."""
+        """A handshake-era session ended: its tasks run on (another process may collect
+        them); they only leave its ``tasks/list``."""
         with self._lock:
-            mine = [t for t in self._tasks.values() if t.owner is owner and not t.modern]
-            for t in mine:
-                del self._tasks[t.id]
-        for t in mine:
-            t.cancelled.set()
+            for t in self._tasks.values():
+                if t.owner is owner:
+                    t.owner = None
 
 
 # --- serving the task methods for a connection -------------------------------------------
@@ -238,10 +267,6 @@ class _Conn(Protocol):
     """What serving tasks needs of a ``ServerConnection`` (besides being a Context peer)."""
 
     _closing: bool
-
-    def _waiting_result(
-        self, task_id: str, req: _Request
-    ) -> contextlib.AbstractContextManager[None]: ...
 
 
 class _Reg(Protocol):
@@ -300,18 +325,19 @@ def start(conn: Any, reg: _Reg, req: _Request) -> dict[str, Any]:
 
 
 def serve_legacy(conn: _Conn, reg: _Reg, req: _Request) -> dict[str, Any]:
-    """2025-11-25 ``tasks/get|result|list|cancel`` (tasks of this session only)."""
+    """2025-11-25 ``tasks/get|result|cancel`` (any task by its id) and ``tasks/list`` (the
+    tasks this session created)."""
     p, m = req.params, req.method
     if m == "tasks/list":
         return {"tasks": [t.wire(False) for t in reg.tasks.owned_by(conn)]}
-    record = reg.tasks.get(p, conn, modern=False)
+    record = reg.tasks.get(p, modern=False)
     if m == "tasks/get":
         return record.wire(False)
     if m == "tasks/cancel":
         record.cancel()
         return record.wire(False)
     # tasks/result: block until the end, then what the call itself would have answered
-    with conn._waiting_result(record.id, req):
+    with record.reading(conn, req.key):
         while not record.wait(0.5):
             if req.cancelled.is_set() or conn._closing:
                 raise InternalError("tasks/result abandoned")
@@ -326,7 +352,7 @@ def serve_legacy(conn: _Conn, reg: _Reg, req: _Request) -> dict[str, Any]:
 
 def serve_modern(reg: _Reg, req: _Request) -> dict[str, Any]:
     """The extension's ``tasks/get|update|cancel`` (any holder of the task id)."""
-    record = reg.tasks.get(req.params, None, modern=True)
+    record = reg.tasks.get(req.params, modern=True)
     if req.method == "tasks/get":
         return record.wire(True)
     if req.method == "tasks/update":
