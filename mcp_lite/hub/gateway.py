@@ -272,15 +272,21 @@ class _Endpoint:
 
     @property
     def versions(self) -> tuple[str, ...]:
-        """The upstream's era: a connected 2026-07-28 server is offered in both eras, any
-        other in the handshake era only (so results keep the shape a direct client sees).
-        Never connects: a probe must not spend the server's first start."""
+        """The upstream's era: a 2026-07-28 server is offered in both eras, any other in
+        the handshake era only (so results keep the shape a direct client sees). A worker
+        asks before its first request, so a server not connected yet is started here
+        (within ``connect_timeout``): answered from a guess, the first worker after a
+        gateway start would get the handshake era of a 2026-07-28 server, and its tasks
+        (passed through in the upstream's era only) would fail. A server that cannot start
+        is offered in the handshake era; the worker's request then meets the failure."""
+        conns = self._gateway.hub._conns
         try:
-            client = self._gateway.hub._conns._slot(self.name).client
-            stateless = (
-                client is not None and client.connected and client.session.era == "stateless"
-            )
-        except McpError:
+            client = conns._slot(self.name).client
+            if client is None or not client.connected:
+                with self.lease() as client:
+                    pass
+            stateless = client.connected and client.session.era == "stateless"
+        except (McpError, _Failure):
             stateless = False
         return pv.SUPPORTED_VERSIONS if stateless else pv.HANDSHAKE_VERSIONS
 
