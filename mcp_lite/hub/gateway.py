@@ -269,6 +269,8 @@ class _Endpoint:
         self.pool = gateway._pool
         self.slots = gateway._slots
         self.sessions: weakref.WeakSet[_Forwarder] = weakref.WeakSet()
+        # a start that failed while the era was asked, for the request that asked
+        self._start_failure: _Failure | None = None
 
     @property
     def versions(self) -> tuple[str, ...]:
@@ -286,7 +288,10 @@ class _Endpoint:
                 with self.lease() as client:
                     pass
             stateless = client.connected and client.session.era == "stateless"
-        except (McpError, _Failure):
+        except _Failure as exc:  # the request that asked gets this very failure (its class)
+            self._start_failure = exc
+            stateless = False
+        except McpError:
             stateless = False
         return pv.SUPPORTED_VERSIONS if stateless else pv.HANDSHAKE_VERSIONS
 
@@ -300,6 +305,9 @@ class _Endpoint:
         """The server's client, held for one forwarded request (a recycle waits for it:
         a worker's tasks/result may block for the whole task)."""
         gw = self._gateway
+        failure, self._start_failure = self._start_failure, None
+        if failure is not None:
+            raise failure
         try:
             return gw.hub._conns.lease(self.name, Deadline.after(gw.connect_timeout))
         except McpError as exc:
