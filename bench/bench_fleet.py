@@ -16,6 +16,7 @@ How each figure is taken:
    ``Hub(config)`` of 200 entries, ``connect_all()``. SDK: one ``asyncio.run`` entering, one
    after the other, ``stdio_client`` + ``ClientSession`` + ``initialize()`` for each server on
    one ``AsyncExitStack`` (the SDK has no hub; this is the plain way to hold 200 sessions).
+   (``connect_all`` starts 3 local servers at a time; the SDK's loop, one at a time.)
    *connect*: wall seconds from before the first connect until all are initialized; *CPU*:
    ``time.process_time()`` of the client process over the same span (all threads, servers
    not counted). Then the process waits until its thread count has not changed for 0.5 s
@@ -31,8 +32,11 @@ How each figure is taken:
    process makes ``Hub(config, gateway="unix://...")`` and times sequential
    ``hub.call_tool("mcp__echo__echo", {"text": "0123456789"})`` after a warm-up; the direct
    figure is the same Hub code with ``gateway=False`` (it runs the server over stdio itself).
-   Rounds alternate and each figure is the median over the rounds. *ms/call* is wall time;
-   *client CPU* is the worker's ``process_time()``; *gateway CPU* is the gateway process's
+   For information, the same calls by a plain Client (no Hub): ``mcp_lite.connect`` on the
+   server command (stdio) and on ``unix://.../servers/echo/mcp`` (the gateway's endpoint),
+   which tells the Hub's share from the transport's. Rounds alternate and each figure is
+   the median over the rounds. *ms/call* is wall time; *client CPU* is the worker's
+   ``process_time()``; *gateway CPU* is the gateway process's
    utime+stime from ``/proc/PID/stat`` over the timed section (10 ms ticks: rough). The
    added time is the difference of the medians, next to the goal (<= 0.3 ms).
 3. **8 processes through one gateway vs 8 processes with their own servers**, each
@@ -71,7 +75,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import traceback
 import uuid
@@ -264,15 +267,29 @@ def round_call(config_path: str, gateway: str, gateway_pid: int, n: int) -> dict
     from mcp_lite import Hub
 
     config = json.loads(Path(config_path).read_text())
-    route: str | bool = False if gateway == "direct" else gateway
-    with Hub(config, gateway=route) as hub:
+    with contextlib.ExitStack() as stack:
+        if gateway.startswith("client:"):  # a plain Client, no Hub: the gateway's or stdio
+            import mcp_lite
+
+            entry = config["mcpServers"]["echo"]
+            target = gateway.removeprefix("client:")
+            client = stack.enter_context(mcp_lite.connect(
+                [entry["command"], *entry["args"]] if target == "direct"
+                else target + "/servers/echo/mcp"))
+            call: Callable[[], object] = lambda: client.call_tool("echo", ARGS)  # noqa: E731
+            via = "local" if target == "direct" else "gateway"
+        else:
+            hub = stack.enter_context(
+                Hub(config, gateway=False if gateway == "direct" else gateway))
+            call = lambda: hub.call_tool("mcp__echo__echo", ARGS)  # noqa: E731
+            call()
+            via = str(hub.status()["echo"].via)
         for _ in range(COUNTS["gw_warmup"]):
-            hub.call_tool("mcp__echo__echo", ARGS)
-        via = hub.status()["echo"].via
+            call()
         g0 = _cpu_ticks(gateway_pid) if gateway_pid else 0
         t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(n):
-            hub.call_tool("mcp__echo__echo", ARGS)
+            call()
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         gw_cpu = (_cpu_ticks(gateway_pid) - g0) / os.sysconf("SC_CLK_TCK") if gateway_pid else 0
     return {"calls": n, "wall": wall, "cpu": cpu, "gateway_cpu": gw_cpu, "via": via}
@@ -449,9 +466,10 @@ def hub_servers(print: Callable[..., Any]) -> dict[str, Any]:
           f"{'':>10} {_x(lite['rss'], sdk['rss']):>9}   (client RSS growth per session: "
           f"{grow['lite'] / n:.0f} kB vs {grow['sdk'] / n:.0f} kB, "
           f"{_x(grow['lite'], grow['sdk'])})")
+    watcher = ("; the SDK's are asyncio's child watcher threads, one per process, on Python "
+               "< 3.12" if sys.version_info < (3, 12) else "")
     print(f"  threads per connection: mcp_lite {lite['threads'] / n:.2f}, SDK "
-          f"{sdk['threads'] / n:.2f} (whole process / {n}; the SDK's are asyncio's child "
-          f"watcher threads on Python < 3.12)")
+          f"{sdk['threads'] / n:.2f} (whole process / {n}{watcher})")
     return res
 
 
@@ -464,12 +482,14 @@ def gateway_call(print: Callable[..., Any], targets: Any) -> dict[str, Any]:
     config = {"mcpServers": {"echo": _server(marker)}}
     gw = _Gateway(workdir, config)
     try:
-        runs: dict[str, list[dict[str, Any]]] = {"gateway": [], "direct": []}
+        how = {"gateway": (gw.url, gw.proc.pid), "direct": ("direct", 0),
+               "client": (f"client:{gw.url}", gw.proc.pid),
+               "client_direct": ("client:direct", 0)}
+        runs: dict[str, list[dict[str, Any]]] = {key: [] for key in how}
         for _ in range(c["gw_rounds"]):
-            runs["gateway"].append(_round("call", str(workdir / "mcp.json"), gw.url,
-                                          str(gw.proc.pid), str(c["gw_calls"])))
-            runs["direct"].append(_round("call", str(workdir / "mcp.json"), "direct", "0",
-                                         str(c["gw_calls"])))
+            for key, (route, pid) in how.items():
+                runs[key].append(_round("call", str(workdir / "mcp.json"), route, str(pid),
+                                        str(c["gw_calls"])))
     finally:
         gw.stop()
         shutil.rmtree(workdir, ignore_errors=True)
@@ -477,15 +497,23 @@ def gateway_call(print: Callable[..., Any], targets: Any) -> dict[str, Any]:
                for f in ("wall", "cpu", "gateway_cpu")} for k, rs in runs.items()}
     print(f"  {'path':<58} {'via':>8} {'ms/call':>8} {'client CPU us':>14} {'gateway CPU us':>15}")
     for key, name in (("direct", "direct: Hub(config, gateway=False), stdio to the server"),
-                      ("gateway", "gateway: Hub(config, gateway='unix://...')")):
+                      ("gateway", "gateway: Hub(config, gateway='unix://...')"),
+                      ("client_direct", "  info: connect([server command]), no Hub"),
+                      ("client", "  info: connect('unix://.../servers/echo/mcp'), no Hub")):
         m = med[key]
-        gw_cpu = f"{m['gateway_cpu'] * 1e6:>15.0f}" if key == "gateway" else f"{'':>15}"
+        gw_cpu = f"{m['gateway_cpu'] * 1e6:>15.0f}" if how[key][1] else f"{'':>15}"
         print(f"  {name:<58} {runs[key][0]['via']:>8} {m['wall'] * 1e3:>8.3f} "
               f"{m['cpu'] * 1e6:>14.1f} {gw_cpu}")
     added = med["gateway"]["wall"] - med["direct"]["wall"]
     print(f"  the gateway adds {added * 1e3:.3f} ms per call "
           f"({_x(med['gateway']['wall'], med['direct']['wall'])} the direct time; "
-          f"goal <= {GATEWAY_GOAL_MS} ms: {'met' if added * 1e3 <= GATEWAY_GOAL_MS else 'NOT met'})")
+          f"goal <= {GATEWAY_GOAL_MS} ms: "
+          f"{'met' if added * 1e3 <= GATEWAY_GOAL_MS else 'NOT met'})")
+    wall = {key: m["wall"] * 1e3 for key, m in med.items()}
+    print(f"  (info: between plain Clients, no Hub, the gateway adds "
+          f"{wall['client'] - wall['client_direct']:.3f} ms per call; the Hub's own time per "
+          f"call is {wall['direct'] - wall['client_direct']:.3f} ms direct and "
+          f"{wall['gateway'] - wall['client']:.3f} ms through the gateway)")
     if targets is not None:
         targets.ms("time the gateway adds to a call", added, f"<= {GATEWAY_GOAL_MS} ms",
                    GATEWAY_GOAL_MS / 1e3)
@@ -582,8 +610,8 @@ def per_call(print: Callable[..., Any]) -> dict[str, Any]:
     tool = _syscall_tool()
     how = {"perf": "perf stat -e raw_syscalls:sys_enter -p", "strace": "strace -f -c -p",
            None: "no perf or strace: n/a"}[tool]
-    print(f"\n  -- per call, sequential stdio (fault_server.py echo, 10 B): load-proof "
-          f"figures --")
+    print("\n  -- per call, sequential stdio (fault_server.py echo, 10 B): load-proof "
+          "figures --")
     print(f"  untraced run: {c['pc_calls']} calls; system calls: ({how}) runs of "
           f"{c['syscall_long']} and {c['syscall_short']} calls, difference / "
           f"{c['syscall_long'] - c['syscall_short']}")
@@ -597,13 +625,18 @@ def per_call(print: Callable[..., Any]) -> dict[str, Any]:
     else:
         import instructions
 
+        failed = []
         with tempfile.TemporaryDirectory() as workdir:
             for kind in instr:
-                long = instructions.count(kind, instructions.LONG, workdir)
-                short = instructions.count(kind, instructions.SHORT, workdir)
+                try:
+                    long = _instructions(instructions, kind, instructions.LONG, workdir)
+                    short = _instructions(instructions, kind, instructions.SHORT, workdir)
+                except (subprocess.SubprocessError, RuntimeError) as exc:
+                    failed.append(f"{kind}: {exc}")
+                    continue
                 instr[kind] = (long - short) // (instructions.LONG - instructions.SHORT)
         why = (f"callgrind, runs of {instructions.LONG} and {instructions.SHORT} calls "
-               "(bench/instructions.py)")
+               "(bench/instructions.py)" + "".join(f"; FAILED {f}" for f in failed))
     print(f"  instructions: {why}")
     print(f"  {'client':<40} {'threads':>7} {'syscalls':>9} {'vol cs':>7} {'invol cs':>8} "
           f"{'instructions':>12} {'ms/call':>8} {'CPU us':>7}")
@@ -621,6 +654,18 @@ def per_call(print: Callable[..., Any]) -> dict[str, Any]:
     print("  (per call; vol/invol cs: voluntary and involuntary context switches of the "
           "whole process; threads: of the client process while calling)")
     return {"rows": res, "instructions": instr}
+
+
+def _instructions(instructions: Any, kind: str, calls: int, workdir: str) -> int:
+    """``instructions.count``, once more when a run fails (its stderr tail in the error)."""
+    for attempt in (1, 2):
+        try:
+            return int(instructions.count(kind, calls, workdir))
+        except subprocess.CalledProcessError as exc:
+            tail = (exc.stderr or b"").decode(errors="replace").strip().splitlines()[-3:]
+            if attempt == 2:
+                raise RuntimeError(f"valgrind run of {calls} calls: {' | '.join(tail)}") from None
+    raise AssertionError("unreachable")
 
 
 def run(print: Callable[..., Any] = print, targets: Any = None) -> dict[str, Any]:
