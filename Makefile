@@ -130,6 +130,13 @@ bench-instructions: $(VENV)/.installed
 bench-kernels: $(VENV)/.installed
 	$(PY) bench/bench_kernels.py
 
+# The fleet section alone (bench/bench_fleet.py): a Hub of 200 stdio servers vs 200 SDK
+# sessions, a call through the gateway vs direct, 8 processes through one gateway vs their
+# own servers, per-call system calls / context switches / instructions (valgrind).
+.PHONY: bench-fleet
+bench-fleet: $(VENV)/.test-installed
+	$(PY) bench/bench_fleet.py
+
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check mcp_lite tests
 	$(BIN)/ruff format --check mcp_lite

@@ -6,8 +6,10 @@ Every figure is measured in this run (nothing is hard-coded); iteration counts a
 mcp_lite is compared over stdio with the official Python SDK client (PyPI ``mcp``) and with a
 minimal hand-written sync client (``bench/raw_client.py``, the physical limit); how a figure
 is taken is described in ``bench/bench_stdio.py``. The kernel micro-benchmarks
-(``bench/bench_kernels.py``) run first when that module exists. This is never part of the
-test suite and asserts nothing. It takes about 2 minutes on 2 idle cores.
+(``bench/bench_kernels.py``) run first when that module exists; the fleet section
+(``bench/bench_fleet.py``: 200 servers in one process, the gateway, 8 processes, per-call
+system calls, context switches and instructions) runs last. This is never part of the test
+suite and asserts nothing. It takes about 5 minutes on 2 idle cores.
 """
 
 from __future__ import annotations
@@ -301,6 +303,21 @@ def tool_search(targets: Targets) -> None:
         traceback.print_exc(file=sys.stdout)
 
 
+def fleet(targets: Targets) -> None:
+    try:
+        import bench_fleet
+    except ImportError:
+        print("\n== 8. Fleet ==\n  bench/bench_fleet.py not available: skipped")
+        return
+    print("\n== 8. Fleet: 200 servers in one process, the gateway, 8 processes, per-call "
+          "syscalls (bench/bench_fleet.py) ==")
+    try:
+        bench_fleet.run(print=print, targets=targets)
+    except Exception:  # a broken section must not hide the other figures
+        print("  bench_fleet.run() failed:")
+        traceback.print_exc(file=sys.stdout)
+
+
 def _bytecode(package: Any) -> str:
     """Whether the package's modules have up-to-date .pyc files, as an installed wheel has
     (make bench compiles them first); without them every process compiles the sources."""
@@ -347,6 +364,7 @@ def main() -> None:
     oneshot(targets, c["proc_runs"])
     remote_http(targets)
     tool_search(targets)
+    fleet(targets)
     summary()
     targets.show()
     targets.save(Path(__file__).with_name("results") / "last-run.json")
