@@ -347,7 +347,7 @@ def test_gateway_killed_and_restarted_mid_run_costs_gunicorn_workers_reconnects(
             late_errors.append(outcome)
         else:
             gap_errors.append(outcome)
-    assert wrong == []
+    assert wrong == [], wrong
     # After the restart, every call succeeds (the workers reconnect within their deadline).
     assert late_errors == [], late_errors[:5]
     # During the gap, an error is clear: its class is a connect failure and it names the socket.
