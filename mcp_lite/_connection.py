@@ -5,33 +5,35 @@ Threads (all daemons, all named, all joined with a timeout on close):
 
 - the transport's reader calls ``_on_frame``: it only routes — resolves futures, queues
   notifications, hands server requests to the pool — so user code never blocks it;
-- ``mcp-lite-deadlines``: wakes at the nearest deadline of a ``submit()`` future, fails the
-  late request with ``RequestTimeout`` and tells the server (``notifications/cancelled``);
+- the process-wide timer (``_timer``) fails a ``submit()`` future at its deadline with
+  ``RequestTimeout``; the control sender then tells the server (``notifications/cancelled``);
 - a blocking ``call()`` needs neither a Future nor the deadline thread: it waits on a lock
   of its own (one futex hand-off, no condition variable) and enforces its own deadline, so
   it can also withdraw itself at once (``cancel_event``, Ctrl-C) and tell the server;
 - a bounded worker pool runs server-to-client requests (sampling, elicitation, roots) and
-  2026-07-28 ``input_required`` rounds; one serial worker delivers notifications in order.
+  2026-07-28 ``input_required`` rounds; one serial worker delivers notifications in order;
+  their threads, and the control sender's, end when idle (a settled connection has none).
 
 When the transport dies every pending future fails at once with the transport's error.
 """
 
 from __future__ import annotations
 
-import heapq
 import logging
 import math
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from . import _timer
 from ._accel import Gate, ResponseIdScanner, decode_message, encode_message
 from ._backlog import Backlog, ControlSender
 from ._deadline import Deadline
 from ._handlers import TaskReceiver
+from ._workers import Workers
 from .errors import (
     ConnectionClosed,
     InternalError,
@@ -144,6 +146,7 @@ class _Call:
     trace: Any = None  # the event observer's state for this call (mcp_lite.events)
     cancelled: bool = False  # withdrawn by the caller: never (re-)sent after this
     in_round: bool = False  # an input_required round is being answered for it
+    timer: _timer.Handle | None = None  # a future's deadline on the process-wide timer
 
 
 class _Waiter:
@@ -256,13 +259,9 @@ class Connection:
         self._lock = threading.Lock()
         self._pending: jsonrpc.PendingTable[_Call] = jsonrpc.PendingTable()
         self._incoming: dict[jsonrpc.RequestId, _Incoming] = {}
-        # (deadline, request id); answered ids are skipped lazily and compacted away, so the
-        # heap never holds results or callers' frames alive.
-        self._heap: list[tuple[float, jsonrpc.RequestId]] = []
-        # Futures between two input_required rounds (in no pending entry): the deadline
-        # thread fails them at their deadline too.
+        # Futures between two input_required rounds (in no pending entry): the timer fails
+        # them at their deadline too (the entry of their last request stays scheduled).
         self._rounds: set[_Call] = set()
-        self._wake = threading.Condition(self._lock)
         self._writing = threading.local()  # .call: the _Call this thread is writing
         self._stopping = False
         # Leader/follower (stdio, compiled kernels): the one blocking call reading the pipe
@@ -273,24 +272,19 @@ class Connection:
         )
         self._leader: _Call | None = None
         self._routing: tuple[_Call, Any, RpcError | None, int] | None = None
-        self._workers = ThreadPoolExecutor(
-            max_workers, thread_name_prefix=f"mcp-lite-worker[{name}]"
-        )
-        self._notifier = ThreadPoolExecutor(1, thread_name_prefix=f"mcp-lite-notify[{name}]")
+        # Threads start on demand and end when idle: a settled connection keeps none.
+        self._workers = Workers(f"mcp-lite-worker[{name}]", max_workers)
+        self._notifier = Workers(f"mcp-lite-notify[{name}]", 1)
         self.notification_backlog = Backlog("notifications", max_queued_notifications, name)
         self.request_backlog = Backlog("server requests", max_queued_server_requests, name)
-        # Cancellations and refusals are written from here: the deadline thread and the
-        # reader thread never block in a write.
+        # Cancellations and refusals are written from here: the timer and the reader
+        # thread never block in a write.
         self._control = ControlSender(name, limit=_MAX_QUEUED_CONTROL)
-        self._watcher = threading.Thread(
-            target=self._watch_deadlines, daemon=True, name=f"mcp-lite-deadlines[{name}]"
-        )
 
     # --- lifecycle ------------------------------------------------------------------------------
 
     def start(self, deadline: Deadline | None = None) -> None:
         """Start the transport; ``deadline`` is the connect's one deadline (passed on)."""
-        self._watcher.start()
         try:
             self.transport.start(self._on_frame, self._on_transport_closed, deadline=deadline)
         except BaseException:
@@ -322,8 +316,6 @@ class Connection:
             self.events.ended(self, None)
         self.transport.close()  # also after the transport died: it still holds pipes/sockets
         self._control.stop(0.5)
-        if self._watcher.is_alive() and self._watcher is not threading.current_thread():
-            self._watcher.join(1.0)
 
     def abandon(self) -> None:
         """After fork: forget this connection without touching the parent's process or pipes."""
@@ -340,15 +332,13 @@ class Connection:
             calls = self._pending.drain()
             calls.extend(self._rounds)  # between input rounds: they fail now too
             self._rounds.clear()
-            self._heap.clear()
-            self._wake.notify_all()
         failure = self.closed_error
         writing = getattr(self._writing, "call", None)
         for call in calls:
             if call is not writing:  # the writer fails its own call (see _send_call)
                 _fail(call.future, failure)
-        self._workers.shutdown(wait=False, cancel_futures=True)
-        self._notifier.shutdown(wait=False, cancel_futures=True)
+        self._workers.shutdown()
+        self._notifier.shutdown()
         self._control.stop()
         return True
 
@@ -396,6 +386,9 @@ class Connection:
         call.cancel_on_timeout = cancel_on_timeout
 
         def on_done(done: Future[dict[str, Any]]) -> None:
+            handle = call.timer
+            if handle is not None:  # its deadline is no longer needed: off the timer
+                handle.cancel()
             if done.cancelled():
                 self.cancel(call, "the caller cancelled the request")
 
@@ -691,47 +684,31 @@ class Connection:
     # --- deadlines -----------------------------------------------------------------------------
 
     def _schedule(self, call: _Call) -> None:
-        """Put ``call``'s deadline on the heap; the caller holds ``self._lock``."""
-        heap = self._heap
-        if len(heap) > 64 + 2 * len(self._pending):
-            heap[:] = [item for item in heap if item[1] in self._pending]
-            heapq.heapify(heap)
-        first = not heap or call.deadline < heap[0][0]
-        heapq.heappush(heap, (call.deadline, call.request_id))
-        if first:
-            self._wake.notify()
+        """Put ``call``'s deadline on the process-wide timer (replacing the one it had);
+        the caller holds ``self._lock``."""
+        old = call.timer
+        if old is not None:
+            old.cancel()
+        handle = call.timer = _timer.schedule(call.deadline, lambda: self._on_deadline(call))
+        if call.future.done():  # completed meanwhile: its done callback saw the old handle
+            handle.cancel()
 
-    def _watch_deadlines(self) -> None:
-        while True:
-            expired: list[_Call] = []
-            with self._lock:
-                if self._stopping:
-                    return
-                now = time.monotonic()
-                while self._heap and self._heap[0][0] <= now:
-                    _, request_id = heapq.heappop(self._heap)
-                    call = self._pending.get(request_id)
-                    if call is None or call.deadline > now:
-                        continue  # answered, or its deadline moved (a newer entry exists)
-                    self._pending.pop(request_id)
-                    expired.append(call)
-                if self._rounds:  # futures between input rounds are in no pending entry
-                    late = [c for c in self._rounds if c.deadline <= now]
-                    for call in late:
-                        self._rounds.discard(call)
-                        call.cancelled = True  # never sent again
-                        call.sent = False  # its last request was answered: no cancel
-                    expired.extend(late)
-                    soonest = min((c.deadline for c in self._rounds), default=now + 5.0)
-                else:
-                    soonest = now + 5.0
-                wait = self._heap[0][0] - now if self._heap else 5.0
-                wait = min(wait, soonest - now)
-                if not expired:
-                    self._wake.wait(min(max(wait, 0.001), 5.0))
-                    continue
-            for call in expired:
-                self._expire(call)
+    def _on_deadline(self, call: _Call) -> None:
+        """On the timer thread: fail ``call`` if its deadline passed (short, never blocks:
+        the cancellation is written by the control sender)."""
+        with self._lock:
+            now = time.monotonic()
+            if call.deadline > now or call.future.done():
+                return  # answered, or its deadline moved (a newer entry is scheduled)
+            if self._pending.get(call.request_id) is call:
+                self._pending.pop(call.request_id)
+            elif call in self._rounds:  # between input rounds: in no pending entry
+                self._rounds.discard(call)
+                call.cancelled = True  # never sent again
+                call.sent = False  # its last request was answered: no cancel
+            else:
+                return  # being completed or re-sent right now: its next entry decides
+        self._expire(call)
 
     def _expire_late(self, call: _Call) -> None:
         """Expire a blocking call found in no pending entry past its deadline (between input
@@ -941,7 +918,8 @@ class Connection:
                 call.sent = False  # the answered request needs no cancellation
                 if type(call.future) is not _Waiter:
                     self._rounds.add(call)
-                    self._wake.notify()
+                    # Again: the entry of its answered request may have fired just now.
+                    self._schedule(call)
             if not self._run(self._workers, self._answer_input_required, call, result):
                 _fail(call.future, self.closed_error or ConnectionClosed("connection closed"))
         elif call.on_progress is not None:
@@ -1132,7 +1110,7 @@ class Connection:
             error.__cause__ = exc
             _fail(call.future, error)
 
-    def _run(self, pool: ThreadPoolExecutor, fn: Callable[..., Any], *args: Any) -> bool:
+    def _run(self, pool: Workers, fn: Callable[..., Any], *args: Any) -> bool:
         try:
             pool.submit(_guarded, fn, *args)
             return True

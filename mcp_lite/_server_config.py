@@ -131,7 +131,17 @@ class _Base(BaseModel):
     disabled: bool = False
 
     def __repr_args__(self) -> Any:
-        shown = ("type", "command", "timeout", "disabled", "ideName", "authHeader", "name")
+        shown = (
+            "type",
+            "command",
+            "timeout",
+            "disabled",
+            "ideName",
+            "authHeader",
+            "name",
+            "idleShutdown",
+            "maxLifetime",
+        )
         for key, value in super().__repr_args__():
             if key == "url" and isinstance(value, str):
                 yield key, redact_url(value)
@@ -149,6 +159,12 @@ class StdioServerConfig(_Base):
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
+    # Read by the Hub (servers that recycle), over its idle_timeout / max_lifetime; 0: off
+    # for this server. Not ``idleTimeout``: remote entries use that key for their stream.
+    idleShutdown: float | None = Field(default=None, ge=0)
+    """Seconds unused after which the Hub stops this server (it starts on the next call)."""
+    maxLifetime: float | None = Field(default=None, ge=0)
+    """Seconds of life after which the Hub restarts this server, between calls."""
 
 
 class OAuthConfig(BaseModel):

@@ -507,6 +507,12 @@ cdef extern from *:
         *err = 38;
         return -2;
     }
+    static Py_ssize_t mcpl_wait_read_watch(int fd, int timeout_ms, char *buf, Py_ssize_t n,
+                                           int *err, int a, int b, int c, int *woke) {
+        *err = 38;
+        *woke = 0;
+        return -2;
+    }
     #else
     #include <errno.h>
     #include <fcntl.h>
@@ -560,9 +566,36 @@ cdef extern from *:
         }
         return (Py_ssize_t)got;
     }
+    /* mcpl_wait_read, also waiting on up to three watched fds (a, b, c; -1: none, as
+       poll ignores a negative fd): fd is read (once) only when it is ready; *woke gets bit
+       1, 2, 4 set for a, b, c ready (readable, at end or in error). */
+    static Py_ssize_t mcpl_wait_read_watch(int fd, int timeout_ms, char *buf, Py_ssize_t n,
+                                           int *err, int a, int b, int c, int *woke) {
+        struct pollfd p[4];
+        ssize_t got;
+        int r;
+        *err = 0;
+        *woke = 0;
+        p[0].fd = fd; p[1].fd = a; p[2].fd = b; p[3].fd = c;
+        for (r = 0; r < 4; r++) { p[r].events = POLLIN; p[r].revents = 0; }
+        r = poll(p, 4, timeout_ms > 0 ? timeout_ms : 0);
+        if (r == 0 || (r < 0 && errno == EINTR)) return -1;
+        if (r < 0) { *err = errno; return -2; }
+        *woke = (p[1].revents ? 1 : 0) | (p[2].revents ? 2 : 0) | (p[3].revents ? 4 : 0);
+        if (fd < 0 || !p[0].revents) return -1;
+        got = read(fd, buf, (size_t)n);
+        if (got < 0) {
+            if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) return -1;
+            *err = errno;
+            return -2;
+        }
+        return (Py_ssize_t)got;
+    }
     #endif
     """
     Py_ssize_t mcpl_wait_read(int fd, int timeout_ms, char* buf, Py_ssize_t n, int* err) nogil
+    Py_ssize_t mcpl_wait_read_watch(int fd, int timeout_ms, char* buf, Py_ssize_t n, int* err,
+                                    int a, int b, int c, int* woke) nogil
     int mcpl_nonblocking(int fd)
     Py_ssize_t mcpl_read_now(int fd, char* buf, Py_ssize_t n, int* err)
     Py_ssize_t mcpl_write_now(int fd, const char* buf, Py_ssize_t n, int* err)
@@ -769,6 +802,7 @@ cdef class NdjsonSplitter:
     cdef list _ready
     cdef Py_ssize_t _taken
     cdef char* _buf
+    cdef int _woke
 
     def __cinit__(self, *args, **kwargs):
         # valid before (or without) __init__: a subclass may skip it, or __new__ be called
@@ -785,6 +819,7 @@ cdef class NdjsonSplitter:
         self._head = b""
         self._ready = []
         self._taken = 0
+        self._woke = 0
         return 0
 
     def __dealloc__(self):
@@ -836,6 +871,44 @@ cdef class NdjsonSplitter:
         if got > 0:
             self._ready.extend(self.feed(PyBytes_FromStringAndSize(self._buf, got)))
         return len(self._ready) - self._taken
+
+    def read_watching(self, int fd, double timeout, int a, int b, int c):
+        """``read_into`` (with a wait) that also wakes for the watched fds ``a``, ``b``,
+        ``c`` (-1: none; ``fd`` -1: watch only): one poll for all; ``fd`` is read only when
+        it is ready. Which watched fds are ready is in ``woke`` afterwards; see the twin."""
+        cdef int err = 0
+        cdef int ms = 0
+        cdef int woke = 0
+        cdef Py_ssize_t got
+        cdef Gate after = None
+        if self._buf == NULL:
+            self._buf = <char*>realloc(NULL, DEF_READ_CHUNK)
+            if self._buf == NULL:
+                raise MemoryError()
+        if timeout > 0:
+            ms = <int>(timeout * 1000.0) + 1 if timeout < 2000000.0 else 2000000000
+        after = _next_deferred()  # the wait lets go of the GIL: see read_into
+        if _deferred and ms > _GUARD_MS:
+            ms = _GUARD_MS
+        with nogil:
+            if after is not None:
+                PyThread_release_lock(after._lock)
+            got = mcpl_wait_read_watch(fd, ms, self._buf, DEF_READ_CHUNK, &err, a, b, c, &woke)
+        after = None
+        self._woke = woke
+        if got == -2:
+            raise OSError(err, "read_watching failed")
+        if got == 0:
+            self._ready.extend(self.flush())
+            return -1
+        if got > 0:
+            self._ready.extend(self.feed(PyBytes_FromStringAndSize(self._buf, got)))
+        return len(self._ready) - self._taken
+
+    @property
+    def woke(self):
+        """Bits 1, 2, 4: the watched fds a, b, c of the last ``read_watching`` were ready."""
+        return self._woke
 
     def pop_frame(self):
         """The next message ``read_into`` completed, or None when there is none."""

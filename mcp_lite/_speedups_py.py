@@ -507,7 +507,17 @@ class NdjsonSplitter(_Uncopyable):
     Not thread-safe: one thread at a time owns a splitter.
     """
 
-    __slots__ = ("_head", "_max_size", "_pending", "_ready", "_scanner", "_taken")
+    __slots__ = (
+        "_head",
+        "_max_size",
+        "_pending",
+        "_polled",
+        "_poller",
+        "_ready",
+        "_scanner",
+        "_taken",
+        "_woke",
+    )
 
     def __new__(cls, *args: object, **kwargs: object) -> NdjsonSplitter:
         # set up here, as the compiled __cinit__ does: valid even when __init__ is skipped
@@ -525,6 +535,9 @@ class NdjsonSplitter(_Uncopyable):
         self._head = b""  # the first bytes of that line
         self._ready: list[bytes | MessageTooLarge] = []  # read_into's messages not yet popped
         self._taken = 0  # how many of _ready pop_frame has handed out
+        self._woke = 0  # read_watching's watched fds that were ready
+        self._polled: tuple[int, ...] = ()  # the fds _poller was made for
+        self._poller: Any = None
 
     def read_into(self, fd: int, timeout: float) -> int:
         """Wait up to ``timeout`` s (``<= 0``: not at all) for ``fd``, read once (at most
@@ -547,6 +560,43 @@ class NdjsonSplitter(_Uncopyable):
             return -1
         self._ready.extend(self.feed(chunk))
         return len(self._ready) - self._taken
+
+    def read_watching(self, fd: int, timeout: float, a: int, b: int, c: int) -> int:
+        """``read_into`` that also wakes for the watched fds ``a``, ``b``, ``c`` (-1: none;
+        ``fd`` -1: watch only): one wait for all, up to ``timeout`` s; ``fd`` is read (once)
+        only when it is ready. Afterwards ``woke`` has bit 1, 2, 4 set for ``a``, ``b``,
+        ``c`` ready (readable, at end of stream or in error). Returns as ``read_into``."""
+        key = (fd, a, b, c)
+        if self._polled != key:  # the set rarely changes: keep the poll object
+            self._poller = select.poll()
+            for watched in key:
+                if watched >= 0:
+                    self._poller.register(watched, select.POLLIN)
+            self._polled = key
+        try:
+            events = self._poller.poll(int(timeout * 1000) + 1 if timeout > 0 else 0)
+        except InterruptedError:  # pragma: no cover - PEP 475 retries it
+            events = []
+        woke = 0
+        ready = False
+        for got, _ in events:
+            if got == fd:
+                ready = True
+            elif got == a:
+                woke |= 1
+            elif got == b:
+                woke |= 2
+            elif got == c:
+                woke |= 4
+        self._woke = woke
+        if not ready:
+            return len(self._ready) - self._taken
+        return self.read_into(fd, 0.0)
+
+    @property
+    def woke(self) -> int:
+        """Bits 1, 2, 4: the watched fds a, b, c of the last ``read_watching`` were ready."""
+        return self._woke
 
     def pop_frame(self) -> bytes | MessageTooLarge | None:
         """The next message ``read_into`` completed, or None when there is none."""

@@ -668,17 +668,23 @@ class Client:
         Raises:
             LocalProtocolError: the server does not declare the skills extension.
         """
+        return self._list_skills(Deadline.after(self._timeout(timeout)))
+
+    def _list_skills(self, deadline: Deadline) -> list[Skill]:
         from . import skills
 
-        found = skills.list_skills(self, Deadline.after(self._timeout(timeout)))
+        found = skills.list_skills(self, deadline)
         self._remember_skills(found)
         return found
 
     def get_skill(self, uri: str, *, timeout: float | None = None) -> Skill:
         """One skill's entry by its ``SKILL.md`` URI (``skills/get``), listed or not."""
+        return self._get_skill(Deadline.after(self._timeout(timeout)), uri)
+
+    def _get_skill(self, deadline: Deadline, uri: str) -> Skill:
         from . import skills
 
-        skill = skills.get_skill(self, uri, timeout)
+        skill = skills.get_skill(self, uri, deadline)
         self._remember_skills([skill])
         return skill
 
@@ -690,13 +696,17 @@ class Client:
         Raises:
             SkillVerificationError: the content does not match the entry; nothing is used.
         """
+        return self._load_skill(Deadline.after(self._timeout(timeout)), skill)
+
+    def _load_skill(self, deadline: Deadline, skill: str | Skill) -> LoadedSkill:
+        """``load_skill`` on one deadline: the entry's lookup and the read share it."""
         from . import skills
 
         if isinstance(skill, str):
             with self._lock:
                 known = self._skill_entries.get(skill)
-            skill = known if known is not None else self.get_skill(skill, timeout=timeout)
-        return skills.load_skill(self, skill, timeout)
+            skill = known if known is not None else self._get_skill(deadline, skill)
+        return skills.load_skill(self, skill, deadline)
 
     def _remember_skills(self, found: list[Skill]) -> None:
         with self._lock:
@@ -712,22 +722,24 @@ class Client:
         2026-07-28 servers get one ``subscriptions/listen`` stream covering every subscribed
         URI and the list-changed notifications; it is re-opened after a reconnect.
         """
+        deadline = Deadline.after(self._timeout(timeout))  # the connect and the request
         with self._lock:
             self._subscriptions.add(uri)
-        info = self.session
+        info = self._session(deadline)
         if info.era == "stateless":
-            self._listen()
+            self._listen(deadline)
         else:
             self._require(info, "resources", "subscribe", "resources/subscribe")
-            self.request("resources/subscribe", {"uri": uri}, timeout=timeout)
+            self._request(deadline, "resources/subscribe", {"uri": uri})
 
     def unsubscribe_resource(self, uri: str, *, timeout: float | None = None) -> None:
+        deadline = Deadline.after(self._timeout(timeout))
         with self._lock:
             self._subscriptions.discard(uri)
-        if self.session.era == "stateless":
-            self._listen()
+        if self._session(deadline).era == "stateless":
+            self._listen(deadline)
         else:
-            self.request("resources/unsubscribe", {"uri": uri}, timeout=timeout)
+            self._request(deadline, "resources/unsubscribe", {"uri": uri})
 
     # --- prompts, completion, logging, ping --------------------------------------------------------
 
@@ -802,11 +814,12 @@ class Client:
         """Ask the server for log messages at ``level`` and above (to ``log_handler``)."""
         if level not in LOG_LEVELS:
             raise ConfigError(f"log level must be one of {', '.join(LOG_LEVELS)}")
-        info = self.session
+        deadline = Deadline.after(self._timeout(timeout))  # the connect and the request
+        info = self._session(deadline)
         self._handlers.log_level = level
         if info.era == "handshake":
             self._require(info, "logging", None, "logging/setLevel")
-            self.request("logging/setLevel", {"level": level}, timeout=timeout)
+            self._request(deadline, "logging/setLevel", {"level": level})
 
     def ping(self, *, timeout: float | None = None) -> None:
         """Round-trip to the server: ``ping``, or on 2026-07-28 (which removed ping) a
@@ -1078,9 +1091,10 @@ class Client:
             )
         return None
 
-    def _listen(self) -> None:
-        """(Re)open the 2026-07-28 ``subscriptions/listen`` stream for our subscriptions."""
-        conn = self._connection()
+    def _listen(self, deadline: Deadline | None = None) -> None:
+        """(Re)open the 2026-07-28 ``subscriptions/listen`` stream for our subscriptions
+        (connecting on the caller's ``deadline``, when given)."""
+        conn = self._connection(deadline)
         with self._lock:
             old, uris = self._listen_future, sorted(self._subscriptions)
             self._listen_future = None

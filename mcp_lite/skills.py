@@ -96,7 +96,7 @@ class LoadedSkill:
                 return self._cache[uri]
         if self.skill.entry.file(uri) is None:  # never fetch what the entry does not list
             raise SkillVerificationError(f"{uri!r} is not a file of skill {self.uri!r}", uri)
-        data = _read_bytes(self._client, uri, timeout)
+        data = _read_bytes(self._client, uri, Deadline.after(self._client._timeout(timeout)))
         sk.check_file(self.skill.entry, uri, data)
         with self._lock:
             self._cache[uri] = data
@@ -130,18 +130,18 @@ def list_skills(client: Requester, deadline: Deadline) -> list[Skill]:
     return found
 
 
-def get_skill(client: Requester, uri: str, timeout: float | None) -> Skill:
-    """One entry by URI (``skills/get``; the caller remembers it)."""
-    require_extension(client)
-    result = client.request("skills/get", {"uri": uri}, timeout=timeout)
+def get_skill(client: Requester, uri: str, deadline: Deadline) -> Skill:
+    """One entry by URI (``skills/get``, on the one ``deadline``; the caller remembers it)."""
+    require_extension(client, deadline)
+    result = client._request(deadline, "skills/get", {"uri": uri})
     skill = Skill.from_entry(sk.parse_entry(result.get("skill")))
     if skill.uri != uri:
         raise RemoteProtocolError(f"skills/get for {uri!r} answered for {skill.uri!r}")
     return skill
 
 
-def load_skill(client: Requester, skill: Skill, timeout: float | None) -> LoadedSkill:
-    """Read and verify ``SKILL.md``; nothing else is read."""
+def load_skill(client: Requester, skill: Skill, deadline: Deadline) -> LoadedSkill:
+    """Read and verify ``SKILL.md`` on the one ``deadline``; nothing else is read."""
     if skill.entry.resources is None:
         raise SkillVerificationError(
             f"skill {skill.uri!r} publishes no digests; mcp_lite does not load unverifiable skills",
@@ -151,7 +151,7 @@ def load_skill(client: Requester, skill: Skill, timeout: float | None) -> Loaded
         raise SkillVerificationError(
             f"skill {skill.uri!r} does not list its own SKILL.md", skill.uri
         )
-    data = _read_bytes(client, skill.uri, timeout)
+    data = _read_bytes(client, skill.uri, deadline)
     sk.check_file(skill.entry, skill.uri, data)
     try:
         text = data.decode("utf-8")
@@ -163,9 +163,9 @@ def load_skill(client: Requester, skill: Skill, timeout: float | None) -> Loaded
     return loaded
 
 
-def _read_bytes(client: Requester, uri: str, timeout: float | None) -> bytes:
+def _read_bytes(client: Requester, uri: str, deadline: Deadline) -> bytes:
     """The raw bytes of one resource (text as UTF-8, blobs decoded): what a digest covers."""
-    result = client.request("resources/read", {"uri": uri}, timeout=timeout)
+    result = client._request(deadline, "resources/read", {"uri": uri})
     contents = result.get("contents")
     if not isinstance(contents, list):
         raise RemoteProtocolError(f"resources/read {uri!r}: no contents")

@@ -10,7 +10,10 @@ Hub, not the Client, decides when and how to reconnect) and its state:
   ``Backoff.cooldown`` seconds (``reconnect()`` retries at once);
 - ``needs-auth``: the server answered 401; recorded in the needs-auth cache file for 15
   minutes, during which the server is not tried again (``reconnect()`` does);
-- ``disabled``: by config (with a reason) or by ``disable()``; never connected.
+- ``disabled``: by config (with a reason) or by ``disable()``; never connected;
+- ``idle``: a stdio server stopped by a recycle (``idle_timeout`` or ``max_lifetime``, see
+  ``_recycle``); the next call starts it again, ``connect_all()`` leaves it stopped, and its
+  cached lists stay until it starts.
 
 Connections are memoized by ``name + canonical JSON of the config``: an unchanged entry keeps
 its connection across ``update()``; a changed one gets a new slot and the old connection is
@@ -55,6 +58,7 @@ from ..errors import (
     ServerDisabled,
 )
 from ..events import emit_reconnect
+from ._recycle import RETRY, Lease, Life, Recycler, check_seconds, effective
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -62,11 +66,11 @@ if TYPE_CHECKING:
     from ._auth_cache import AuthCache
     from .tools import Catalog
 
-__all__ = ["Backoff", "Connections", "Elicitation", "ServerStatus", "Spec", "capped"]
+__all__ = ["Backoff", "Connections", "Elicitation", "Lease", "ServerStatus", "Spec", "capped"]
 
 log = logging.getLogger("mcp_lite.hub")
 
-State = Literal["connected", "failed", "needs-auth", "pending", "disabled"]
+State = Literal["connected", "failed", "needs-auth", "pending", "disabled", "idle"]
 REMOTE_TYPES = frozenset({"http", "sse", "ws", "sse-ide", "ws-ide", "proxy"})
 DEFAULT_LOCAL_BATCH = 3
 DEFAULT_REMOTE_BATCH = 20
@@ -113,13 +117,22 @@ class ServerStatus:
     """One server as ``Hub.status()`` shows it.
 
     Attributes:
-        state: ``connected``, ``failed``, ``needs-auth``, ``pending`` or ``disabled``.
-        error: why it failed, needs auth or is disabled; None otherwise.
+        state: ``connected``, ``failed``, ``needs-auth``, ``pending``, ``disabled`` or
+            ``idle`` (stopped by a recycle; the next call starts it).
+        error: why it failed, needs auth, is disabled or idle; None otherwise.
         scope: where the entry came from (``project``, ``user``, ``dynamic``...).
         type: ``stdio``, ``http``, ``sse``, ``ws``, ``sdk``...
         tools_count: how many tools it offers, when the list is known (else None).
         attempts: connection attempts in the current or last cycle.
         source: the file (or ``<code>``) the entry came from.
+        idle_timeout, max_lifetime: the recycle settings in effect (seconds; None: off;
+            stdio servers only).
+        started_at: when the current connection (process) started (``time.time()``); None
+            while none runs.
+        age: its age in seconds; None while none runs.
+        last_used: when a call last began or ended (``time.time()``); None before the first.
+        recycles: how many times a recycle stopped it (idle stops and lifetime restarts).
+        pid: the stdio server's process id while it runs; None otherwise.
         via: ``"gateway"`` (reached through the Hub's gateway), ``"local"`` (run or reached by
             this process), or None while the gateway's listing is not fetched yet.
     """
@@ -132,6 +145,13 @@ class ServerStatus:
     tools_count: int | None = None
     attempts: int = 0
     source: str | None = None
+    idle_timeout: float | None = None
+    max_lifetime: float | None = None
+    started_at: float | None = None
+    age: float | None = None
+    last_used: float | None = None
+    recycles: int = 0
+    pid: int | None = None
     via: str | None = "local"
 
 
@@ -148,6 +168,10 @@ class Spec:
     error: str | None = None
     key: str = field(default="", compare=False)
     timeout: float | None = None
+    # The entry's own recycle settings (0: off for this server); not in ``key``: changing
+    # them keeps the connection.
+    idle_timeout: float | None = None
+    max_lifetime: float | None = None
 
     @property
     def remote(self) -> bool:
@@ -193,12 +217,26 @@ def make_spec(
     disabled_reason: str | None = None,
     error: str | None = None,
     timeout: float | None = None,
+    idle_timeout: float | None = None,
+    max_lifetime: float | None = None,
 ) -> Spec:
     kind = type or _type_of(target)
     key = memo_key(name, target) if error is None else f"{name}\x00error"
     if timeout is not None:
         key += f"\x00timeout={timeout!r}"
-    return Spec(name, scope, kind, target, source, disabled_reason, error, key, timeout)
+    return Spec(
+        name,
+        scope,
+        kind,
+        target,
+        source,
+        disabled_reason,
+        error,
+        key,
+        timeout,
+        idle_timeout,
+        max_lifetime,
+    )
 
 
 def _type_of(target: Any) -> str:
@@ -323,6 +361,7 @@ class _Slot:
         self.failed_at = 0.0
         self.last_error: McpError | None = None
         self.lost: BaseException | None = None  # why the last live connection died
+        self.life = Life()
 
     def set(self, state: State, error: str | None = None, attempts: int | None = None) -> None:
         self.snapshot = (state, error, self.snapshot[2] if attempts is None else attempts)
@@ -353,6 +392,8 @@ class Connections:
         sampling_handler: ``fn(server, params)`` answering every server's sampling requests
             (a ``sampling_handler`` in ``client_options`` takes ``params`` only).
         open_client: ``fn(spec, options) -> connected Client`` (tests replace it).
+        idle_timeout, max_lifetime: the recycle settings of stdio servers (seconds; None:
+            off), which an entry's own ``idleShutdown``/``maxLifetime`` override.
     """
 
     def __init__(
@@ -366,6 +407,8 @@ class Connections:
         elicitation: Elicitation,
         sampling_handler: SamplingHandler | None = None,
         open_client: OpenClient | None = None,
+        idle_timeout: float | None = None,
+        max_lifetime: float | None = None,
         route: Route | None = None,
     ) -> None:
         if sampling_handler is not None and "sampling_handler" in client_options:
@@ -384,6 +427,11 @@ class Connections:
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._slots: dict[str, _Slot] = {}
+        self.idle_timeout = check_seconds("idle_timeout", idle_timeout)
+        self.max_lifetime = check_seconds("max_lifetime", max_lifetime)
+        self._recycler = Recycler(self._sweep)
+        weakref.finalize(self, self._recycler.stop)  # a forgotten Hub ends its timer
+        self._retired: list[Client] = []  # recycled clients whose last call ended: to close
         self.update(specs)
         _live.add(self)
 
@@ -411,6 +459,11 @@ class Connections:
                 doomed.append(self._slots.pop(name))
         for slot in doomed:
             self._drop_client(slot)
+        # A kept connection may have gained a recycle setting: let the timer look at it.
+        with self._lock:
+            kept = [s for s in self._slots.values() if s.client is not None]
+        if any(self.limits(s.spec) != (None, None) for s in kept):
+            self._recycler.wake()
 
     def names(self) -> list[str]:
         with self._lock:
@@ -442,6 +495,9 @@ class Connections:
                 state, error = "pending", "the connection closed; it reconnects on next use"
             tools = self.catalog.cached("tools", slot.spec.name)
             spec = slot.spec
+            idle, lifetime = self.limits(spec)
+            life = slot.life
+            started = life.started if state == "connected" else None
             out[spec.name] = ServerStatus(
                 spec.name,
                 state,
@@ -451,9 +507,30 @@ class Connections:
                 None if tools is None else len(tools),
                 attempts,
                 spec.source,
+                idle,
+                lifetime,
+                life.started_wall if started is not None else None,
+                None if started is None else time.monotonic() - started,
+                life.last_used_wall,
+                life.recycles,
+                life.pid if started is not None else None,
                 "local" if self.route is None else self.route.via(spec),
             )
         return out
+
+    def limits(self, spec: Spec) -> tuple[float | None, float | None]:
+        """``(idle_timeout, max_lifetime)`` in effect for ``spec``: stdio servers run here
+        only (one reached through the gateway is the gateway's to recycle)."""
+        if spec.type != "stdio" or (self.route is not None and self.route.via(spec) == "gateway"):
+            return None, None
+        return (
+            effective(spec.idle_timeout, self.idle_timeout),
+            effective(spec.max_lifetime, self.max_lifetime),
+        )
+
+    def stopped(self, name: str) -> bool:
+        """True while ``name`` is stopped by a recycle (its lists are still valid)."""
+        return self._slot(name).snapshot[0] == "idle"
 
     def disable(self, name: str) -> None:
         slot = self._slot(name)
@@ -487,10 +564,29 @@ class Connections:
             McpError: the last attempt's error when every attempt failed.
         """
         slot = self._slot(name)
+        slot.life.touch()
         client = slot.client
         if client is not None and slot.snapshot[0] == "connected" and _alive(client):
             return client
         return self._connect(slot, force=False, deadline=deadline)
+
+    def lease(self, name: str, deadline: Deadline | None = None) -> Lease[Client]:
+        """``client(name, deadline)``, held in use until the lease is released (``with
+        conns.lease(name) as client:``): a recycle never stops a server under a lease.
+
+        Raises:
+            as ``client``.
+        """
+        slot = self._slot(name)
+        life = slot.life
+        for _ in range(3):
+            client = self.client(name, deadline)
+            with life.lock:
+                # A recycle detaches the client under this lock: still current, it is ours.
+                if slot.client is client:
+                    life.users[client] = life.users.get(client, 0) + 1
+                    return Lease(client, life, self._freed)
+        raise ConnectError(f"MCP server {name!r} was recycled while connecting; try again")
 
     def reconnect(self, name: str, deadline: Deadline | None = None) -> Client:
         """Close the current connection (if any) and connect again now, ignoring the
@@ -530,7 +626,10 @@ class Connections:
         recorded in the states, never raised."""
         with self._lock:
             slots = [s for n, s in self._slots.items() if names is None or n in names]
-        todo = [s for s in slots if s.snapshot[0] != "disabled" and not s.user_disabled]
+        # An idle (recycled) server stays stopped until a call needs it.
+        todo = [
+            s for s in slots if s.snapshot[0] not in ("disabled", "idle") and not s.user_disabled
+        ]
         local = [s for s in todo if not s.spec.remote]
         remote = [s for s in todo if s.spec.remote]
         pools = [
@@ -694,6 +793,7 @@ class Connections:
                 emit_reconnect(self._client_options.get("event_hooks") or {}, spec.name, lost)
             slot.last_error = None
             slot.set("connected", None, attempt)
+            self._began(slot, client)
             self._listen(slot, client)
             return client
         assert last is not None
@@ -712,6 +812,90 @@ class Connections:
         slot.last_error, slot.failed_at = last, time.monotonic()
         slot.set("failed", str(last), attempt)
         raise last
+
+    # --- recycling (see _recycle) -------------------------------------------------------------
+
+    def _began(self, slot: _Slot, client: Client) -> None:
+        """A connection is up: note its start; watch it when it recycles."""
+        transport = getattr(client, "transport", None)  # tests' stand-ins may have none
+        life = slot.life
+        life.began(getattr(transport, "pid", None))
+        if life.stale_lists:  # the server was recycled: its lists come from the new process
+            life.stale_lists = False
+            self.catalog.invalidate(slot.spec.name)
+        idle, lifetime = self.limits(slot.spec)
+        due = [t for t in (idle, lifetime) if t is not None]
+        if due:
+            self._recycler.wake(time.monotonic() + min(due))
+
+    def _freed(self, client: Client) -> None:
+        """A retired client's last call ended: the timer closes it."""
+        with self._lock:
+            self._retired.append(client)
+        self._recycler.wake()
+
+    def _sweep(self) -> float | None:
+        """The timer's work: close freed clients, recycle the servers that are due; returns
+        when to look again (None: nothing to watch)."""
+        with self._lock:
+            retired, self._retired = self._retired, []
+            slots = list(self._slots.values())
+        for client in retired:
+            client.close()
+        nxt: float | None = None
+        for slot in slots:
+            if self._closing.is_set():
+                return None
+            due, stop = self._recycle(slot)
+            if stop is not None:
+                stop.close()  # bounded (stdio: the process group is killed within ~0.6 s)
+            if due is not None and (nxt is None or due < nxt):
+                nxt = due
+        return nxt
+
+    def _recycle(self, slot: _Slot) -> tuple[float | None, Client | None]:
+        """Recycle ``slot`` when it is due. Returns when to look at it again and the client
+        to close now (None when none, or when calls still hold it: their last one frees it)."""
+        idle, lifetime = self.limits(slot.spec)
+        client = slot.client
+        if (idle is None and lifetime is None) or client is None:
+            return None, None
+        if slot.snapshot[0] != "connected" or not _alive(client):
+            return None, None  # dead or being replaced: the next use reconnects
+        if not slot.lock.acquire(blocking=False):
+            return time.monotonic() + RETRY, None  # a caller is (re)connecting it
+        life = slot.life
+        try:
+            with life.lock:
+                if slot.client is not client or life.started is None:
+                    return None, None
+                now = time.monotonic()
+                busy = life.users.get(client, 0)
+                old = lifetime is not None and now - life.started >= lifetime
+                unused = idle is not None and not busy and now - life.last_used >= idle
+                if not old and not unused:
+                    times = [] if lifetime is None else [life.started + lifetime]
+                    if idle is not None:  # in use: idle at the soonest that long from now
+                        times.append(now + idle if busy else life.last_used + idle)
+                    return min(times), None
+                # Detached under life.lock: a lease taken from now on connects anew.
+                slot.client = None
+                life.started = None
+                life.recycles += 1
+                life.stale_lists = True
+                if busy:
+                    life.draining.append(client)
+            if old:
+                why = f"it reached its max_lifetime of {lifetime:g} s"
+            else:
+                why = f"it was unused for its idle_timeout of {idle:g} s"
+            later = f" after its {busy} call(s) in flight" if busy else ""
+            # Set under slot.lock: a caller connecting it next sets "connected" after this.
+            slot.set("idle", f"stopped{later}: {why}; it starts again on next use")
+        finally:
+            slot.lock.release()
+        log.info("MCP server %r: recycled (stopped%s): %s", slot.spec.name, later, why)
+        return None, None if busy else client
 
     def _listen(self, slot: _Slot, client: Client) -> None:
         """2026-07-28 servers send ``list_changed`` only on a ``subscriptions/listen`` stream:
@@ -789,9 +973,15 @@ class Connections:
         """Close every connection, in parallel; bounded (about 1 s per stdio server at worst,
         all at once); idempotent."""
         self._closing.set()
+        self._recycler.stop()  # after this no recycle runs: every client is ours to close
         with self._lock:
             slots = list(self._slots.values())
-        clients = [s.client for s in slots if s.client is not None]
+            retired, self._retired = self._retired, []
+        clients = [s.client for s in slots if s.client is not None] + retired
+        for slot in slots:
+            with slot.life.lock:
+                clients += slot.life.draining  # their calls fail: the Hub is closing
+                slot.life.draining = []
         for slot in slots:
             slot.client = None
             self.catalog.invalidate(slot.spec.name)
@@ -814,9 +1004,12 @@ class Connections:
     def _after_fork_in_child(self) -> None:
         # Locks held by other threads at fork time would never be released in the child.
         self._lock = threading.Lock()
+        self._retired = []  # the parent's clients: the parent closes them
         for slot in self._slots.values():
             slot.lock = threading.Lock()
+            slot.life.after_fork()
         self.elicitation._after_fork()
+        self._recycler.after_fork()
 
 
 def _why_dead(client: Client) -> BaseException:

@@ -41,6 +41,8 @@ class HubOptions(TypedDict, total=False):
     allowed_servers: Iterable[Mapping[str, Any]] | None
     denied_servers: Iterable[Mapping[str, Any]] | None
     max_output_file_bytes: int | None
+    idle_timeout: float | None
+    max_lifetime: float | None
     gateway: str | bool | None
 
 

@@ -33,6 +33,8 @@ HUB_OPTIONS = frozenset(
         "allowed_servers",
         "denied_servers",
         "max_output_file_bytes",
+        "idle_timeout",
+        "max_lifetime",
         "gateway",
     }
 )
@@ -121,6 +123,8 @@ def _spec_from_entry(entry: Any) -> Spec:
         disabled_reason=entry.disabled_reason,
         error=error,
         timeout=getattr(config, "timeout", None),
+        idle_timeout=getattr(config, "idleShutdown", None),
+        max_lifetime=getattr(config, "maxLifetime", None),
     )
 
 

@@ -2,22 +2,29 @@
 
 Endpoints (Streamable HTTP over the socket, the small server's own HTTP code):
 
-- ``/servers/<name>/mcp``: the Hub's server ``name``, as an MCP endpoint (handshake era);
+- ``/servers/<name>/mcp``: the Hub's server ``name``, as an MCP endpoint (both eras:
+  handshake sessions, and 2026-07-28 requests that stand alone);
 - ``GET /servers``: ``{"servers": [{"name", "fingerprint", "state"}]}``; the fingerprint
   (``_gateway_route.fingerprint``) lets a worker check that its own entry is the same server.
 
-Each downstream session gets a ``_Forwarder``: ``initialize`` is answered with the upstream
-server's protocol version (a handshake one when the upstream speaks 2026-07-28),
-capabilities, serverInfo and instructions; every other request is sent raw to the Hub's
-client of that server (connected on first use) and its result or JSON-RPC error comes back
-unchanged. The Hub's tool permissions are not applied here (the worker's Hub applies its
-own). A failure that is not the server's answer (cannot connect, connection lost, timeout)
+Each downstream session gets a ``_Forwarder``: ``initialize`` (and 2026-07-28
+``server/discover``) is answered with the upstream server's protocol version (a handshake
+one when the upstream speaks 2026-07-28), capabilities, serverInfo and instructions; every
+other request is sent raw to the Hub's client of that server (connected on first use; a
+2026-07-28 request's own ``_meta`` version keys are replaced by the upstream connection's)
+and its result or JSON-RPC error comes back unchanged (a 2026-07-28 result gets the
+``resultType``/``ttlMs`` defaults the era requires). Tasks pass through in the upstream's
+own era only (a 2025-11-25 task server is for handshake-era clients). 2026-07-28 is offered
+only once the upstream is connected and speaks it; a handshake-era upstream is offered in
+the handshake era only, so results keep the shape a direct client sees. The Hub's tool
+permissions are not applied here (the worker's Hub applies its own). A failure that is not the server's answer (cannot connect, connection lost, timeout)
 is a JSON-RPC error -32603 whose message names the server and the phase and whose ``data``
 is ``{"server", "phase", "error": <mcp_lite error class name>}``.
 
 Forwarded back: progress of a request (under the downstream's own token); the upstream's
 list_changed, resources/updated and log messages go to every open session of that server
-(on its GET stream: a session without one misses them). Not forwarded: anything else the
+(on a handshake session's GET stream, or a 2026-07-28 ``subscriptions/listen`` stream that
+asked for them; a session with neither misses them). Not forwarded: anything else the
 upstream notifies, and resource subscriptions are the upstream connection's (shared by
 every session). Server-to-client requests of the upstream (sampling, elicitation, roots)
 are answered by the gateway's Hub handlers, as for any Hub.
@@ -59,6 +66,30 @@ log = logging.getLogger("mcp_lite.gateway")
 MAX_INFLIGHT = 1024  # forwarded requests at once, every session together
 _WORKERS = 64
 _SO_PEERCRED = getattr(socket, "SO_PEERCRED", None)
+_MODERN_META = frozenset(
+    {
+        pv.META_PROTOCOL_VERSION,
+        pv.META_CLIENT_CAPABILITIES,
+        pv.META_CLIENT_INFO,
+        pv.META_LOG_LEVEL,
+    }
+)
+_CACHEABLE = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "resources/list",
+        "resources/templates/list",
+        "prompts/list",
+        "resources/read",
+        "skills/list",
+    }
+)
+_LISTEN_FLAGS = {
+    "notifications/tools/list_changed": "toolsListChanged",
+    "notifications/prompts/list_changed": "promptsListChanged",
+    "notifications/resources/list_changed": "resourcesListChanged",
+}
 _BROADCAST = frozenset(
     {
         "notifications/tools/list_changed",
@@ -78,6 +109,7 @@ class _Forwarder:
         self._send_fn = send
         self._lock = threading.Lock()
         self._inflight: dict[str, threading.Event] = {}
+        self._listens: dict[str, tuple[Any, dict[str, Any]]] = {}  # 2026-07-28 streams
         self._closed = False
         self.protocol_version: str | None = None
         endpoint.sessions.add(self)
@@ -103,6 +135,7 @@ class _Forwarder:
             if method == "notifications/cancelled" and isinstance(params, dict):
                 with self._lock:
                     event = self._inflight.get(_key(params.get("requestId")))
+                    self._listens.pop(_key(params.get("requestId")), None)
                 if event is not None:
                     event.set()
             return  # initialized, roots/list_changed...: nothing to do upstream
@@ -115,6 +148,9 @@ class _Forwarder:
         if busy or not isinstance(params, dict):
             why = "closed" if self._closed else "bad params or id already in use"
             self._send(_error(rid, -32600, f"Invalid Request: {why}"), key)
+            return
+        if method == "subscriptions/listen" and _is_modern(params):
+            self._listen(rid, key, params)
             return
         if not self._endpoint.slots.acquire(blocking=False):
             self._done(key)
@@ -164,9 +200,34 @@ class _Forwarder:
             except Exception:
                 log.warning("gateway: could not send a message downstream", exc_info=True)
 
+    def _listen(self, rid: Any, key: str, params: dict[str, Any]) -> None:
+        """A 2026-07-28 ``subscriptions/listen``: acknowledged, then open (no response)
+        until the client goes away; the upstream's list_changed go on it."""
+        wanted = params.get("notifications")
+        agreed = {
+            flag: True
+            for flag in _LISTEN_FLAGS.values()
+            if isinstance(wanted, dict) and wanted.get(flag) is True
+        }
+        with self._lock:
+            self._listens[key] = (rid, agreed)
+        ack = {"_meta": {pv.META_SUBSCRIPTION_ID: rid}, "notifications": agreed}
+        self._send(
+            {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": ack},
+            key,
+        )
+
     def notify(self, method: str, params: dict[str, Any]) -> None:
-        """A notification of the upstream that belongs to no request (the GET stream)."""
-        self._send({"jsonrpc": "2.0", "method": method, "params": params}, None)
+        """A notification of the upstream that belongs to no request: on the GET stream of
+        a handshake session, on the listen streams that asked for it."""
+        if self.protocol_version is not None:
+            self._send({"jsonrpc": "2.0", "method": method, "params": params}, None)
+        flag = _LISTEN_FLAGS.get(method, "")
+        with self._lock:
+            listens = [(k, rid) for k, (rid, agreed) in self._listens.items() if agreed.get(flag)]
+        for key, rid in listens:
+            tagged = {**params, "_meta": {pv.META_SUBSCRIPTION_ID: rid}}
+            self._send({"jsonrpc": "2.0", "method": method, "params": tagged}, key)
 
     def progress(self, key: str, token: Any, p: Progress) -> None:
         params: dict[str, Any] = {"progressToken": token, "progress": p.progress}
@@ -201,14 +262,26 @@ class _Failure(Exception):
 class _Endpoint:
     """One Hub server as the HTTP layer's ``Server``: each session a ``_Forwarder``."""
 
-    versions = pv.HANDSHAKE_VERSIONS
-
     def __init__(self, gateway: Gateway, name: str) -> None:
         self.name = name
         self._gateway = gateway
         self.pool = gateway._pool
         self.slots = gateway._slots
         self.sessions: weakref.WeakSet[_Forwarder] = weakref.WeakSet()
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        """The upstream's era: a connected 2026-07-28 server is offered in both eras, any
+        other in the handshake era only (so results keep the shape a direct client sees).
+        Never connects: a probe must not spend the server's first start."""
+        try:
+            client = self._gateway.hub._conns._slot(self.name).client
+            stateless = (
+                client is not None and client.connected and client.session.era == "stateless"
+            )
+        except McpError:
+            stateless = False
+        return pv.SUPPORTED_VERSIONS if stateless else pv.HANDSHAKE_VERSIONS
 
     def open_connection(self, send: Any, *, routed: bool = False) -> _Forwarder:
         return _Forwarder(self, send)
@@ -232,8 +305,51 @@ class _Endpoint:
         key: str,
     ) -> dict[str, Any]:
         client = self.client()
+        if _is_modern(params):
+            result = self._forward_modern(client, method, params, cancel, session, key)
+            result.setdefault("resultType", "complete")
+            if method in _CACHEABLE:
+                result.setdefault("ttlMs", 0)
+                result.setdefault("cacheScope", "private")
+            return result
         if method == "initialize":
             return self._initialize(client, params, session)
+        return self._request(client, method, params, cancel, session, key)
+
+    def _forward_modern(
+        self,
+        client: Client,
+        method: str,
+        params: dict[str, Any],
+        cancel: threading.Event,
+        session: _Forwarder,
+        key: str,
+    ) -> dict[str, Any]:
+        info = client.session
+        if method == "server/discover":
+            result: dict[str, Any] = {
+                "supportedVersions": list(pv.SUPPORTED_VERSIONS),
+                "capabilities": dict(info.capabilities),
+                "_meta": {pv.META_SERVER_INFO: dict(info.server_info)},
+            }
+            if info.instructions is not None:
+                result["instructions"] = info.instructions
+            return result
+        meta = {k: v for k, v in params["_meta"].items() if k not in _MODERN_META}
+        params = {k: v for k, v in params.items() if k != "_meta"}
+        if meta:
+            params["_meta"] = meta
+        return self._request(client, method, params, cancel, session, key)
+
+    def _request(
+        self,
+        client: Client,
+        method: str,
+        params: dict[str, Any],
+        cancel: threading.Event,
+        session: _Forwarder,
+        key: str,
+    ) -> dict[str, Any]:
         if method == "ping" and client.session.era == "stateless":
             return {}  # 2026-07-28 has no ping: the gateway answers for a live connection
         meta = params.get("_meta")
@@ -522,6 +638,13 @@ def _groups_of(pid: int) -> set[int]:
 
 def _key(request_id: Any) -> str:
     return json.dumps(request_id)
+
+
+def _is_modern(params: Any) -> bool:
+    """A 2026-07-28 request (its version in ``params._meta``)."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(pv.META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+    return isinstance(version, str) and pv.is_stateless(version)
 
 
 def _error(rid: Any, code: int, message: str) -> dict[str, Any]:

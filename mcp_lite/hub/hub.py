@@ -158,6 +158,14 @@ class Hub:
             with the managed ``allowedMcpServers`` / ``deniedMcpServers`` (see ``policy``):
             deny wins, an allow list admits only what it matches, in-process servers are
             exempt; a blocked server is ``disabled`` and never starts.
+        idle_timeout: seconds after which a stdio server nobody used is stopped (state
+            ``idle``); the next call starts it again within its own deadline. None: never.
+        max_lifetime: seconds after which a stdio server is restarted, between calls: one
+            with calls in flight is stopped when the last ends, new calls start the new
+            process; a recycle never fails a call. None: never. An entry's own
+            ``"idleShutdown"`` / ``"maxLifetime"`` (seconds; 0: off) overrides either. A
+            ``Client`` taken with ``hub.client()`` is not held: its own calls may meet a
+            recycle (use the Hub's calls).
         gateway: ``"unix:///path.sock"``: reach each configured server the gateway
             (``mcp-lite gateway``) has under the same name and fingerprint through it
             instead of running it here; others run locally. None: ``MCP_LITE_GATEWAY``
@@ -190,6 +198,8 @@ class Hub:
         denied_servers: Iterable[Mapping[str, Any]] | None = None,
         max_output_file_bytes: int | None = None,
         sampling_handler: SamplingHandler | None = None,
+        idle_timeout: float | None = None,
+        max_lifetime: float | None = None,
         gateway: str | bool | None = None,
     ) -> None:
         self._permissions = Permissions(allow, deny, permission_handler, default_permission)
@@ -222,6 +232,8 @@ class Hub:
             catalog=self._catalog,
             elicitation=self._elicitation,
             sampling_handler=sampling_handler,
+            idle_timeout=idle_timeout,
+            max_lifetime=max_lifetime,
             route=_route_of(gateway),
         )
         self._close_lock = threading.Lock()
@@ -360,35 +372,45 @@ class Hub:
         ``timeout``: as for ``tools()``."""
         return self._pool("prompts", _deadline(timeout))
 
-    def skills(self) -> list[Skill]:
+    def skills(self, *, timeout: float | None = None) -> list[Skill]:
         """Every skill of every server that is up and declares the skills extension; each
-        ``Skill`` knows its ``server``. No skill file is read (see ``load_skill``)."""
+        ``Skill`` knows its ``server``. No skill file is read (see ``load_skill``).
+        ``timeout``: for all of it, as for ``tools()``."""
         from dataclasses import replace
 
         from ..skills import SKILLS_EXTENSION
 
-        self._conns.connect_all()
+        deadline = _deadline(timeout)
+        self._conns.connect_all(deadline=deadline)
         out: list[Skill] = []
         for name, status in self._conns.status().items():
-            if status.state not in ("connected", "pending"):
+            if status.state not in ("connected", "pending", "idle"):
                 continue
             try:
-                client = self._conns.client(name)
-                extensions = client.server_capabilities.get("extensions")
-                if not (isinstance(extensions, dict) and SKILLS_EXTENSION in extensions):
-                    continue
-                out.extend(replace(skill, server=name) for skill in client.list_skills())
+                with self._conns.lease(name, deadline) as client:
+                    extensions = client.server_capabilities.get("extensions")
+                    if not (isinstance(extensions, dict) and SKILLS_EXTENSION in extensions):
+                        continue
+                    found = (
+                        client.list_skills() if deadline is None else client._list_skills(deadline)
+                    )
+                    out.extend(replace(skill, server=name) for skill in found)
             except ConnectionClosed:
                 self._conns.connection_lost(name, client)
             except McpError as exc:
                 log.warning("MCP server %r: could not list skills: %s", name, exc)
         return out
 
-    def load_skill(self, skill: Skill) -> LoadedSkill:
-        """Load (read and verify) a skill from ``skills()`` through its own server."""
+    def load_skill(self, skill: Skill, *, timeout: float | None = None) -> LoadedSkill:
+        """Load (read and verify) a skill from ``skills()`` through its own server.
+        ``timeout``: the total for connecting and reading."""
         if skill.server is None:
             raise ConfigError("this Skill does not name its server (take it from hub.skills())")
-        return self._conns.client(skill.server).load_skill(skill)
+        deadline = _deadline(timeout)
+        with self._conns.lease(skill.server, deadline) as client:
+            if deadline is None:
+                return client.load_skill(skill)
+            return client._load_skill(deadline, skill)
 
     def tool_definitions(
         self,
@@ -455,7 +477,7 @@ class Hub:
         self._conns.connect_all(deadline=deadline)
         out: list[Any] = []
         for name, status in self._conns.status().items():
-            if status.state in ("connected", "pending"):
+            if status.state in ("connected", "pending", "idle"):
                 out.extend(self._server_list(kind, name, deadline))
         return out
 
@@ -471,31 +493,36 @@ class Hub:
         the client's timeout, a list's total); [] when it cannot be had, unless ``strict``
         (then the connection's or the list's error is raised)."""
         deadline = _current(deadline)
+        if self._conns.stopped(name):  # recycled: its lists hold until it starts again
+            cached = self._catalog.cached(kind, name)
+            if cached is not None:
+                return cached
         try:
-            client = self._conns.client(name, deadline)
+            lease = self._conns.lease(name, deadline)
         except McpError:
             if strict:
                 raise
             return []
+        with lease as client:
 
-        def fetch() -> list[Any]:
-            within = capped(deadline, client.timeout)
-            if kind == "tools":
-                return [to_mcp_tool(name, t) for t in client._list_tools(within)]
-            if kind == "resources":
-                return [to_mcp_resource(name, r) for r in client._list_resources(within)]
-            return [to_mcp_prompt(name, p) for p in client._list_prompts(within)]
+            def fetch() -> list[Any]:
+                within = capped(deadline, client.timeout)
+                if kind == "tools":
+                    return [to_mcp_tool(name, t) for t in client._list_tools(within)]
+                if kind == "resources":
+                    return [to_mcp_resource(name, r) for r in client._list_resources(within)]
+                return [to_mcp_prompt(name, p) for p in client._list_prompts(within)]
 
-        try:
-            return self._catalog.get(kind, name, fetch)
-        except ConnectionClosed:
-            self._conns.connection_lost(name, client)
-            if strict:
-                raise
-        except McpError as exc:
-            if strict:
-                raise
-            log.warning("MCP server %r: could not list %s: %s", name, kind, exc)
+            try:
+                return self._catalog.get(kind, name, fetch)
+            except ConnectionClosed:
+                self._conns.connection_lost(name, client)
+                if strict:
+                    raise
+            except McpError as exc:
+                if strict:
+                    raise
+                log.warning("MCP server %r: could not list %s: %s", name, kind, exc)
         return []
 
     # --- calls ---------------------------------------------------------------------------------
@@ -614,30 +641,31 @@ class Hub:
         """The call on ``deadline`` (capped by the call's configured ``timeout``, else the
         client's), with one reconnect and retry after an expired session, on it too."""
         for attempt in range(2):
-            client = self._conns.client(server, deadline)
-            within = capped(deadline, client.timeout if timeout is None else timeout)
-            try:
-                return self._call_once(
-                    client, server, tool, args, within, on_progress, cancel_event
-                )
-            except SessionExpired:
-                if attempt:
+            # The lease holds the server: a recycle waits for this call to end.
+            with self._conns.lease(server, deadline) as client:
+                within = capped(deadline, client.timeout if timeout is None else timeout)
+                try:
+                    return self._call_once(
+                        client, server, tool, args, within, on_progress, cancel_event
+                    )
+                except SessionExpired:
+                    if attempt:
+                        raise
+                    log.info(
+                        "MCP server %r: session expired; reconnecting and retrying %s once",
+                        server,
+                        tool.tool_name,
+                    )
+                    self._conns.connection_lost(server, client)
+                except ConnectionClosed:
+                    self._conns.connection_lost(server, client)
                     raise
-                log.info(
-                    "MCP server %r: session expired; reconnecting and retrying %s once",
-                    server,
-                    tool.tool_name,
-                )
-                self._conns.connection_lost(server, client)
-            except ConnectionClosed:
-                self._conns.connection_lost(server, client)
-                raise
-            except RpcError as exc:  # through a gateway: the class its own failure had
-                route = self._conns.route
-                local = exc if route is None else route.local_error(exc)
-                if local is exc:
-                    raise
-                raise local from exc
+                except RpcError as exc:  # through a gateway: the class its own failure had
+                    route = self._conns.route
+                    local = exc if route is None else route.local_error(exc)
+                    if local is exc:
+                        raise
+                    raise local from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _call_once(
@@ -719,8 +747,8 @@ class Hub:
         prompts = self._server_list("prompts", server, deadline)
         prompt = self._find(prompts, name, server, "prompts", deadline)
         args = {str(k): str(v) for k, v in (arguments or {}).items()}
-        client = self._conns.client(server, deadline)
-        return client._get_prompt(capped(deadline, client.timeout), prompt.prompt_name, args)
+        with self._conns.lease(server, deadline) as client:
+            return client._get_prompt(capped(deadline, client.timeout), prompt.prompt_name, args)
 
     def read_resource(
         self, uri: str, *, server: str | None = None, timeout: float | None = None
@@ -741,8 +769,8 @@ class Hub:
                     else f"several servers list {uri!r} ({', '.join(owners)}); say which one"
                 )
             server = owners[0]
-        client = self._conns.client(server, deadline)
-        return client._read_resource(capped(deadline, client.timeout), uri)
+        with self._conns.lease(server, deadline) as client:
+            return client._read_resource(capped(deadline, client.timeout), uri)
 
     # --- helpers ---------------------------------------------------------------------------------
 

@@ -556,6 +556,9 @@ def _has_initialize(msg: Any) -> bool:
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # the stdlib's listen backlog of 5 drops the SYNs of a burst of clients, who then wait out
+    # the kernel's 1 s SYN retry; a burst of callers is the normal case for a shared server
+    request_queue_size = 128
     app: _App
 
     def process_request(self, request: Any, client_address: Any) -> None:

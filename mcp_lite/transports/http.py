@@ -5,7 +5,10 @@ Threads (daemons or pool workers, all named): a small pool of workers each owns 
 and reads its answer (a JSON body, or an SSE stream carrying the server's notifications and
 requests, then the response), so ``send`` never waits for an answer; one ordered sender
 posts notifications and our answers to the server in order (202 each); one reader owns
-the GET stream of the handshake era. Frames go to ``on_message`` from those threads.
+the GET stream of the handshake era. Frames go to ``on_message`` from those threads. The
+pool's and the sender's threads exist only while they have work (``_workers``: they end
+after a second idle), so a settled connection keeps one thread, its GET stream reader, and
+none when the server offers no stream (405, or the 2026-07-28 era).
 
 Failures: a failed POST fails only its request (``SendFailed`` with the status and an
 excerpt of the body); a 404 on a known session is ``SessionExpired`` (the Client opens a

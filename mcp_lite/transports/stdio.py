@@ -5,8 +5,16 @@ process it started, and a Ctrl-C in the user's terminal does not hit it directly
 environment is a small allow-list plus the configured ``env``, never the whole parent
 environment (secrets in the parent's environment stay there).
 
-Threads: one reader for stdout (frames to ``on_message``), one for stderr (to the
-``mcp_lite.stderr`` logger and a bounded tail that error messages quote).
+One thread per connection (POSIX): it waits, in one poll, on stdout (frames to
+``on_message``), stderr (to the ``mcp_lite.stderr`` logger and a bounded tail that error
+messages quote), the process's exit (a pidfd on Linux; elsewhere the exit is noticed when
+stdout and stderr have both ended, with a bounded wait for the exit code, and by a
+``waitpid`` check about once a second) and a wake-up pipe (an eventfd on Linux; written by
+``want_reader``, a lead that hands back, ``close``). While a caller leads (below), the
+thread leaves stdout alone and waits on the others only. No system call is added per
+message: the thread's poll replaces the one its read already made, and a parked thread is
+woken only on a hand-back. Five fds a connection: stdin, stdout, stderr, pidfd, eventfd.
+On Windows (blocking pipes, no poll on them) a reader thread and a stderr thread run.
 
 Leader/follower reading (compiled kernels, POSIX; ``MCP_LITE_STDIO_LEADER=0`` turns it
 off, see ``_LEADING``): a caller that is the only one waiting may
@@ -14,10 +22,11 @@ off, see ``_LEADING``): a caller that is the only one waiting may
 client does, with no hand-off between threads. Whoever holds the pipe lock reads, and routes
 every frame it reads through ``on_message`` (the Connection hands notifications and server
 requests to its workers as always). The reader thread owns the pipe whenever nobody leads:
-it parks while a leader reads and for ``_LINGER`` after the last one left (so a tight loop
-of calls never wakes it), and comes back at once when the Connection asks for it
-(``want_reader``: several callers, a ``submit()`` future, server traffic). The read-and-split
-step is one compiled kernel call (``NdjsonSplitter.read_into``), so a Ctrl-C that lands on a
+it parks (still waiting on stderr and the exit) while a leader reads and for ``_LINGER``
+after the last one left (so a tight loop of calls never wakes it), and comes back at once
+when the Connection asks for it (``want_reader``: several callers, a ``submit()`` future,
+server traffic; the wake-up pipe is written only when the thread is parked). The
+read-and-split step is one compiled kernel call (``NdjsonSplitter.read_into``), so a Ctrl-C that lands on a
 leading main thread can never leave half a frame in the splitter. The pure-Python build
 cannot promise that, so there the reader thread alone reads (``lead()`` returns False).
 
@@ -32,9 +41,9 @@ Death of the owner: every server's process group is registered with this process
 nothing per call.
 
 After ``fork()``: the child's copy of a transport belongs to the parent. The after-fork reset
-marks it closed and drops the child's copies of its pipes (the parent's server sees end of
-input when the parent closes it), takes no lock, and the child's Client reconnects with a
-server of its own on first use.
+marks it closed and drops the child's copies of its pipes, pidfd and eventfd (the parent's
+server sees end of input when the parent closes it), takes no lock, and the child's Client
+reconnects with a server of its own on first use.
 """
 
 from __future__ import annotations
@@ -113,6 +122,15 @@ _LEADING = (
 # How long the reader thread, while wanted, waits for bytes before it looks at its state
 # again (close() waits up to a second for the pipe).
 _HOLD_WAIT = 0.2
+# The thread's longest wait while idle (it wakes earlier for any of its fds).
+_IDLE_WAIT = 5.0
+# The server exited but stdout is still open (a grandchild holds it): reported after this.
+_HELD_OPEN_GRACE = 1.0
+# After stdout ended: how long to wait for stderr's last words, and for the exit code.
+_LAST_WORDS = 0.3
+_EXIT_WAIT = 0.5
+# Without a pidfd, how often the thread asks waitpid whether the server is gone.
+_EXIT_POLL = 1.0
 _STDERR_TAIL_LINES = 40
 _STDERR_TAIL_CHARS = 4000
 # One stderr line is kept up to this many bytes; the rest of it is dropped (and counted).
@@ -190,12 +208,19 @@ class StdioTransport:
         self._on_close: OnClose | None = None
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
         self._threads: list[threading.Thread] = []
-        self._reader_done = threading.Event()
+        self._reader_done = threading.Event()  # (Windows: the stdout reader ended)
+        # The one thread's extra fds (POSIX): the process's pidfd (-1: none) and the wake-up
+        # pipe's two ends (one eventfd on Linux); released once, under _fd_lock, by the
+        # thread when it ends. (One
+        # list: past 29 attributes CPython stops sharing an instance's keys and every
+        # attribute read on the call path gets slower.)
+        self._fds = [-1, -1, -1]
+        self._fd_lock = threading.Lock()
+        self._parked = False  # the thread waits without stdout: wake it to hand it back
         self._broken: ConnectionClosed | None = None  # a write tore a frame
         # Leader/follower (see the module docstring): whoever holds _pipe reads stdout.
         self.can_lead = _LEADING
         self._pipe = threading.Lock()
-        self._park = threading.Condition(threading.Lock())
         self._leading = False
         self._lead_ended = 0.0
         self._reader_wanted = True
@@ -259,15 +284,14 @@ class StdioTransport:
             _live.add(self)
             os.set_blocking(self._proc.stdin.fileno(), False)
         self._on_message = on_message
-        if self.can_lead:
-            os.set_blocking(self._proc.stdout.fileno(), False)
-            loop = self._read_stdout_shared
-        else:
-            loop = self._read_stdout
-        self._spawn(self._reader, f"mcp-lite-stdio-reader[{self.name}]", loop, on_message)
-        self._spawn(self._read_stderr, f"mcp-lite-stdio-stderr[{self.name}]")
-        if sys.platform != "win32":
-            self._spawn(self._watch_process, f"mcp-lite-stdio-watch[{self.name}]")
+        if sys.platform == "win32":
+            self._spawn(self._reader, f"mcp-lite-stdio-reader[{self.name}]", on_message)
+            self._spawn(self._read_stderr, f"mcp-lite-stdio-stderr[{self.name}]")
+            return
+        os.set_blocking(self._proc.stdout.fileno(), False)
+        os.set_blocking(self._proc.stderr.fileno(), False)
+        self._fds = [_open_pidfd(self._proc.pid), *_wake_pipe()]
+        self._spawn(self._run, f"mcp-lite-stdio[{self.name}]", on_message)
 
     def _not_startable(self, exc: OSError) -> ConnectError:
         """Why the command could not be run, in words: which command, which PATH was
@@ -371,15 +395,17 @@ class StdioTransport:
             _reaper.forget(proc.pid)  # the group is gone: never signal it again
         if not stdin_closed:
             self._close_stdin(proc, deadline.bound(2 * _WRITE_POLL))
-        with self._park:
-            self._park.notify_all()
-        # A leader sees EOF once the server is gone; never close the fd under its read.
+        self._wake()
+        # The thread ends before its fds are closed (one closed under its poll could be
+        # reused by another file), and a leader sees EOF once the server is gone.
+        self._join_threads(deadline.bound(0.5))
         piped = self._pipe.acquire(timeout=deadline.bound(1.0))
         for stream in (proc.stdout, proc.stderr):
             _quiet_close(stream)
         if piped:
             self._pipe.release()
-        self._join_threads(deadline.bound(0.5))
+        if not any(thread.is_alive() for thread in self._threads):
+            self._release_fds()  # (the thread does it as it ends; this covers no thread)
 
     def _close_stdin(self, proc: subprocess.Popen[bytes], wait: float) -> bool:
         if not self._write_lock.acquire(timeout=wait):
@@ -398,12 +424,15 @@ class StdioTransport:
         self._write_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._pipe = threading.Lock()
-        self._park = threading.Condition(threading.Lock())
+        self._fd_lock = threading.Lock()
         self._threads = []
         proc = self._proc
         if proc is not None:
             for stream in (proc.stdin, proc.stdout, proc.stderr):
                 _quiet_close(stream)
+        fds, self._fds = self._fds, [-1, -1, -1]
+        for fd in set(fds):
+            _quiet_close_fd(fd)
 
     # --- internals --------------------------------------------------------------------------
 
@@ -473,14 +502,14 @@ class StdioTransport:
         log.warning("%s", error)
         self._report_close(error)
 
-    def _reader(self, read_loop: Callable[[int, OnMessage], None], on_message: OnMessage) -> None:
-        """The reader thread: ``read_loop`` reads stdout until the stream ends; then say how
-        it ended (unless we closed it)."""
+    def _reader(self, on_message: OnMessage) -> None:
+        """The reader thread (Windows): read stdout until the stream ends; then say how it
+        ended (unless we closed it)."""
         proc = self._proc
         assert proc is not None and proc.stdout is not None
         error: McpError | None = None
         try:
-            read_loop(proc.stdout.fileno(), on_message)
+            self._read_stdout(proc.stdout.fileno(), on_message)
         except (OSError, ValueError) as exc:
             if not self._closing:
                 error = ConnectionClosed(f"reading from MCP server {self.name!r} failed: {exc}")
@@ -493,7 +522,8 @@ class StdioTransport:
         self._report_close(error)
 
     def _read_stdout(self, fd: int, on_message: OnMessage) -> None:
-        """The reader thread alone reads: a blocking read, frames to ``on_message``."""
+        """The reader thread alone reads (Windows): a blocking read, frames to
+        ``on_message``."""
         splitter = NdjsonSplitter(self._max_message_size)
         while True:
             chunk = os.read(fd, _READ_CHUNK)
@@ -512,9 +542,9 @@ class StdioTransport:
         if not wanted:
             self._reader_wanted = False
         elif not self._reader_wanted:
-            with self._park:
-                self._reader_wanted = True
-                self._park.notify()
+            self._reader_wanted = True
+            if self._parked:  # (the thread sets _parked, then looks at _reader_wanted)
+                self._wake()
 
     def lead(self, stop: Callable[[], bool], deadline: float) -> bool:
         """Read and route frames on this thread until ``stop()``, ``deadline``, or the
@@ -552,77 +582,183 @@ class StdioTransport:
             finally:
                 self._leading = False
                 self._lead_ended = time.monotonic()
-        if self._reader_wanted:
-            with self._park:
-                self._park.notify()
+        if self._reader_wanted and self._parked:
+            self._wake()
         return True
 
-    def _read_stdout_shared(self, fd: int, on_message: OnMessage) -> None:
-        """The reader thread when callers may lead: wait for data without holding the pipe,
-        then read only if nobody leads (see the module docstring)."""
-        while self._park_while_led():
-            routed = False
-            with HeldLock(self._pipe, -1.0) as got:
-                if not got:
-                    continue  # a leader took the pipe: park until it is done
-                # Frames a leader left (it was interrupted) go first, then new bytes.
-                # While the reader is wanted (several callers wait, futures pending, the
-                # server talks) it keeps the pipe and waits in read_into: one poll and one
-                # read per batch, no select and no park round trip. A lone caller that
-                # wants to lead finds the pipe taken and waits; its answer is routed here,
-                # and then the pipe is let go. (What is already there is read without a
-                # wait, with the GIL kept. After routing, the next read waits first, without
-                # the GIL: the callers just woken find it free instead of queueing for it.)
-                # The callers whose answers are routed here are woken one at a time, each
-                # once a thread has let go of the GIL (``route(..., True)``: see ``Gate``);
-                # leaving this loop wakes any still queued.
-                splitter = self._splitter
-                wait = 0.0
-                try:
-                    while True:
-                        count = splitter.read_into(fd, wait)
-                        routed = splitter.route(on_message, True) or routed
-                        if count < 0:
-                            return
-                        if self._closing or not self._reader_wanted:
-                            break
-                        wait = _HOLD_WAIT
-                finally:
-                    open_deferred()  # no wake-up waits on this thread's next poll
-            if not routed:  # wait for bytes without holding the pipe
-                select.select([fd], [], [], _LINGER * 25)
+    # --- the one thread (POSIX) ------------------------------------------------------------
 
-    def _park_while_led(self) -> bool:
-        """Wait while a caller leads or lingers after leading; False once closing."""
-        park = self._park
-        with park:
-            while not self._closing:
-                # (_leading alone could be stale after an interrupt; the lock is not)
-                if self._leading and self._pipe.locked():
-                    park.wait(_LINGER)
-                    continue
-                if self._reader_wanted:
-                    return True
-                idle = time.monotonic() - self._lead_ended
-                if idle >= _LINGER:
-                    return True
-                park.wait(_LINGER - idle)
-        return False
+    def _run(self, on_message: OnMessage) -> None:
+        """The connection's thread: serve stdout, stderr and the exit until all have ended
+        or close() (see the module docstring); say how the stream ended, unless we closed
+        it. Its pidfd and wake-up pipe are released as it ends."""
+        error: McpError | None = None
+        try:
+            error = self._serve(on_message)
+        except (OSError, ValueError) as exc:
+            if not self._closing:
+                error = ConnectionClosed(f"reading from MCP server {self.name!r} failed: {exc}")
+        except Exception as exc:  # a bug in routing: report it, never die silently
+            log.exception("stdio thread for %r crashed", self.name)
+            error = ConnectionClosed(f"internal error reading from {self.name!r}: {exc!r}")
+        finally:
+            self._release_fds()
+        if error is not None and not self._closing:
+            self._report_close(error)
 
-    def _watch_process(self) -> None:
-        """Report the server's death even when an orphaned grandchild keeps its stdout open
-        (the reader then never sees EOF). Blocks in ``wait()``: no polling."""
+    def _serve(self, on_message: OnMessage) -> McpError | None:
+        """The thread's loop. Returns an error still to report (a read failed), else None
+        (how the stream ended is reported from here)."""
         proc = self._proc
-        assert proc is not None
-        proc.wait()
+        assert proc is not None and proc.stdout is not None and proc.stderr is not None
+        out = proc.stdout.fileno()
+        watch = _Watched(self, proc.stderr.fileno(), self._fds[0], self._fds[1])
+        splitter = self._splitter
+        reported = False
+        ended_at = 0.0  # when stdout ended
+        next_check = 0.0  # no pidfd: the next waitpid check
+        while not self._closing:
+            now = time.monotonic()
+            # 1. what is over: the exit, stdout held open after it, stdout's end
+            if not watch.exit_at and (watch.exited or (not watch.has_pidfd and now >= next_check)):
+                watch.exited = False
+                next_check = now + _EXIT_POLL
+                if proc.poll() is not None:
+                    self._exited(proc)
+                    watch.exit_at = now
+            wait = _IDLE_WAIT
+            if not reported:
+                if watch.out_open and watch.exit_at:
+                    left = watch.exit_at + _HELD_OPEN_GRACE - now
+                    if left <= 0:
+                        log.info(
+                            "MCP server %r exited but its stdout is still held open", self.name
+                        )
+                        reported = True
+                        self._report_close(self._closed_error("MCP server closed its output"))
+                    else:
+                        wait = left
+                elif not watch.out_open:
+                    since = now - ended_at
+                    if since < _LAST_WORDS and watch.err >= 0:
+                        wait = _LAST_WORDS - since  # stderr's last words
+                    elif proc.returncode is None and since < _EXIT_WAIT and watch.pidfd >= 0:
+                        wait = _EXIT_WAIT - since  # the exit, through the pidfd
+                    else:
+                        if proc.returncode is None and since < _EXIT_WAIT:
+                            try:  # no pidfd: a bounded waitpid
+                                proc.wait(_EXIT_WAIT - since)
+                            except subprocess.TimeoutExpired:
+                                pass
+                        reported = True
+                        self._report_close(self._closed_error("MCP server closed its output"))
+            if (
+                not watch.out_open
+                and watch.err < 0
+                and (proc.returncode is not None or not watch.has_pidfd)
+            ):
+                return None  # everything has ended
+            if not watch.exit_at and (watch.pidfd < 0 or watch.exited):
+                wait = min(wait, _EXIT_POLL)  # (no pidfd: the waitpid check)
+            # 2. stdout, unless a caller leads or has just led
+            if watch.out_open and not self._closing:
+                step = 2
+                if self._led_for() <= 0:
+                    with HeldLock(self._pipe, -1.0) as got:
+                        if got:
+                            step = self._own_stdout(out, splitter, on_message, watch)
+                    if step < 0:
+                        watch.out_open = False
+                        ended_at = time.monotonic()
+                    if step <= 0:  # read (0), or at its end (-1): look again
+                        continue
+                # Parked: _parked first, then the flags (want_reader and lead() set theirs,
+                # then look at _parked to wake us).
+                self._parked = True
+                try:
+                    if step == 1:  # quiet, and nobody waits: wait for bytes, unheld
+                        if not self._reader_wanted:
+                            watch.wait(out, min(wait, _IDLE_WAIT))
+                    else:  # a caller leads or has just led: stdout is not ours
+                        held = self._led_for()
+                        if held > 0:
+                            watch.wait(-1, min(wait, held))
+                finally:
+                    self._parked = False
+                continue
+            watch.wait(-1, wait)
+        return None
+
+    def _led_for(self) -> float:
+        """0 when the thread may take stdout now; else how long to wait first (a caller
+        leads, or lingers after leading)."""
+        # (_leading alone could be stale after an interrupt; the lock is not)
+        if self._leading and self._pipe.locked():
+            return _LINGER
+        if self._reader_wanted:
+            return 0.0
+        idle = time.monotonic() - self._lead_ended
+        return 0.0 if idle >= _LINGER else _LINGER - idle
+
+    def _own_stdout(
+        self, fd: int, splitter: NdjsonSplitter, on_message: OnMessage, watch: _Watched
+    ) -> int:
+        """Holding the pipe: read and route stdout. While the reader is wanted (several
+        callers wait, futures pending, the server talks) it keeps the pipe and waits in
+        one poll for stdout and the watched fds: one poll and one read per batch, no park
+        round trip; a watched fd or a quiet pipe hands back to the loop. Returns -1 at the
+        end of stdout, 1 when nothing came and nobody waits, else 0."""
+        # Frames a leader left (it was interrupted) go first, then new bytes. What is
+        # already there is read without a wait, with the GIL kept. After routing, the next
+        # read waits first, without the GIL: the callers just woken find it free instead of
+        # queueing for it. They are woken one at a time, each once a thread has let go of
+        # the GIL (``route(..., True)``: see ``Gate``); leaving wakes any still queued.
+        routed = False
+        try:
+            count = splitter.read_into(fd, 0.0)
+            while True:
+                routed = splitter.route(on_message, True) or routed
+                if count < 0:
+                    return -1
+                if self._closing or not self._reader_wanted:
+                    break
+                count = splitter.read_watching(fd, _HOLD_WAIT, watch.err, watch.pidfd, watch.wake)
+                if splitter.woke:
+                    splitter.route(on_message, True)
+                    watch.handle(splitter.woke)
+                    if count < 0:
+                        return -1
+                    break
+                if count == 0:  # quiet (or a partial frame): let the loop look around
+                    break
+        finally:
+            open_deferred()  # no wake-up waits on this thread's next poll
+        # Nothing came and nobody waits: the loop waits for bytes without holding the pipe
+        # (a caller that comes to lead takes it meanwhile).
+        return 1 if not routed and not self._reader_wanted else 0
+
+    def _exited(self, proc: subprocess.Popen[bytes]) -> None:
+        """The server has exited (and is reaped): forget its group once it is empty (else
+        close() kills what is left, then forgets it)."""
         if _group_empty(proc.pid):
-            _reaper.forget(proc.pid)  # else close() kills what is left, then forgets it
-        if self._closing:
-            return
-        self._reader_done.wait(1.0)  # normally the reader sees EOF and reports first
-        if not self._reader_done.is_set():
-            log.info("MCP server %r exited but its stdout is still held open", self.name)
-            self._report_close(None)
+            _reaper.forget(proc.pid)
+
+    def _wake(self) -> None:
+        """Wake the thread from its poll (a byte on the wake-up pipe). Under _fd_lock, so
+        the pipe is never closed (and its number reused) under the write; HeldLock, as a
+        leading main thread may be interrupted here."""
+        with HeldLock(self._fd_lock, 1.0) as got:
+            if got and self._fds[2] >= 0:
+                try:
+                    os.write(self._fds[2], _WAKE)
+                except OSError:  # full (it is awake anyway) or gone
+                    pass
+
+    def _release_fds(self) -> None:
+        with HeldLock(self._fd_lock, 1.0):
+            fds, self._fds = self._fds, [-1, -1, -1]
+        for fd in set(fds):
+            _quiet_close_fd(fd)
 
     def _report_close(self, error: McpError | None) -> None:
         proc = self._proc
@@ -650,33 +786,17 @@ class StdioTransport:
         return ConnectionClosed(what, code, self.stderr_tail())
 
     def _read_stderr(self) -> None:
-        """Drain stderr in chunks; each line is logged and kept in the tail, cut at
-        ``_STDERR_LINE_MAX`` bytes (the rest of it is dropped and counted), so a server that
-        writes megabytes without a newline costs neither memory nor a syscall per byte."""
+        """The stderr thread (Windows): drain stderr in chunks (see ``_StderrLines``)."""
         proc = self._proc
         assert proc is not None and proc.stderr is not None
         fd = proc.stderr.fileno()
-        line = bytearray()
-        dropped = 0
+        lines = _StderrLines(self)
         try:
-            while True:
-                chunk = os.read(fd, _STDERR_CHUNK)
-                if not chunk:
-                    break
-                *complete, rest = chunk.split(b"\n")
-                for piece in complete:
-                    room = _STDERR_LINE_MAX - len(line)
-                    line += piece[:room]
-                    self._stderr_line(line, dropped + max(0, len(piece) - room))
-                    line.clear()
-                    dropped = 0
-                room = _STDERR_LINE_MAX - len(line)
-                line += rest[:room]
-                dropped += max(0, len(rest) - room)
+            while chunk := os.read(fd, _STDERR_CHUNK):
+                lines.feed(chunk)
         except (OSError, ValueError):
             pass
-        if line or dropped:
-            self._stderr_line(line, dropped)
+        lines.end()
 
     def _stderr_line(self, raw: bytes | bytearray, dropped: int) -> None:
         line = raw.decode("utf-8", "replace").rstrip()
@@ -685,6 +805,129 @@ class StdioTransport:
         if line:
             self._stderr_tail.append(line)
             stderr_log.info("[%s] %s", self.name, line)
+
+
+class _Watched:
+    """What the one thread waits on besides reading stdout: stderr (``err``, -1 once it
+    ended), the process's pidfd (-1: none, or its exit was seen) and the wake-up pipe."""
+
+    def __init__(self, transport: StdioTransport, err: int, pidfd: int, wake: int) -> None:
+        self.err, self.pidfd, self.wake = err, pidfd, wake
+        self.has_pidfd = pidfd >= 0
+        self.out_open = True
+        self.exited = False  # the pidfd says the server exited (not reaped yet)
+        self.exit_at = 0.0  # when the thread saw it reaped
+        self.lines = _StderrLines(transport)
+
+    def handle(self, woke: int) -> None:
+        """Act on the watched fds that were ready (bits 1 err, 2 pidfd, 4 wake)."""
+        if woke & 1:
+            try:
+                chunk = os.read(self.err, _STDERR_CHUNK)
+            except (BlockingIOError, InterruptedError):
+                chunk = None
+            except OSError:
+                chunk = b""
+            if chunk is not None:
+                if chunk:
+                    self.lines.feed(chunk)
+                else:
+                    self.err = -1
+                    self.lines.end()
+        if woke & 2:
+            self.exited = True
+            self.pidfd = -1  # (it stays readable: never poll it again)
+        if woke & 4:
+            try:
+                while os.read(self.wake, 512):
+                    pass
+            except OSError:
+                pass
+
+    def wait(self, out: int, timeout: float) -> None:
+        """Wait up to ``timeout`` s for the watched fds, and for ``out`` to be readable (if
+        >= 0; it is not read here), then act on the watched ones."""
+        poller = select.poll()
+        for fd in (out, self.err, self.pidfd, self.wake):
+            if fd >= 0:
+                poller.register(fd, select.POLLIN)
+        ready = dict(poller.poll(int(timeout * 1000) + 1 if timeout > 0 else 0))
+        woke = (
+            (1 if ready.get(self.err) else 0)
+            | (2 if ready.get(self.pidfd) else 0)
+            | (4 if ready.get(self.wake) else 0)
+        )
+        if woke:
+            self.handle(woke)
+
+
+class _StderrLines:
+    """Stderr in chunks to lines: each is logged and kept in the tail, cut at
+    ``_STDERR_LINE_MAX`` bytes (the rest of it is dropped and counted), so a server that
+    writes megabytes without a newline costs neither memory nor a syscall per byte."""
+
+    def __init__(self, transport: StdioTransport) -> None:
+        self._transport = transport
+        self._line = bytearray()
+        self._dropped = 0
+
+    def feed(self, chunk: bytes) -> None:
+        line = self._line
+        *complete, rest = chunk.split(b"\n")
+        for piece in complete:
+            room = _STDERR_LINE_MAX - len(line)
+            line += piece[:room]
+            self._transport._stderr_line(line, self._dropped + max(0, len(piece) - room))
+            line.clear()
+            self._dropped = 0
+        room = _STDERR_LINE_MAX - len(line)
+        line += rest[:room]
+        self._dropped += max(0, len(rest) - room)
+
+    def end(self) -> None:
+        if self._line or self._dropped:
+            self._transport._stderr_line(self._line, self._dropped)
+            self._line.clear()
+            self._dropped = 0
+
+
+# What wakes the thread: one 8-byte count for an eventfd (any byte would do for a pipe).
+_WAKE = (1).to_bytes(8, sys.byteorder)
+
+
+def _wake_pipe() -> tuple[int, int]:
+    """The wake-up pipe's (read, write) ends, both non-blocking: one eventfd where there is
+    one (a Hub of many servers keeps one fd a connection fewer), else a pipe."""
+    eventfd = getattr(os, "eventfd", None)
+    if eventfd is not None:
+        try:
+            fd = int(eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC))
+            return fd, fd
+        except OSError:
+            pass
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    os.set_blocking(write_end, False)
+    return read_end, write_end
+
+
+def _open_pidfd(pid: int) -> int:
+    """A pidfd for ``pid`` (Linux 5.3+), readable once it exits; -1 where there is none."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None:
+        return -1
+    try:
+        return int(pidfd_open(pid))
+    except OSError:
+        return -1
+
+
+def _quiet_close_fd(fd: int) -> None:
+    if fd >= 0:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def _quiet_close(stream: object) -> None:

@@ -104,7 +104,17 @@ SUBPACKAGES = ("_http", "auth", "contrib", "hub", "protocol", "server", "transpo
 # DESIGN §3, bottom up. Each sub-package is one unit; a unit may import its own layer and the
 # ones below it. The names are what the units are for, not where they happen to sit today.
 LAYERS: dict[str, tuple[str, ...]] = {
-    "ground": ("errors", "_version", "_text", "_secrets", "_backlog", "_deadline", "_fork"),
+    "ground": (
+        "errors",
+        "_version",
+        "_text",
+        "_secrets",
+        "_backlog",
+        "_deadline",
+        "_fork",
+        "_timer",
+        "_workers",
+    ),
     "kernels": ("_speedups", "_speedups_py", "_accel"),
     "protocol": ("protocol",),
     "plumbing": ("_http", "_otel", "events", "server"),

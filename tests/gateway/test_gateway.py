@@ -60,6 +60,13 @@ def http_peer() -> Iterator[str]:
         """Upper-cases ``text``."""
         return text.upper()
 
+    @server.tool()
+    def grow() -> str:
+        """Adds the tool ``extra`` and sends tools/list_changed."""
+        server.tool(name="extra")(lambda: "extra")
+        server.notify_tools_changed()
+        return "grown"
+
     with server.serve_http(port=0) as http:
         yield http.url
 
@@ -301,3 +308,28 @@ def test_a_server_dying_mid_call_raises_the_local_class(gateway: Gateway, peers:
     assert "'tasks'" in str(caught.value)
     with Hub(_config(peers), gateway=gateway.url) as worker:  # the gateway starts it again
         assert worker.call_tool("mcp__tasks__echo", {"text": "back"}, timeout=10).text == "back"
+
+
+def test_a_2026_server_is_offered_in_both_eras(short_dir: Path, http_peer: str) -> None:
+    config = {"mcpServers": {"web": {"type": "http", "url": http_peer}}}
+    gw = Gateway(Hub(config, gateway=False)).start(str(short_dir / "era.sock"))
+    url = f"{gw.url}/servers/web/mcp"
+    with gw, mcp_lite.connect(url, protocol_version="2025-11-25") as old:
+        assert old.session.era == "handshake"
+        assert old.call_tool("shout", {"text": "a"}).text == "A"
+        # the upstream now runs 2026-07-28: a new client is offered it too
+        with mcp_lite.connect(url) as new, mcp_lite.connect(http_peer) as direct:
+            assert new.session.era == direct.session.era == "stateless"
+            params = {"name": "shout", "arguments": {"text": "b"}}
+            assert new.request("tools/call", params) == direct.request("tools/call", params)
+            errors = []
+            for client in (new, direct):
+                with pytest.raises(McpError) as caught:
+                    client.request("tools/call", {"name": "nope", "arguments": {}})
+                errors.append((type(caught.value), str(caught.value)))
+            assert errors[0] == errors[1]
+        with Hub(config, gateway=gw.url) as worker:  # its list_changed on a listen stream
+            assert worker.client("web").session.era == "stateless"
+            assert "mcp__web__extra" not in {t.name for t in worker.tools()}
+            assert worker.call_tool("mcp__web__grow", {}).text == "grown"
+            assert wait_for(lambda: "mcp__web__extra" in {t.name for t in worker.tools()})

@@ -555,6 +555,9 @@ class FaultHttpServer(ThreadingHTTPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    # a real server's backlog: with the stdlib's 5, a burst of 16 connects loses SYNs and each
+    # lost one waits out the kernel's 1 s retry, so the caller sees a connect timeout
+    request_queue_size = 128
 
     def __init__(self, port: int = 0) -> None:
         super().__init__(("127.0.0.1", port), Handler)

@@ -1,0 +1,195 @@
+"""Servers that recycle: the bookkeeping of one server's process life and the Hub's one timer.
+
+``idle_timeout`` stops a stdio server unused for that many seconds; ``max_lifetime`` stops it
+once it has lived that long. Either way the next call starts it again (the Hub's usual
+connect, within that call's deadline). A recycle never ends a call: a call holds a ``Lease``
+on the client it uses, an idle server is one nobody holds, and a server past its lifetime
+with calls in flight is retired (new calls start a new process) and closed when its last
+lease ends.
+
+``Life`` is a server's record (start, last use, leases, recycles); ``Recycler`` is one daemon
+thread per Hub, started only when a recycling server first connects, that sleeps until the
+earliest due time and then runs the Hub's ``sweep``. It holds the Hub weakly, so a forgotten
+Hub is still collected. The decisions themselves are made by ``_connections`` under its slot
+locks; this module knows nothing of slots.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from ..errors import ConfigError
+
+__all__ = ["Lease", "Life", "Recycler", "check_seconds", "effective"]
+
+log = logging.getLogger("mcp_lite.hub")
+
+RETRY = 0.1  # a server being connected by a caller is looked at again this much later
+_JOIN = 5.0  # close() waits this long for the timer (it may be closing a server: ~0.6 s)
+
+
+def check_seconds(name: str, value: float | None) -> float | None:
+    """A Hub option in seconds: None (off) or a positive number."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ConfigError(f"{name} must be a positive number of seconds or None, got {value!r}")
+    return float(value)
+
+
+def effective(own: float | None, default: float | None) -> float | None:
+    """A server's own setting (``0``: off for this server) over the Hub's ``default``."""
+    if own is None:
+        return default
+    return float(own) if own > 0 else None
+
+
+class Life:
+    """One server's process life: when it started and was last used, the calls holding each
+    client (``users``), the retired clients waiting for their last call (``draining``) and
+    how many recycles it has had. Guarded by ``lock`` (never held across I/O)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.started: float | None = None  # monotonic; None while no process runs
+        self.started_wall: float | None = None
+        self.pid: int | None = None
+        self.last_used = time.monotonic()
+        self.last_used_wall: float | None = None
+        self.recycles = 0
+        self.users: dict[Any, int] = {}
+        self.draining: list[Any] = []
+        self.stale_lists = False  # recycled: the cached lists are refreshed on the next start
+
+    def began(self, pid: int | None) -> None:
+        """A new connection is up."""
+        with self.lock:
+            self.started, self.started_wall, self.pid = time.monotonic(), time.time(), pid
+            self.last_used = time.monotonic()
+
+    def touch(self) -> None:
+        with self.lock:
+            self.last_used, self.last_used_wall = time.monotonic(), time.time()
+
+    def after_fork(self) -> None:
+        # The parent's calls are not ours: nothing holds a client in the child.
+        self.lock = threading.Lock()
+        self.users = {}
+        self.draining = []
+
+
+C = TypeVar("C")
+
+
+class Lease(Generic[C]):
+    """A client held in use by one call: ``with conns.lease(name) as client: ...``. The
+    server is not recycled under it; ``release`` (the ``with`` exit) ends the hold."""
+
+    def __init__(self, client: C, life: Life, freed: Callable[[C], None]) -> None:
+        self.client = client
+        self._life = life
+        self._freed = freed
+        self._held = True
+
+    def __enter__(self) -> C:
+        return self.client
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def release(self) -> None:
+        if not self._held:
+            return
+        self._held = False
+        life, client = self._life, self.client
+        with life.lock:
+            left = life.users.get(client, 1) - 1
+            if left > 0:
+                life.users[client] = left
+            else:
+                life.users.pop(client, None)
+            life.last_used, life.last_used_wall = time.monotonic(), time.time()
+            retired = left <= 0 and client in life.draining
+            if retired:
+                life.draining.remove(client)
+        if retired:  # its last call ended: the timer closes it (never this caller)
+            self._freed(client)
+
+
+class Recycler:
+    """One daemon thread that runs ``sweep()`` when something is due.
+
+    ``sweep()`` does the due recycles and returns the monotonic time of the next check (None:
+    nothing to watch until ``wake``). ``wake(at)`` starts the thread on first use and makes it
+    look again at ``at`` (None: at once). ``stop()`` ends the thread (joined, bounded).
+    """
+
+    def __init__(self, sweep: Callable[[], float | None], name: str = "mcp-lite-hub-recycle"):
+        self._sweep = weakref.WeakMethod(sweep)
+        self._name = name
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._due: float | None = None
+        self._stopped = False
+
+    @property
+    def running(self) -> bool:
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
+    def wake(self, at: float | None = None) -> None:
+        at = time.monotonic() if at is None else at
+        with self._cond:
+            if self._stopped:
+                return
+            if self._due is not None and self._due <= at and self._thread is not None:
+                return  # the thread looks earlier anyway
+            self._due = at
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            thread = self._thread
+            self._cond.notify()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(_JOIN)
+
+    def after_fork(self) -> None:
+        # The thread did not survive the fork; it starts again when a server connects.
+        self._cond = threading.Condition()
+        self._thread = None
+        self._due = None
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stopped:
+                    wait = None if self._due is None else self._due - time.monotonic()
+                    if wait is not None and wait <= 0:
+                        break
+                    self._cond.wait(wait)
+                if self._stopped:
+                    return
+                self._due = None
+            sweep = self._sweep()
+            if sweep is None:  # the Hub was collected
+                return
+            try:
+                nxt = sweep()
+            except Exception:  # never let the timer die: log and look again soon
+                log.exception("mcp_lite: recycling servers failed")
+                nxt = time.monotonic() + 1.0
+            del sweep
+            if nxt is not None:
+                with self._cond:
+                    if self._due is None or nxt < self._due:
+                        self._due = nxt

@@ -1,0 +1,174 @@
+"""A stdio connection runs one thread (issue 24, item 5): it reads stdout and stderr and
+notices the process's exit.
+
+Counted by name (``mcp-lite-stdio...``) in ``threading.enumerate()``: after connect, while 8
+threads call, while one caller leads (reads its own answer, compiled build), and while the
+server writes a flood of stderr; every answer is right and the close error quotes the
+stderr tail. The exit is noticed by that thread: a server that exits by itself fails the
+pending call with its exit code (not a timeout), one that closes stdout and keeps running
+fails it as "closed its output", and one whose grandchild keeps stdout open after it exited
+fails it too (through the pidfd, or without one through the thread's waitpid check).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import mcp_lite
+from mcp_lite.errors import ConnectionClosed
+from mcp_lite.transports import stdio
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="Windows keeps two threads")
+
+REPO = Path(__file__).resolve().parents[2]
+SERVER = [sys.executable, str(REPO / "tests" / "peers" / "talker_server.py")]
+CALL_TIMEOUT = 10.0  # far above how long any of these takes: a timeout means a miss
+
+
+def stdio_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("mcp-lite-stdio")]
+
+
+@pytest.fixture(params=["pidfd", "no-pidfd"])
+def pidfd(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[bool]:
+    """With the process's pidfd, and as where there is none (the fallback)."""
+    if request.param == "no-pidfd":
+        monkeypatch.setattr(stdio, "_open_pidfd", lambda pid: -1)
+    elif not hasattr(os, "pidfd_open"):
+        pytest.skip("no os.pidfd_open here")
+    yield request.param == "pidfd"
+
+
+class Sampler:
+    """Counts the stdio threads on a thread of its own, as often as it can."""
+
+    def __init__(self, transport: stdio.StdioTransport | None = None) -> None:
+        self.counts: set[int] = set()
+        self.led = False  # a caller was seen leading meanwhile
+        self._transport = transport
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sampler", daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.counts.add(len(stdio_threads()))
+            if self._transport is not None and self._transport._leading:
+                self.led = True
+            time.sleep(0.001)
+
+    def __enter__(self) -> Sampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+
+def transport_of(client: mcp_lite.Client) -> stdio.StdioTransport:
+    transport = client._conn.transport  # type: ignore[union-attr]
+    assert isinstance(transport, stdio.StdioTransport)
+    return transport
+
+
+def test_one_thread_after_connect_during_calls_and_while_a_caller_leads(
+    no_leftover_processes: object,
+) -> None:
+    with mcp_lite.connect(SERVER, timeout=CALL_TIMEOUT) as client:
+        transport = transport_of(client)
+        assert stdio_threads() == [f"mcp-lite-stdio[{transport.name}]"]
+        with Sampler(), ThreadPoolExecutor(8) as pool:
+            texts = list(
+                pool.map(lambda i: client.call_tool("echo", {"text": f"t{i}"}).text, range(400))
+            )
+        assert texts == [f"t{i}" for i in range(400)]
+        with Sampler(transport) as sampler:
+            assert client.call_tool("sleep", {"seconds": 0.5}).text == "slept"
+            for i in range(200):
+                assert client.call_tool("echo", {"text": str(i)}).text == str(i)
+        assert sampler.counts == {1}
+        if transport.can_lead:  # (compiled build: the lone caller read its own answer)
+            assert sampler.led
+    assert stdio_threads() == []
+
+
+def test_a_stderr_flood_while_answering_loses_no_answer_and_the_tail_is_kept(
+    no_leftover_processes: object,
+) -> None:
+    with mcp_lite.connect(SERVER, timeout=CALL_TIMEOUT) as client:
+        transport = transport_of(client)
+        with Sampler(transport) as sampler:
+            for i in range(100):  # a lone caller (it leads): 50 KB of stderr per answer
+                assert client.call_tool("echo", {"text": str(i), "noise": 500}).text == str(i)
+            with ThreadPoolExecutor(4) as pool:  # several callers: the thread reads
+                texts = list(
+                    pool.map(
+                        lambda i: client.call_tool("echo", {"text": f"p{i}", "noise": 200}).text,
+                        range(200),
+                    )
+                )
+            assert texts == [f"p{i}" for i in range(200)]
+        assert sampler.counts == {1}
+        assert "noise 000199" in transport.stderr_tail()
+        with pytest.raises(ConnectionClosed) as caught:
+            client.call_tool("exit", {"code": 4})
+    message = str(caught.value)
+    assert "exit code 4" in message and "goodbye: exiting with 4" in message
+
+
+def test_a_server_that_exits_fails_the_pending_call_with_its_exit_code(
+    pidfd: bool, no_leftover_processes: object
+) -> None:
+    with mcp_lite.connect(SERVER, timeout=CALL_TIMEOUT) as client:
+        transport = transport_of(client)
+        assert (transport._fds[0] >= 0) == pidfd
+        started = time.monotonic()
+        with pytest.raises(ConnectionClosed) as caught:  # (a miss would be a RequestTimeout)
+            client.call_tool("exit", {"code": 9})
+        assert time.monotonic() - started < CALL_TIMEOUT
+        assert transport.returncode == 9
+        assert stdio_threads() == [] or stdio_threads() == [f"mcp-lite-stdio[{transport.name}]"]
+    assert "exit code 9" in str(caught.value)
+    assert "goodbye: exiting with 9" in str(caught.value)
+
+
+def test_a_server_that_closes_stdout_but_keeps_running(
+    pidfd: bool, no_leftover_processes: object
+) -> None:
+    with mcp_lite.connect(SERVER, timeout=CALL_TIMEOUT) as client:
+        transport = transport_of(client)
+        started = time.monotonic()
+        with pytest.raises(ConnectionClosed) as caught:
+            client.call_tool("close-stdout", {})
+        assert time.monotonic() - started < CALL_TIMEOUT
+        assert "closed its output" in str(caught.value)
+        assert transport.returncode is None  # still running: close() stops it
+        assert len(stdio_threads()) == 1  # still draining stderr and watching the exit
+    assert transport.returncode is not None
+    assert stdio_threads() == []
+
+
+def test_a_server_that_exits_while_its_grandchild_holds_stdout(
+    pidfd: bool, tmp_path: Path, no_leftover_processes: object
+) -> None:
+    record = tmp_path / "grandchild.pid"
+    with mcp_lite.connect(SERVER, timeout=CALL_TIMEOUT) as client:
+        assert (transport_of(client)._fds[0] >= 0) == pidfd
+        started = time.monotonic()
+        with pytest.raises(ConnectionClosed) as caught:
+            client.call_tool("exit-held", {"code": 5, "record": str(record)})
+        assert time.monotonic() - started < CALL_TIMEOUT
+        grandchild = int(record.read_text())
+        os.kill(grandchild, 0)  # alive, holding stdout: the exit was seen another way
+        assert len(stdio_threads()) == 1
+    assert "exit code 5" in str(caught.value)
+    assert "goodbye: leaving a grandchild" in str(caught.value)
+    # close() killed the grandchild with the group (no_leftover_processes checks it)
