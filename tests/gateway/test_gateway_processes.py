@@ -176,3 +176,42 @@ def test_gateway_refuses_a_bad_idle_timeout(peers: Peers) -> None:
         capture_output=True, text=True, timeout=30, env=_env(),
     )  # fmt: skip
     assert done.returncode != 0 and "positive number of seconds" in done.stderr
+
+
+def test_a_restart_between_calls_costs_workers_no_error_and_keeps_via(
+    peers: Peers, gateway_process: StartGateway
+) -> None:
+    """Killed and restarted while a worker made no call: its kept connections are stale (a
+    handshake session the new gateway never issued; a 2026-07-28 connection the fresh gateway
+    does not serve before its upstream is up), yet each next call answers right, reconnecting
+    within its deadline. While the gateway is down an error names its socket and the phase,
+    and ``status().via`` stays "gateway"."""
+    from gateway_helpers import PEERS
+
+    servers = dict(peers.servers)
+    servers["official"] = {"command": sys.executable, "args": [str(PEERS / "official_server.py"),
+                                                               "stdio"]}  # fmt: skip
+    peers.write(servers)
+    gw = gateway_process(peers.path)
+    with Hub.from_config(config_files=[str(peers.path)], gateway=gw.url) as worker:
+        assert worker.call_tool("mcp__plain__add", {"a": 1, "b": 1}, timeout=10).text == "2"
+        assert worker.call_tool("mcp__official__echo", {"text": "x"}, timeout=10).text == "x"
+        worker.reconnect("official", timeout=10)  # the upstream is up now: a 2026-07-28 one
+        era = worker._conns.client("official").session.era
+        assert worker.call_tool("mcp__official__echo", {"text": "y"}, timeout=10).text == "y"
+        gw.stop(signal.SIGKILL)
+        assert wait_for(lambda: server_processes(peers.marker) == [], 5.0)
+        with pytest.raises(McpError) as caught:
+            worker.call_tool("mcp__tasks__echo", {"text": "gap"}, timeout=1)
+        assert f"the gateway on {gw.socket} is unreachable (" in str(caught.value), caught.value
+        assert {worker.status()[n].via for n in ("plain", "official", "tasks")} == {"gateway"}
+        gateway_process(peers.path, gw.socket)
+        for i in range(3):
+            assert worker.call_tool("mcp__plain__add", {"a": i, "b": 1}, timeout=10).text == str(
+                i + 1
+            )
+            assert worker.call_tool("mcp__official__echo", {"text": f"{i}"}, timeout=10).text == (
+                f"{i}"
+            )
+        assert worker.status()["official"].via == "gateway"
+    print(f"\nofficial's era through the gateway before the restart: {era}")
