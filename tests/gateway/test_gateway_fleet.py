@@ -274,7 +274,9 @@ def test_gunicorn_preload_fleet_without_a_gateway_runs_servers_per_worker(
     fleet: Fleet, gunicorn: Callable[..., Gunicorn]
 ) -> None:
     """The contrast: the same fleet with no gateway runs each server in every worker."""
-    app = gunicorn(_env(fleet, None))
+    # Every worker starts its own SDK server at once here: on a loaded 2-core machine that
+    # takes longer than the gateway runs' call deadline (this test counts, it times nothing).
+    app = gunicorn(_env(fleet, None, FLEET_CALL_TIMEOUT="40"))
     with Sampler(fleet) as sampler, ThreadPoolExecutor(16) as pool:
         answers = list(pool.map(app.call, range(REQUESTS)))
     pids = _check_answers(answers, "local")
