@@ -290,7 +290,30 @@ def _parser() -> argparse.ArgumentParser:
     gateway.add_argument(
         "--group", metavar="G", help="let this group's members connect too (socket 0660)"
     )
+    gateway.add_argument(
+        "--idle-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop a stdio server nobody used for this long; the next call starts it again",
+    )
+    gateway.add_argument(
+        "--max-lifetime",
+        type=_seconds,
+        metavar="SECONDS",
+        help="restart a stdio server after this long, between calls",
+    )
     return parser
+
+
+def _seconds(text: str) -> float:
+    """A positive number of seconds (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"a positive number of seconds, not {text!r}")
+    return value
 
 
 _COMMANDS = COMMANDS
@@ -712,6 +735,8 @@ def _run_gateway(args: argparse.Namespace) -> int:
         config_files=args.config,
         gateway=False,  # the gateway runs its servers itself, whatever MCP_LITE_GATEWAY says
         trust_hint=CLI_TRUST_HINT,
+        idle_timeout=args.idle_timeout,
+        max_lifetime=args.max_lifetime,
     )
     for issue in hub.issues:
         print(f"mcp-lite: warning: {safe(issue, keep_lines=True)}", file=sys.stderr)

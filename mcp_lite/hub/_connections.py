@@ -376,6 +376,12 @@ class Route(Protocol):
     def route(self, spec: Spec, deadline: Deadline) -> Spec: ...
     def via(self, spec: Spec) -> str | None: ...
     def forget(self) -> None: ...
+    def resendable(self, exc: McpError) -> bool: ...
+    def unreachable(self, exc: McpError, phase: str) -> McpError: ...
+    def listening(self) -> bool: ...
+
+    @property
+    def socket_path(self) -> str: ...
     def local_error(self, exc: McpError) -> McpError: ...
 
 
@@ -602,6 +608,29 @@ class Connections:
         self.auth_cache.discard(slot.spec.auth_key)
         return self._connect(slot, force=True, deadline=deadline)
 
+    def through_gateway(self, name: str) -> bool:
+        """True when ``name`` is reached through the Hub's gateway (as last known)."""
+        return self.route is not None and self.route.via(self._slot(name).spec) == "gateway"
+
+    def lost_through_gateway(
+        self, name: str, client: Client, exc: McpError, phase: str
+    ) -> McpError | None:
+        """A request to ``name`` through the gateway failed with ``exc`` on ``client``:
+        forget that connection; None when the request may be sent again on a new one (see
+        ``GatewayRoute.resendable``; also when another thread closed ``client`` first, as
+        it found the connection dead), else the error to raise, naming the gateway."""
+        assert self.route is not None
+        closed_by_another = client._closed  # the Hub's own close: it was found dead
+        if not isinstance(exc, ConnectionClosed) and not (
+            self.route.resendable(exc) or closed_by_another or not self.route.listening()
+        ):
+            return exc  # a timeout through a gateway that is up: its connection is fine
+        self.connection_lost(name, client)
+        if self.route.resendable(exc) or closed_by_another:
+            return None
+        self.route.forget()
+        return self.route.unreachable(exc, phase)
+
     def connection_lost(self, name: str, client: Client) -> None:
         """A call found ``client`` dead: forget it and its caches; the next use reconnects."""
         with contextlib.suppress(ConfigError):
@@ -676,10 +705,16 @@ class Connections:
         return float(total)
 
     def _busy(self, slot: _Slot, deadline: Deadline) -> McpError:
-        return deadline.error(
+        route = self.route
+        through = route is not None and route.via(slot.spec) == "gateway"
+        error = deadline.error(
             "connecting",
-            f"MCP server {slot.spec.name!r} was still being connected by another thread",
+            f"MCP server {slot.spec.name!r} was still being connected by another thread"
+            + (f" through the gateway on {route.socket_path}" if route and through else ""),
         )
+        if route is not None and through and not route.listening():
+            return route.unreachable(error, f"connecting to MCP server {slot.spec.name!r}")
+        return error
 
     def _connect(self, slot: _Slot, *, force: bool, deadline: Deadline | None = None) -> Client:
         spec = slot.spec
@@ -776,6 +811,17 @@ class Connections:
                     self.backoff.max_attempts,
                     exc,
                 )
+                if attempt < self.backoff.max_attempts and target is not spec and not answered:
+                    # The gateway itself failed (it may be restarting): wait for it within
+                    # the deadline (route() does) instead of the backoff, then try again.
+                    assert self.route is not None
+                    self.route.forget()
+                    slot.set("pending", str(exc), attempt)
+                    try:
+                        target = self.route.route(spec, deadline)
+                    except McpError:
+                        break  # still unreachable at the deadline: this attempt's error stands
+                    continue
                 if attempt < self.backoff.max_attempts:
                     delay = self.backoff.delay(attempt)
                     if delay >= deadline.remaining():
@@ -802,6 +848,7 @@ class Connections:
             # gateway itself failed (it may be restarting), its listing is asked again.
             if not answered:
                 self.route.forget()
+                last = self.route.unreachable(last, f"connecting to MCP server {spec.name!r}")
             slot.set("pending", str(last), attempt)
             raise last
         if deadline.expired() and deadline.timeout < self._connect_total(spec):

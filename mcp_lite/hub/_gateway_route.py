@@ -3,9 +3,15 @@
 A worker Hub given ``gateway="unix:///path.sock"`` (or ``MCP_LITE_GATEWAY``) asks the gateway
 once for its listing (``GET /servers``, under the caller's deadline) and keeps it. A server the
 gateway has under the same name and the same ``fingerprint`` is then reached at
-``unix://<sock>/servers/<name>/mcp``; any other runs locally. An unreachable gateway is an
-error of the call (``ConnectError`` naming the socket and the phase), never a silent local
-start: that would multiply the very processes the gateway is there to share.
+``unix://<sock>/servers/<name>/mcp``; any other runs locally. An unreachable gateway is
+waited for within the caller's deadline (it may be restarting), then an error of the call
+naming the socket and the phase, never a silent local start: that would multiply the very
+processes the gateway is there to share.
+
+A gateway restart costs a worker a reconnect: a request the new gateway refuses without
+running it (an unknown session, a 2026-07-28 connection before the fresh gateway knows its
+upstream's era, a request never written) is sent again on a new connection, once, within
+the same deadline; every other failure while the gateway is down says so (``unreachable``).
 
 ``fingerprint`` is what both sides compare: a sha256 of the entry's non-secret identity
 (transport type, command and args or URL; never env values or headers).
@@ -19,6 +25,7 @@ import json
 import os
 import socket
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -27,7 +34,15 @@ from .. import errors
 from .._deadline import Deadline
 from .._http.unix import is_unix_url, split_url
 from .._server_config import normalize_url
-from ..errors import ConfigError, ConnectError, McpError, RpcError
+from ..errors import (
+    ConfigError,
+    ConnectError,
+    InvalidRequest,
+    McpError,
+    RpcError,
+    SessionExpired,
+    TransportError,
+)
 from ._connections import Spec
 
 __all__ = ["GatewayRoute", "fingerprint", "gateway_of"]
@@ -35,6 +50,7 @@ __all__ = ["GatewayRoute", "fingerprint", "gateway_of"]
 ENV = "MCP_LITE_GATEWAY"
 _MAX_LISTING = 1024 * 1024
 _STEP_S = 5.0  # the listing fetch's own cap inside the caller's deadline
+_PROBE_S = 0.2  # how often a worker looks for a gateway that is down (a refused connect)
 
 
 def fingerprint(kind: str, target: Any) -> str | None:
@@ -106,9 +122,9 @@ def fetch_listing(socket_path: str, deadline: Deadline) -> dict[str, dict[str, A
         raise deadline.error(phase, f"the gateway on {socket_path} did not answer") from None
     except OSError as exc:
         why = exc.strerror or str(exc) or type(exc).__name__
-        raise ConnectError(
-            f"the gateway on {socket_path} cannot be reached ({phase}): {why}"
-        ) from None
+        error = ConnectError(f"the gateway on {socket_path} is unreachable ({phase}): {why}")
+        error.unreachable = True  # type: ignore[attr-defined]  # nothing listens: wait, retry
+        raise error from None
     except http.client.HTTPException as exc:
         raise ConnectError(
             f"the gateway on {socket_path} broke the answer ({phase}): {exc}"
@@ -134,26 +150,45 @@ class GatewayRoute:
         self.socket_path, _ = split_url(self.url)
         self._lock = threading.Lock()
         self._listing: dict[str, dict[str, Any]] | None = None
+        self._known: dict[str, dict[str, Any]] | None = None  # the last listing, for ``via``
 
     def route(self, spec: Spec, deadline: Deadline) -> Spec:
-        """``spec`` itself (local), or a copy whose target is the gateway's endpoint."""
+        """``spec`` itself (local), or a copy whose target is the gateway's endpoint.
+
+        Raises:
+            ConnectError: the gateway stayed unreachable until ``deadline``, or answered
+                nonsense.
+        """
         mine = fingerprint(spec.type, spec.target)
         if mine is None:
             return spec
         listing = self._listing
         if listing is None:
-            listing = fetch_listing(self.socket_path, deadline)
+            listing = self._fetch(deadline)
             with self._lock:
-                self._listing = listing
+                self._listing = self._known = listing
         theirs = listing.get(spec.name)
         if theirs is None or theirs.get("fingerprint") != mine:
             return spec
         url = f"unix://{self.socket_path}/servers/{spec.name}/mcp"
         return replace(spec, type="http", target={"type": "http", "url": url})
 
+    def _fetch(self, deadline: Deadline) -> dict[str, dict[str, Any]]:
+        """The listing; a gateway nobody listens for (restarting) is asked again every
+        ``_PROBE_S`` while ``deadline`` leaves time, then its last error stands."""
+        while True:
+            try:
+                return fetch_listing(self.socket_path, deadline)
+            except ConnectError as exc:
+                if not getattr(exc, "unreachable", False) or deadline.remaining() <= _PROBE_S:
+                    raise
+            time.sleep(_PROBE_S)
+
     def via(self, spec: Spec) -> str | None:
-        """``"gateway"`` or ``"local"`` once the listing is known; None before."""
-        listing = self._listing
+        """``"gateway"`` or ``"local"``; None before the gateway's listing was first fetched.
+        While it is fetched again (the gateway failed, may have restarted) the last known
+        listing answers: the path a server took until then, and most likely takes again."""
+        listing = self._known
         mine = fingerprint(spec.type, spec.target)
         if mine is None:
             return "local"
@@ -161,6 +196,43 @@ class GatewayRoute:
             return None
         theirs = listing.get(spec.name)
         return "gateway" if theirs is not None and theirs.get("fingerprint") == mine else "local"
+
+    def resendable(self, exc: McpError) -> bool:
+        """True when a request through the gateway failed before the gateway ran it, so a
+        new connection may send it again: the gateway did not know the session (it
+        restarted), refused the request as malformed for its state (-32600: a fresh
+        gateway serves a 2026-07-28 connection only once its upstream is up), or the
+        request was never written (``unsent``)."""
+        if isinstance(exc, SessionExpired) or getattr(exc, "unsent", False):
+            return True
+        return isinstance(exc, InvalidRequest) and exc.data is None
+
+    def listening(self) -> bool:
+        """True when something accepts connections on the gateway's socket (no I/O beyond
+        a local connect, which a Unix socket answers at once)."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(0.5)
+            sock.connect(self.socket_path)
+            return True
+        except OSError:
+            return False
+        finally:
+            sock.close()
+
+    def unreachable(self, exc: McpError, phase: str) -> McpError:
+        """``exc`` (a transport failure through the gateway) as the same class, its message
+        saying the gateway on its socket could not be reached in ``phase``."""
+        if not isinstance(exc, TransportError) or "the gateway on " in str(exc):
+            return exc
+        try:
+            error = type(exc)(
+                f"the gateway on {self.socket_path} is unreachable ({phase}): {exc}",
+                *exc.args[1:],
+            )
+        except TypeError:  # a class with another constructor: keep the original
+            return exc
+        return error
 
     def local_error(self, exc: McpError) -> McpError:
         """The gateway's failure (its JSON-RPC error with ``data.error``, the mcp_lite class
@@ -180,6 +252,7 @@ class GatewayRoute:
         return cls(exc.message)
 
     def forget(self) -> None:
-        """Drop the cached listing (the gateway may have restarted with another config)."""
+        """Fetch the listing again on the next connect (the gateway may have restarted with
+        another config); ``via`` keeps answering from the last one meanwhile."""
         with self._lock:
             self._listing = None

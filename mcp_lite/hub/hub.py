@@ -31,10 +31,12 @@ from .._text import plural
 from ..errors import (
     ConfigError,
     ConnectionClosed,
+    InvalidRequest,
     McpError,
     PermissionDenied,
     RpcError,
     SessionExpired,
+    TransportError,
     UrlElicitationRequired,
 )
 from . import _agent_tools as own
@@ -490,10 +492,12 @@ class Hub:
         deadline: Deadline | None = None,
         *,
         strict: bool = False,
+        retried: bool = False,
     ) -> list[Any]:
         """One server's list from the cache or the server, within ``deadline`` (capped by
         the client's timeout, a list's total); [] when it cannot be had, unless ``strict``
-        (then the connection's or the list's error is raised)."""
+        (then the connection's or the list's error is raised). Through the gateway, a
+        refusal that ran nothing (it restarted) is retried once on a new connection."""
         deadline = _current(deadline)
         if self._conns.stopped(name):  # recycled: its lists hold until it starts again
             cached = self._catalog.cached(kind, name)
@@ -517,7 +521,20 @@ class Hub:
 
             try:
                 return self._catalog.get(kind, name, fetch)
-            except ConnectionClosed:
+            except (TransportError, InvalidRequest) as exc:
+                if self._conns.through_gateway(name):
+                    phase = f"listing the {kind} of MCP server {name!r}"
+                    error = self._conns.lost_through_gateway(name, client, exc, phase)
+                    if error is None and not retried:  # the gateway restarted: once more
+                        return self._server_list(kind, name, deadline, strict=strict, retried=True)
+                    if strict:
+                        raise (error or exc) from None
+                    return []
+                if not isinstance(exc, ConnectionClosed):
+                    if strict:
+                        raise
+                    log.warning("MCP server %r: could not list %s: %s", name, kind, exc)
+                    return []
                 self._conns.connection_lost(name, client)
                 if strict:
                     raise
@@ -641,7 +658,8 @@ class Hub:
         cancel_event: threading.Event | None = None,
     ) -> CallToolResult:
         """The call on ``deadline`` (capped by the call's configured ``timeout``, else the
-        client's), with one reconnect and retry after an expired session, on it too."""
+        client's), with one reconnect and retry after an expired session, on it too (through
+        the gateway also after a refusal that ran nothing: see ``GatewayRoute.resendable``)."""
         for attempt in range(2):
             # The lease holds the server: a recycle waits for this call to end.
             with self._conns.lease(server, deadline) as client:
@@ -650,18 +668,24 @@ class Hub:
                     return self._call_once(
                         client, server, tool, args, within, on_progress, cancel_event
                     )
-                except SessionExpired:
-                    if attempt:
-                        raise
-                    log.info(
-                        "MCP server %r: session expired; reconnecting and retrying %s once",
-                        server,
-                        tool.tool_name,
-                    )
-                    self._conns.connection_lost(server, client)
-                except ConnectionClosed:
-                    self._conns.connection_lost(server, client)
-                    raise
+                except (TransportError, InvalidRequest) as exc:
+                    if not self._conns.through_gateway(server):
+                        if not isinstance(exc, ConnectionClosed):
+                            raise
+                        self._conns.connection_lost(server, client)
+                        if attempt or not isinstance(exc, SessionExpired):
+                            raise
+                        log.info(
+                            "MCP server %r: session expired; reconnecting and retrying %s once",
+                            server,
+                            tool.tool_name,
+                        )
+                        continue
+                    phase = f"calling tool {tool.tool_name!r} of MCP server {server!r}"
+                    error = self._conns.lost_through_gateway(server, client, exc, phase)
+                    if error is not None or attempt:
+                        raise (error or exc) from None
+                    log.info("MCP server %r: the gateway restarted; retrying %s", server, phase)
                 except RpcError as exc:  # through a gateway: the class its own failure had
                     route = self._conns.route
                     local = exc if route is None else route.local_error(exc)

@@ -137,3 +137,81 @@ def test_a_task_outlives_the_process_that_started_it(
         assert client.request("tasks/get", {"taskId": task_id})["status"] == "completed"
         with pytest.raises(McpError):
             client.request("tasks/get", {"taskId": "no-such-task"})
+
+
+def _states(gw: GatewayProcess) -> dict[str, str]:
+    from mcp_lite._deadline import Deadline
+    from mcp_lite.hub._gateway_route import fetch_listing
+
+    return {n: s["state"] for n, s in fetch_listing(gw.socket, Deadline.after(5)).items()}
+
+
+def test_gateway_idle_timeout_stops_a_server_and_the_next_call_starts_it(
+    peers: Peers, gateway_process: StartGateway
+) -> None:
+    """``mcp-lite gateway --idle-timeout 1``: the gateway's plain server stops once nobody
+    used it for a second (its state "idle", its process gone), and a worker's next call
+    through the gateway starts it again, in the gateway, not in the worker."""
+    idle = 1.0
+    gw = gateway_process(peers.path, None, "--idle-timeout", str(idle), "--max-lifetime", "600")
+    with Hub.from_config(config_files=[str(peers.path)], gateway=gw.url) as worker:
+        assert worker.call_tool("mcp__plain__add", {"a": 1, "b": 2}, timeout=10).text == "3"
+        (first,) = server_processes(peers.marker)
+        # stopped by the gateway after the idle time (the recycler's check plus a slack)
+        assert wait_for(lambda: server_processes(peers.marker) == [], idle + 3.0)
+        assert _states(gw)["plain"] == "idle"
+        assert worker.call_tool("mcp__plain__add", {"a": 2, "b": 2}, timeout=10).text == "4"
+        (second,) = server_processes(peers.marker)
+        assert second != first
+        with open(f"/proc/{second}/stat", "rb") as f:
+            assert int(f.read().rsplit(b")", 1)[1].split()[1]) == gw.proc.pid  # the gateway's
+        assert _states(gw)["plain"] == "connected"
+        assert worker.status()["plain"].via == "gateway"
+
+
+def test_gateway_refuses_a_bad_idle_timeout(peers: Peers) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_lite", "gateway", "--socket", "/tmp/never.sock",
+         "--config", str(peers.path), "--idle-timeout", "0"],
+        capture_output=True, text=True, timeout=30, env=_env(),
+    )  # fmt: skip
+    assert done.returncode != 0 and "positive number of seconds" in done.stderr
+
+
+def test_a_restart_between_calls_costs_workers_no_error_and_keeps_via(
+    peers: Peers, gateway_process: StartGateway
+) -> None:
+    """Killed and restarted while a worker made no call: its kept connections are stale (a
+    handshake session the new gateway never issued; a 2026-07-28 connection the fresh gateway
+    does not serve before its upstream is up), yet each next call answers right, reconnecting
+    within its deadline. While the gateway is down an error names its socket and the phase,
+    and ``status().via`` stays "gateway"."""
+    from gateway_helpers import PEERS
+
+    servers = dict(peers.servers)
+    servers["official"] = {"command": sys.executable, "args": [str(PEERS / "official_server.py"),
+                                                               "stdio"]}  # fmt: skip
+    peers.write(servers)
+    gw = gateway_process(peers.path)
+    with Hub.from_config(config_files=[str(peers.path)], gateway=gw.url) as worker:
+        assert worker.call_tool("mcp__plain__add", {"a": 1, "b": 1}, timeout=10).text == "2"
+        assert worker.call_tool("mcp__official__echo", {"text": "x"}, timeout=10).text == "x"
+        worker.reconnect("official", timeout=10)  # the upstream is up now: a 2026-07-28 one
+        era = worker._conns.client("official").session.era
+        assert worker.call_tool("mcp__official__echo", {"text": "y"}, timeout=10).text == "y"
+        gw.stop(signal.SIGKILL)
+        assert wait_for(lambda: server_processes(peers.marker) == [], 5.0)
+        with pytest.raises(McpError) as caught:
+            worker.call_tool("mcp__tasks__echo", {"text": "gap"}, timeout=1)
+        assert f"the gateway on {gw.socket} is unreachable (" in str(caught.value), caught.value
+        assert {worker.status()[n].via for n in ("plain", "official", "tasks")} == {"gateway"}
+        gateway_process(peers.path, gw.socket)
+        for i in range(3):
+            assert worker.call_tool("mcp__plain__add", {"a": i, "b": 1}, timeout=10).text == str(
+                i + 1
+            )
+            assert worker.call_tool("mcp__official__echo", {"text": f"{i}"}, timeout=10).text == (
+                f"{i}"
+            )
+        assert worker.status()["official"].via == "gateway"
+    print(f"\nofficial's era through the gateway before the restart: {era}")
