@@ -576,6 +576,13 @@ class Connections:
             return client
         return self._connect(slot, force=False, deadline=deadline)
 
+    def ready(self, name: str) -> bool:
+        """True when ``name`` is connected and its connection up now (no I/O, no connect):
+        what ``client(name)`` would return at once."""
+        slot = self._slot(name)
+        client = slot.client
+        return client is not None and slot.snapshot[0] == "connected" and _alive(client)
+
     def lease(self, name: str, deadline: Deadline | None = None) -> Lease[Client]:
         """``client(name, deadline)``, held in use until the lease is released (``with
         conns.lease(name) as client:``): a recycle never stops a server under a lease.
