@@ -182,7 +182,9 @@ def test_a_qualified_name_moves_to_the_tool_that_needs_no_normalization(wait_unt
         assert hub.call_tool("mcp__names__a_b").text == "plain"
 
 
-def test_the_tool_list_is_read_again_after_a_reconnect(tmp_path: Path) -> None:
+def _files_server(tmp_path: Path) -> tuple[dict[str, Any], Path]:
+    """A stdio server whose tools (each answering its name) are the words of a file, read
+    when it starts; its config entry and the file."""
     script = tmp_path / "srv.py"
     names = tmp_path / "names.txt"
     names.write_text("alpha")
@@ -194,7 +196,25 @@ def test_the_tool_list_is_read_again_after_a_reconnect(tmp_path: Path) -> None:
         "    s.tool(name=n)(lambda n=n: n)\n"
         "s.run_stdio()\n"
     )
-    with Hub({"files": {"command": sys.executable, "args": [str(script)]}}) as hub:
+    return {"command": sys.executable, "args": [str(script)]}, names
+
+
+def test_the_tool_list_is_read_again_after_a_recycle(tmp_path: Path, wait_until) -> None:
+    entry, names = _files_server(tmp_path)
+    with Hub({"files": entry}, idle_timeout=0.3) as hub:
+        for _ in range(2):
+            assert hub.call_tool("mcp__files__alpha").text == "alpha"
+        names.write_text("beta")
+        assert wait_until(lambda: hub.status()["files"].state == "idle")
+        assert hub.call_tool("mcp__files__beta").text == "beta"  # started again: new lists
+        assert hub.status()["files"].recycles == 1
+        with pytest.raises(ConfigError, match="has no tool named 'mcp__files__alpha'"):
+            hub.call_tool("mcp__files__alpha")
+
+
+def test_the_tool_list_is_read_again_after_a_reconnect(tmp_path: Path) -> None:
+    entry, names = _files_server(tmp_path)
+    with Hub({"files": entry}) as hub:
         for _ in range(2):
             assert hub.call_tool("mcp__files__alpha").text == "alpha"
         names.write_text("beta")
