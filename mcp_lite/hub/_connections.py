@@ -592,6 +592,13 @@ class Connections:
         """
         slot = self._slot(name)
         life = slot.life
+        client = slot.client
+        if client is not None and slot.snapshot[0] == "connected" and _alive(client):
+            with life.lock:  # connected: used now and held, under one lock
+                if slot.client is client:
+                    life.last_used, life.last_used_wall = time.monotonic(), time.time()
+                    life.users[client] = life.users.get(client, 0) + 1
+                    return Lease(client, life, self._freed)
         for _ in range(3):
             client = self.client(name, deadline)
             with life.lock:

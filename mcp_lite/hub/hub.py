@@ -573,7 +573,8 @@ class Hub:
         (``notifications/cancelled``) and ``RequestCancelled`` is raised at once.
 
         ``on_event`` gets ``ToolEvent``s: ``started``, ``progress``…, ``completed`` or
-        ``failed`` (with ``elapsed_ms``). An expired session is re-opened and the call
+        ``failed`` (with ``elapsed_ms``); without it the server is not asked for progress
+        (no ``progressToken``, as for ``Client.call_tool`` without ``on_progress``). An expired session is re-opened and the call
         retried once; a URL elicitation the server requires is done, then the call retried.
 
         ``timeout`` bounds all of it: connecting the server on first use (every attempt

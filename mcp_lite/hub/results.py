@@ -223,10 +223,10 @@ class ResultProcessor:
         """The common case without pydantic: text blocks only, under the budget, any
         structured content small plain JSON. Then the new result is the one ``process``
         would make (``to_wire`` then ``model_validate``: the same dict, key order and fresh
-        containers); None for everything else (see ``plain_wire``)."""
+        containers); None for everything else (see ``_plain_wire``)."""
         if result._blocks is not None:  # content was read as objects: the model's own path
             return None
-        wire = plain_wire(result._wire)
+        wire = _plain_wire(result._wire)
         if wire is None:
             return None
         limit = self.max_output_tokens * CHARS_PER_TOKEN
@@ -367,7 +367,7 @@ class _NotPlain(Exception):
     pass
 
 
-def plain_wire(raw: Any) -> dict[str, Any] | None:
+def _plain_wire(raw: Any) -> dict[str, Any] | None:
     """``CallToolResult.to_wire()`` of a result whose wire dict is ``raw``, when ``raw`` is of
     the common plain shape: ``content`` a list of ``{"type", "text"}`` blocks (strings),
     ``isError`` a bool or absent, ``structuredContent`` and ``_meta`` plain JSON (dicts with
@@ -409,7 +409,7 @@ def plain_wire(raw: Any) -> dict[str, Any] | None:
 
 
 def _plain_copy(value: Any, budget: list[int]) -> Any:
-    """A copy of plain JSON ``value`` (see ``plain_wire``).
+    """A copy of plain JSON ``value`` (see ``_plain_wire``).
 
     Raises:
         _NotPlain: something pydantic would change, or more than the budget of values.

@@ -96,7 +96,7 @@ def test_a_result_processed_equals_the_pydantic_round_trip(raw: dict[str, Any]) 
 
 @pytest.mark.parametrize("raw", PLAIN)
 def test_plain_results_take_the_path_without_pydantic(raw: dict[str, Any]) -> None:
-    wire = hub_results.plain_wire(raw)
+    wire = hub_results._plain_wire(raw)
     assert wire is not None
     assert wire == CallToolResult.model_validate(raw).to_wire()
     # new containers all through: changing the result never changes the server's dict
@@ -107,7 +107,7 @@ def test_plain_results_take_the_path_without_pydantic(raw: dict[str, Any]) -> No
 
 @pytest.mark.parametrize("raw", NOT_PLAIN)
 def test_other_results_are_left_to_pydantic(raw: dict[str, Any]) -> None:
-    assert hub_results.plain_wire(raw) is None
+    assert hub_results._plain_wire(raw) is None
 
 
 def test_a_plain_result_over_the_budget_is_still_cut(tmp_path: Path) -> None:
