@@ -576,6 +576,13 @@ class Connections:
             return client
         return self._connect(slot, force=False, deadline=deadline)
 
+    def ready(self, name: str) -> bool:
+        """True when ``name`` is connected and its connection up now (no I/O, no connect):
+        what ``client(name)`` would return at once."""
+        slot = self._slot(name)
+        client = slot.client
+        return client is not None and slot.snapshot[0] == "connected" and _alive(client)
+
     def lease(self, name: str, deadline: Deadline | None = None) -> Lease[Client]:
         """``client(name, deadline)``, held in use until the lease is released (``with
         conns.lease(name) as client:``): a recycle never stops a server under a lease.
@@ -585,6 +592,13 @@ class Connections:
         """
         slot = self._slot(name)
         life = slot.life
+        client = slot.client
+        if client is not None and slot.snapshot[0] == "connected" and _alive(client):
+            with life.lock:  # connected: used now and held, under one lock
+                if slot.client is client:
+                    life.last_used, life.last_used_wall = time.monotonic(), time.time()
+                    life.users[client] = life.users.get(client, 0) + 1
+                    return Lease(client, life, self._freed)
         for _ in range(3):
             client = self.client(name, deadline)
             with life.lock:

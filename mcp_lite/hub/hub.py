@@ -90,6 +90,8 @@ __all__ = ["Backoff", "Hub", "ServerSnapshot", "ServerStatus", "ToolEvent"]
 log = logging.getLogger("mcp_lite.hub")
 
 MAX_URL_ELICITATION_ROUNDS = 3
+_MAX_RESOLVED = 4096  # qualified names whose server the Hub remembers (cleared on update)
+_MAX_INDEXES = 4096  # servers whose tool-name index the Hub keeps (cleared on update)
 _OWN_TOOLS = (*own.RESOURCE_TOOLS, own.TOOL_SEARCH)
 
 
@@ -221,6 +223,13 @@ class Hub:
         self._elicitation = Elicitation(elicitation_hooks, elicitation_handler)
         self._elicitation_timeout = float(elicitation_timeout)
         self._catalog = Catalog()
+        # The per-call lookups, built once: a qualified name's (server, tool part), valid
+        # until the servers change (``update``), and per server the tools by qualified
+        # name, built on one cached tool list (the tuple itself: a list fetched anew after
+        # list_changed, a reconnect or a recycle is another tuple, so a stale index is
+        # never used).
+        self._resolved: dict[str, tuple[str, str]] = {}
+        self._indexes: dict[str, tuple[tuple[McpTool, ...], dict[str, list[McpTool]]]] = {}
         self._load: Callable[[], Any] | None = None
         specs = self._adopt(config)
         options = dict(client_options or {})
@@ -278,6 +287,8 @@ class Hub:
         """Adopt a new configuration: servers whose entry did not change keep their
         connection; changed and removed ones are closed."""
         self._conns.update(self._adopt(config))
+        self._resolved = {}
+        self._indexes = {}
 
     def _adopt(self, config: Any) -> list[Spec]:
         """The specs of ``config`` with the server policy applied; the permission rules of
@@ -562,7 +573,8 @@ class Hub:
         (``notifications/cancelled``) and ``RequestCancelled`` is raised at once.
 
         ``on_event`` gets ``ToolEvent``s: ``started``, ``progress``…, ``completed`` or
-        ``failed`` (with ``elapsed_ms``). An expired session is re-opened and the call
+        ``failed`` (with ``elapsed_ms``); without it the server is not asked for progress
+        (no ``progressToken``, as for ``Client.call_tool`` without ``on_progress``). An expired session is re-opened and the call
         retried once; a URL elicitation the server requires is done, then the call retried.
 
         ``timeout`` bounds all of it: connecting the server on first use (every attempt
@@ -583,13 +595,14 @@ class Hub:
                 return self._call_own(name, dict(arguments or {}))
         server, tool = self._tool_for(name, deadline)
         args = dict(arguments or {})
-        if timeout is None and self._conns.spec(server).timeout is None:
+        spec = self._conns.spec(server)
+        if timeout is None and spec.timeout is None:
             timeout = self._tool_timeout  # MCP_TOOL_TIMEOUT
-        self._permissions.check(tool, args, in_process=self._conns.spec(server).in_process)
-
-        def emit(event: ToolEvent) -> None:
-            if on_event is not None:
-                on_event(event)
+        self._permissions.check(tool, args, in_process=spec.in_process)
+        if on_event is None:  # nobody listens: no events, no progress asked for
+            result = self._call(server, tool, args, deadline, timeout, None, cancel_event)
+            return self._results.process(server, tool.tool_name, result)
+        emit = on_event
 
         def on_progress(p: Progress) -> None:
             emit(ToolEvent("progress", server, tool.name, p.progress, p.total, p.message))
@@ -638,6 +651,14 @@ class Hub:
     ) -> tuple[str, McpTool]:
         if self._permissions.denied_by_rule(server, tool_part):
             raise PermissionDenied(f"{name} is denied by a deny rule", name)
+        cached = self._catalog.peek("tools", server)
+        if cached is not None and self._conns.ready(server):  # what _server_list would give
+            same = self._indexed(server, cached).get(name, ())
+            if tool_name is not None:
+                same = [t for t in same if t.tool_name == tool_name]
+            if same:
+                return server, same[0]
+            return server, self._find(list(cached), name, server, "tools", deadline)
         items = self._server_list("tools", server, deadline, strict=True)
         # Two tools may share a qualified name ("a.b", "a_b"): the plain name belongs to
         # the one needing no normalization, as in tool_definitions; an alias names its tool.
@@ -647,6 +668,23 @@ class Hub:
         )
         return server, same[0] if same else self._find(items, name, server, "tools", deadline)
 
+    def _indexed(self, server: str, tools: tuple[McpTool, ...]) -> dict[str, list[McpTool]]:
+        """``tools`` (the cached list of ``server``) by qualified name, each name's tools in
+        ``_lookup``'s order; built once per list."""
+        indexes = self._indexes
+        entry = indexes.get(server)
+        if entry is not None and entry[0] is tools:
+            return entry[1]
+        index: dict[str, list[McpTool]] = {}
+        for t in sorted(
+            tools, key=lambda t: (normalize_name(t.tool_name) != t.tool_name, t.tool_name)
+        ):
+            index.setdefault(t.name, []).append(t)
+        if len(indexes) >= _MAX_INDEXES:
+            indexes.clear()
+        indexes[server] = (tools, index)
+        return index
+
     def _call(
         self,
         server: str,
@@ -654,7 +692,7 @@ class Hub:
         args: dict[str, Any],
         deadline: Deadline | None,
         timeout: float | None,
-        on_progress: Callable[[Progress], None],
+        on_progress: Callable[[Progress], None] | None,
         cancel_event: threading.Event | None = None,
     ) -> CallToolResult:
         """The call on ``deadline`` (capped by the call's configured ``timeout``, else the
@@ -701,7 +739,7 @@ class Hub:
         tool: McpTool,
         args: dict[str, Any],
         deadline: Deadline,
-        on_progress: Callable[[Progress], None],
+        on_progress: Callable[[Progress], None] | None,
         cancel_event: threading.Event | None = None,
     ) -> CallToolResult:
         for rounds in range(MAX_URL_ELICITATION_ROUNDS + 1):
@@ -852,6 +890,10 @@ class Hub:
 
     def _resolve(self, name: str) -> tuple[str, str]:
         """``(server, tool part)`` of a qualified name: the longest configured server prefix."""
+        resolved = self._resolved  # taken first: an update after this clears another dict
+        hit = resolved.get(name)
+        if hit is not None:
+            return hit
         best: tuple[str, str] | None = None
         for server in self._conns.names():
             prefix = f"mcp__{normalize_name(server)}__"
@@ -861,6 +903,9 @@ class Hub:
             raise ConfigError(
                 f"{name!r} names no configured MCP server (expected mcp__<server>__<name>)"
             )
+        if len(resolved) >= _MAX_RESOLVED:
+            resolved.clear()
+        resolved[name] = best
         return best
 
     def _find(

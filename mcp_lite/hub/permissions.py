@@ -42,6 +42,7 @@ Decision = Literal["allow", "deny"]
 
 
 Rule = tuple[str, str | None]
+_MAX_VERDICTS = 4096  # the tools whose rule verdicts a Permissions remembers
 
 
 def rules_match(rules: Iterable[Rule], server: str, tool: str) -> bool:
@@ -112,11 +113,27 @@ class Permissions:
         # Servers whose resources an "always" answer permitted (normalized names); the Hub
         # hands the set on when it adopts a new configuration.
         self.own_granted = own_granted if own_granted is not None else set()
+        # (server, tool) -> (a deny rule matches, an allow rule matches): what the rules say
+        # of a tool never changes until they do (``grant``: cleared); bounded.
+        self._verdicts: dict[tuple[str, str], tuple[bool, bool]] = {}
 
     def grant(self, rule: str) -> None:
         """Add an allow rule from now on (an "always" answer)."""
         self._allow = [*self._allow, _rule(rule)]
         self.allow = (*self.allow, rule)
+        self._verdicts = {}
+
+    def _verdict(self, server: str, tool: str) -> tuple[bool, bool]:
+        """``(denied, allowed)`` by the rules for this tool, remembered."""
+        key = (server, tool)
+        verdicts = self._verdicts
+        hit = verdicts.get(key)
+        if hit is None:
+            hit = (rules_match(self._deny, server, tool), rules_match(self._allow, server, tool))
+            if len(verdicts) >= _MAX_VERDICTS:
+                verdicts.clear()
+            verdicts[key] = hit
+        return hit
 
     @staticmethod
     def _matches(rules: list[tuple[str, str | None]], server: str, tool: str) -> bool:
@@ -129,7 +146,7 @@ class Permissions:
 
     def denied_by_rule(self, server: str, tool: str) -> bool:
         """True when a deny rule matches: refuse before even connecting."""
-        return self._matches(self._deny, server, tool)
+        return self._verdict(server, tool)[0]
 
     def check(self, tool: McpTool, arguments: Mapping[str, Any], *, in_process: bool) -> None:
         """Return when the call may go ahead.
@@ -137,9 +154,10 @@ class Permissions:
         Raises:
             PermissionDenied: a deny rule, the handler or the default policy refused.
         """
-        if self._matches(self._deny, tool.server, tool.tool_name):
+        denied, allowed = self._verdict(tool.server, tool.tool_name)
+        if denied:
             raise PermissionDenied(f"{tool.name} is denied by a deny rule", tool.name)
-        if self._matches(self._allow, tool.server, tool.tool_name) or in_process:
+        if allowed or in_process:
             return
 
         def remember() -> None:

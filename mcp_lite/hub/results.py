@@ -193,6 +193,9 @@ class ResultProcessor:
     def process(self, server: str, tool: str, result: CallToolResult) -> CallToolResult:
         """A new result with binary content persisted and text (and structured content) cut
         to the budget, the full versions kept in files."""
+        quick = self._unchanged(result)
+        if quick is not None:
+            return quick
         wire = result.to_wire()
         budget = _Budget(self.max_file_bytes)
         blocks = [self._persist(server, tool, b, budget) for b in wire.get("content") or []]
@@ -214,6 +217,28 @@ class ResultProcessor:
                 )
         processed = CallToolResult.model_validate(wire)
         processed._text_json = result._text_json  # ``data`` of a text-only structured tool
+        return processed
+
+    def _unchanged(self, result: CallToolResult) -> CallToolResult | None:
+        """The common case without pydantic: text blocks only, under the budget, any
+        structured content small plain JSON. Then the new result is the one ``process``
+        would make (``to_wire`` then ``model_validate``: the same dict, key order and fresh
+        containers); None for everything else (see ``_plain_wire``)."""
+        if result._blocks is not None:  # content was read as objects: the model's own path
+            return None
+        wire = _plain_wire(result._wire)
+        if wire is None:
+            return None
+        limit = self.max_output_tokens * CHARS_PER_TOKEN
+        if sum(len(b["text"]) for b in wire["content"]) > limit:
+            return None
+        structured = wire.get("structuredContent")
+        if structured is not None:
+            encoded = json.dumps(structured, ensure_ascii=False)
+            if len(encoded) > limit:
+                return None
+        processed = CallToolResult._trusted(wire)
+        processed._text_json = result._text_json
         return processed
 
     def _keep(self, server: str, tool: str, raw: bytes, ext: str, budget: _Budget) -> str:
@@ -329,6 +354,86 @@ class ResultProcessor:
             }
         )
         return out
+
+
+# --- the common result, without pydantic ---------------------------------------------------
+
+_PLAIN_KEYS = frozenset({"content", "structuredContent", "isError", "_meta"})
+_PLAIN_NODES = 256  # the most JSON values copied here; a larger result takes pydantic's path
+_TEXT_BLOCK_KEYS = {"type", "text"}
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _plain_wire(raw: Any) -> dict[str, Any] | None:
+    """``CallToolResult.to_wire()`` of a result whose wire dict is ``raw``, when ``raw`` is of
+    the common plain shape: ``content`` a list of ``{"type", "text"}`` blocks (strings),
+    ``isError`` a bool or absent, ``structuredContent`` and ``_meta`` plain JSON (dicts with
+    string keys, lists, strings, ints, bools, finite floats, None; at most ``_PLAIN_NODES``
+    values) or absent, and nothing else. The dict is new (new containers all through), its
+    keys in the model's order with the defaults pydantic dumps. None when ``raw`` is not
+    plain: then only pydantic knows (a NaN, a tuple, an int key, an annotation...)."""
+    if type(raw) is not dict or not _PLAIN_KEYS.issuperset(raw):
+        return None
+    content = raw.get("content")
+    if type(content) is not list:
+        return None
+    blocks = []
+    for block in content:
+        if type(block) is not dict or block.keys() != _TEXT_BLOCK_KEYS:
+            return None
+        kind, text = block["type"], block["text"]
+        if type(kind) is not str or type(text) is not str:
+            return None
+        blocks.append({"type": kind, "text": text})
+    out: dict[str, Any] = {"content": blocks}
+    is_error = raw.get("isError", False)
+    if type(is_error) is not bool:
+        return None
+    budget = [_PLAIN_NODES]
+    try:
+        structured = raw.get("structuredContent")
+        if structured is not None:
+            out["structuredContent"] = _plain_copy(structured, budget)
+        out["isError"] = is_error
+        meta = raw.get("_meta")
+        if meta is not None:
+            if type(meta) is not dict:
+                return None
+            out["_meta"] = _plain_copy(meta, budget)
+    except _NotPlain:
+        return None
+    return out
+
+
+def _plain_copy(value: Any, budget: list[int]) -> Any:
+    """A copy of plain JSON ``value`` (see ``_plain_wire``).
+
+    Raises:
+        _NotPlain: something pydantic would change, or more than the budget of values.
+    """
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _NotPlain
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        if value - value != 0.0:  # NaN or an infinity: pydantic dumps None
+            raise _NotPlain
+        return value
+    if kind is dict:
+        out = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlain
+            out[key] = _plain_copy(item, budget)
+        return out
+    if kind is list:
+        return [_plain_copy(item, budget) for item in value]
+    raise _NotPlain
 
 
 def check_private(folder: Path) -> None:

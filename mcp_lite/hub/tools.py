@@ -233,6 +233,12 @@ class Catalog:
         hit = self._caches[kind].get(server)
         return None if hit is None else list(hit)
 
+    def peek(self, kind: Kind, server: str) -> tuple[Any, ...] | None:
+        """The cached list itself (no copy: never to be changed), or None. A list fetched
+        anew is another tuple, so its identity tells whether what was built on it is stale."""
+        hit: tuple[Any, ...] | None = self._caches[kind].get(server)
+        return hit
+
     def invalidate(self, server: str, kind: Kind | None = None) -> None:
         with self._lock:
             for k in (kind,) if kind is not None else KINDS:
