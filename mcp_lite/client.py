@@ -320,6 +320,12 @@ class Client:
         return conn.load_stats() if conn is not None else dict.fromkeys(LOAD_STATS_KEYS, 0)
 
     @property
+    def closed(self) -> bool:
+        """True once ``close()`` was called (no I/O): the client is done, and nothing
+        reconnects it. A client whose server died is not closed (see ``connected``)."""
+        return self._closed
+
+    @property
     def connected(self) -> bool:
         """True while a live connection exists (no I/O; a dead server shows as False)."""
         conn = self._conn

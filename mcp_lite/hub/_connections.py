@@ -620,7 +620,7 @@ class Connections:
         ``GatewayRoute.resendable``; also when another thread closed ``client`` first, as
         it found the connection dead), else the error to raise, naming the gateway."""
         assert self.route is not None
-        closed_by_another = client._closed  # the Hub's own close: it was found dead
+        closed_by_another = client.closed  # the Hub's own close: it was found dead
         if not isinstance(exc, ConnectionClosed) and not (
             self.route.resendable(exc) or closed_by_another or not self.route.listening()
         ):
