@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import threading
 import time
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -81,18 +80,29 @@ class Task:
             self.id = self._last.task_id
         self._answered: set[str] = set()
         self._lock = threading.Lock()
-        self._release: weakref.finalize[Any, Any] | None = None
+        self._release: Callable[[], None] | None = None
 
     def _hold_until_done(self, release: Callable[[], None]) -> None:
-        """Call ``release`` once the task is seen to end, or the handle is dropped: a Hub
-        holds its server (no recycle) while a task runs on it."""
-        self._release = weakref.finalize(self, release)
+        """Call ``release`` once the task is seen to end and its result is collected: a Hub
+        holds its server (no recycle) while a task may still be collected from it. A
+        dropped handle releases nothing: its id may be resumed (the Hub bounds the hold)."""
+        self._release = release
         self._settle()
 
     def _settle(self, *, ended: bool = False) -> None:
-        done = ended or self._final is not None or self._last.terminal
-        if self._release is not None and done:
-            self._release()  # a finalize runs once
+        release = self._release
+        if release is None:
+            return
+        # 2025-11-25: a completed or failed task still has its result to fetch (tasks/result);
+        # 2026-07-28: the final tasks/get carries it
+        done = (
+            ended
+            or self._final is not None
+            or (self._last.terminal and (self._modern or self._last.status == "cancelled"))
+        )
+        if done:
+            self._release = None
+            release()
 
     @property
     def _label(self) -> str:

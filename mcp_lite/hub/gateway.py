@@ -401,21 +401,27 @@ class _Endpoint:
             def on_progress(p: Progress) -> None:
                 session.progress(key, token, p)
 
+        conns = self._gateway.hub._conns
         try:
-            return client.request(
+            result = client.request(
                 method,
                 params,
                 timeout=self._gateway.request_timeout,
                 on_progress=on_progress,
                 cancel_event=cancel,
             )
-        except (RpcError, RequestCancelled):
+        except RpcError as exc:
+            conns.task_answer(self.name, client, method, params, exc)
+            raise
+        except RequestCancelled:
             raise
         except ConnectionClosed as exc:
             self._gateway.hub._conns.connection_lost(self.name, client)
             raise _Failure(self.name, f"forwarding {method}", exc) from None
         except McpError as exc:
             raise _Failure(self.name, f"forwarding {method}", exc) from None
+        conns.task_answer(self.name, client, method, params, result)  # live tasks: no recycle
+        return result
 
     def _initialize(
         self, client: Client, params: dict[str, Any], session: _Forwarder
