@@ -261,6 +261,7 @@ class Client:
         self._lock = threading.RLock()
         self._conn: Connection | None = None
         self._closed = False
+        self._connects = 0  # connections made so far: a task notes it (see tasks.py)
         self._subscriptions: set[str] = set()
         self._listen_future: Future[dict[str, Any]] | None = None
         self._output_schemas: dict[str, dict[str, Any]] = {}
@@ -959,6 +960,7 @@ class Client:
                 self._results.clear()  # a new connection may reach a changed server
             self._conn = conn
             self._conn_holder[0] = conn
+            self._connects += 1
         finally:
             self._lock.release()
         if self._subscriptions:

@@ -58,7 +58,7 @@ from ..errors import (
     ServerDisabled,
 )
 from ..events import emit_reconnect
-from ._live_tasks import TASK_METHODS
+from ._live_tasks import TASK_METHODS, unknown_task_note
 from ._recycle import RETRY, Lease, Life, Recycler, check_seconds, defer_for_tasks, effective
 
 if TYPE_CHECKING:
@@ -969,6 +969,28 @@ class Connections:
             life = self._life_of(name, client)
             if life is not None and life.tasks.answer(method, params, result):
                 self._task_released(life)
+
+    def task_error(
+        self, name: str, client: Client, method: str, params: Any, exc: RpcError
+    ) -> RpcError:
+        """``task_answer`` for an error answer; returns the error to pass on: an unknown
+        task id (-32602 on ``tasks/*``) gets the likely cause added (the server restarted)."""
+        self.task_answer(name, client, method, params, exc)
+        task_id = params.get("taskId") if isinstance(params, dict) else None
+        if exc.code != -32602 or not method.startswith("tasks/") or not isinstance(task_id, str):
+            return exc
+        life = self._life_of(name, client)
+        if life is None:
+            return exc
+        note = unknown_task_note(
+            name,
+            task_id,
+            lost=life.tasks.was_lost(task_id),
+            stdio=self._slot(name).spec.type == "stdio",
+            started_wall=life.started_wall,
+            recycles=life.recycles,
+        )
+        return type(exc)(f"{exc.message} ({note})", exc.code, exc.data)
 
     def hold_task(self, name: str, client: Client, task: Task) -> None:
         """A Hub ``Task`` handle on ``client``: its server is held until the handle sees the

@@ -23,7 +23,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-__all__ = ["HOLD_MAX", "LiveTasks", "TASK_METHODS"]
+__all__ = ["HOLD_MAX", "LiveTasks", "TASK_METHODS", "unknown_task_note"]
 
 HOLD_MAX = 3600.0  # seconds a live task holds its server after a client last asked about it
 MAX_TASKS = 4096  # live tasks per process (the oldest is dropped beyond)
@@ -145,3 +145,30 @@ class LiveTasks:
     def after_fork(self) -> None:
         self._lock = threading.Lock()
         self._tasks = OrderedDict()  # the parent's: its server, its clients
+
+
+def unknown_task_note(
+    server: str, task_id: str, *, lost: bool, stdio: bool, started_wall: float | None, recycles: int
+) -> str:
+    """Why ``server`` (run here, e.g. behind the gateway) may not know ``task_id``: it was
+    live on an earlier process (``lost``), or a stdio server's tasks end with its process
+    and this one started at ``started_wall`` (after a restart of the server or of the
+    gateway, an older task is gone)."""
+    if lost:
+        return (
+            f"task {task_id} was live on an earlier process of MCP server {server!r}, which "
+            "ended (it restarted): a stdio server's tasks end with its process"
+        )
+    if not stdio:
+        return f"MCP server {server!r} may have restarted since the task was started"
+    since = (
+        ""
+        if started_wall is None
+        else f" started at {time.strftime('%H:%M:%S', time.localtime(started_wall))}"
+    )
+    again = f" ({recycles} recycle(s) so far)" if recycles else ""
+    return (
+        f"MCP server {server!r} is a stdio process{since}{again}; a task from before a "
+        "restart of the server or of the gateway ended with the earlier process (a stdio "
+        "server's tasks end with its process)"
+    )

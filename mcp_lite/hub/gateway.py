@@ -410,9 +410,8 @@ class _Endpoint:
                 on_progress=on_progress,
                 cancel_event=cancel,
             )
-        except RpcError as exc:
-            conns.task_answer(self.name, client, method, params, exc)
-            raise
+        except RpcError as exc:  # an unknown task id gets its likely cause (see task_error)
+            raise conns.task_error(self.name, client, method, params, exc) from None
         except RequestCancelled:
             raise
         except ConnectionClosed as exc:
