@@ -965,6 +965,8 @@ class Connections:
     def task_answer(self, name: str, client: Client, method: str, params: Any, result: Any) -> None:
         """The answer (a result dict or the ``RpcError``) to a request sent to ``name`` on
         ``client`` for someone else (the gateway): note the tasks it starts and ends."""
+        if method == "tools/call" and not _starts_task(result):
+            return  # the common case, at the cost of a look at the result
         if method in TASK_METHODS:
             life = self._life_of(name, client)
             if life is not None and life.tasks.answer(method, params, result):
@@ -1130,6 +1132,11 @@ class Connections:
             slot.life.after_fork()
         self.elicitation._after_fork()
         self._recycler.after_fork()
+
+
+def _starts_task(result: Any) -> bool:
+    """A ``tools/call`` result that created a task (either era)."""
+    return isinstance(result, dict) and ("task" in result or result.get("resultType") == "task")
 
 
 def _why_dead(client: Client) -> BaseException:
