@@ -261,6 +261,7 @@ class Client:
         self._lock = threading.RLock()
         self._conn: Connection | None = None
         self._closed = False
+        self._connects = 0  # connections made so far: a task notes it (see tasks.py)
         self._subscriptions: set[str] = set()
         self._listen_future: Future[dict[str, Any]] | None = None
         self._output_schemas: dict[str, dict[str, Any]] = {}
@@ -318,6 +319,12 @@ class Client:
         when not connected. See README, "Guarantees, precisely"."""
         conn = self._conn
         return conn.load_stats() if conn is not None else dict.fromkeys(LOAD_STATS_KEYS, 0)
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` was called (no I/O): the client is done, and nothing
+        reconnects it. A client whose server died is not closed (see ``connected``)."""
+        return self._closed
 
     @property
     def connected(self) -> bool:
@@ -953,6 +960,7 @@ class Client:
                 self._results.clear()  # a new connection may reach a changed server
             self._conn = conn
             self._conn_holder[0] = conn
+            self._connects += 1
         finally:
             self._lock.release()
         if self._subscriptions:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import threading
 import time
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -80,19 +79,33 @@ class Task:
             self._last = TaskStatus.from_wire(first)
             self.id = self._last.task_id
         self._answered: set[str] = set()
+        # the connection this task was known on: a later one means the server may have
+        # restarted (an "unknown task" then says so)
+        self._known_on = getattr(client, "_connects", 0)
         self._lock = threading.Lock()
-        self._release: weakref.finalize[Any, Any] | None = None
+        self._release: Callable[[], None] | None = None
 
     def _hold_until_done(self, release: Callable[[], None]) -> None:
-        """Call ``release`` once the task is seen to end, or the handle is dropped: a Hub
-        holds its server (no recycle) while a task runs on it."""
-        self._release = weakref.finalize(self, release)
+        """Call ``release`` once the task is seen to end and its result is collected: a Hub
+        holds its server (no recycle) while a task may still be collected from it. A
+        dropped handle releases nothing: its id may be resumed (the Hub bounds the hold)."""
+        self._release = release
         self._settle()
 
     def _settle(self, *, ended: bool = False) -> None:
-        done = ended or self._final is not None or self._last.terminal
-        if self._release is not None and done:
-            self._release()  # a finalize runs once
+        release = self._release
+        if release is None:
+            return
+        # 2025-11-25: a completed or failed task still has its result to fetch (tasks/result);
+        # 2026-07-28: the final tasks/get carries it
+        done = (
+            ended
+            or self._final is not None
+            or (self._last.terminal and (self._modern or self._last.status == "cancelled"))
+        )
+        if done:
+            self._release = None
+            release()
 
     @property
     def _label(self) -> str:
@@ -107,7 +120,10 @@ class Task:
         """``tasks/get``: the task's state now."""
         if self._final is not None:
             return self._last
-        raw = self._client.request("tasks/get", {"taskId": self.id}, timeout=timeout)
+        try:
+            raw = self._client.request("tasks/get", {"taskId": self.id}, timeout=timeout)
+        except InvalidParams as exc:  # -32602 on tasks/get: the server does not know the id
+            raise self._unknown(exc) from exc
         self._last = TaskStatus.from_wire(raw)
         self._settle()
         return self._last
@@ -147,6 +163,14 @@ class Task:
                         self._final = self._run_modern(deadline)
                     else:
                         self._final = self._run_core(deadline)
+            except _UnknownTask:  # the server does not know the task (any more)
+                self._settle(ended=True)
+                raise
+            except InvalidParams as exc:  # tasks/result: the task's own error, or unknown
+                self._settle(ended=True)
+                if self._restarted():
+                    raise self._unknown(exc) from exc
+                raise
             except RpcError:  # the task's own error: it has ended
                 self._settle(ended=True)
                 raise
@@ -177,8 +201,7 @@ class Task:
         client = self._client
         while not self._last.terminal and self._last.status != "input_required":
             self._sleep(deadline)
-            raw = client._request(self._left(deadline), "tasks/get", {"taskId": self.id})
-            self._last = TaskStatus.from_wire(raw)
+            self._last = TaskStatus.from_wire(self._get(deadline))
         if self._last.status == "cancelled":
             raise McpError(f"{self._label} was cancelled")
         return client._request(self._left(deadline), "tasks/result", {"taskId": self.id})
@@ -217,12 +240,70 @@ class Task:
                 )
             else:
                 self._sleep(deadline)
-            raw = self._client._request(self._left(deadline), "tasks/get", {"taskId": self.id})
+            raw = self._get(deadline)
             self._last = TaskStatus.from_wire(raw)
+
+    def _get(self, deadline: Deadline) -> dict[str, Any]:
+        """One ``tasks/get`` on ``deadline``; an unknown id says why it may be unknown."""
+        try:
+            return self._client._request(self._left(deadline), "tasks/get", {"taskId": self.id})
+        except InvalidParams as exc:
+            raise self._unknown(exc) from exc
+
+    def _restarted(self) -> bool:
+        return getattr(self._client, "_connects", 0) != self._known_on
+
+    def _unknown(self, exc: InvalidParams) -> InvalidParams:
+        return unknown_task(
+            self._client,
+            self.id,
+            exc,
+            restarted=self._restarted(),
+            stdio=getattr(getattr(self._client, "transport", None), "pid", None) is not None,
+        )
 
     def __repr__(self) -> str:
         what = " ".join(p for p in (self.id or "(answered at once)", self.tool) if p)
         return f"<Task {what} {self._last.status}>"
+
+
+class _UnknownTask(InvalidParams):
+    """-32602 for a task id the server does not know, with the likely cause in the message."""
+
+
+def unknown_task(
+    client: Any, task_id: str, exc: InvalidParams, *, restarted: bool, stdio: bool
+) -> InvalidParams:
+    """The ``InvalidParams`` for an unknown ``task_id``, naming the likely cause:
+    ``restarted``: this client's connection is not the one the task was known on (the
+    server, or the gateway before it, may have restarted); ``stdio``: the server is a
+    process this client started, whose tasks end with it."""
+    if restarted:
+        why = (
+            "the connection was restarted since the task was started, so this is likely "
+            "a new server process: "
+            + (
+                "a stdio server's tasks end with its process"
+                if stdio
+                else "the server (or the gateway in front of it) restarted and lost it"
+            )
+        )
+    elif stdio:
+        why = (
+            "a stdio server's tasks end with the process that started it; run the server "
+            "behind the gateway or over HTTP to resume tasks"
+        )
+    else:
+        why = (
+            "it never existed there, expired (its ttl), was created in the other protocol "
+            "era, or the server restarted since (its tasks end with its process)"
+        )
+    return _UnknownTask(
+        f"task {task_id} is unknown to MCP server {client.name!r}: {why} "
+        f"(the server said: {exc.message})",
+        exc.code,
+        exc.data,
+    )
 
 
 # --- what Client's task methods do ------------------------------------------------------
@@ -292,19 +373,7 @@ def resume_task(client: TaskRequester, task_id: str, deadline: Deadline, *, stdi
     try:
         raw = client._request(deadline, "tasks/get", {"taskId": task_id})
     except InvalidParams as exc:  # -32602: an unknown or expired task id (both specs)
-        why = (
-            "a stdio server's tasks end with the process that started it; run the server "
-            "behind the gateway or over HTTP to resume tasks"
-            if stdio
-            else "it never existed there, expired (its ttl), or was created in the other "
-            "protocol era"
-        )
-        raise InvalidParams(
-            f"task {task_id} is unknown to MCP server {client.name!r}: {why} "
-            f"(the server said: {exc.message})",
-            exc.code,
-            exc.data,
-        ) from exc
+        raise unknown_task(client, task_id, exc, restarted=False, stdio=stdio) from exc
     status = TaskStatus.from_wire(raw)
     if status.task_id != task_id:
         raise RemoteProtocolError(f"tasks/get {task_id}: the server answered task {status.task_id}")

@@ -58,11 +58,13 @@ from ..errors import (
     ServerDisabled,
 )
 from ..events import emit_reconnect
-from ._recycle import RETRY, Lease, Life, Recycler, check_seconds, effective
+from ._live_tasks import TASK_METHODS, unknown_task_note
+from ._recycle import RETRY, Lease, Life, Recycler, check_seconds, defer_for_tasks, effective
 
 if TYPE_CHECKING:
     from ..client import Client
     from ..protocol.types import Params
+    from ..tasks import Task
     from ._auth_cache import AuthCache
     from .tools import Catalog
 
@@ -135,6 +137,10 @@ class ServerStatus:
         pid: the stdio server's process id while it runs; None otherwise.
         via: ``"gateway"`` (reached through the Hub's gateway), ``"local"`` (run or reached by
             this process), or None while the gateway's listing is not fetched yet.
+        live_tasks: tasks started or seen through the Hub (or its gateway) on the current
+            process that a client may still collect; a recycle waits for them.
+        recycle_deferred: why a recycle that is due waits (live tasks, and until when at
+            most); None when none waits.
     """
 
     name: str
@@ -153,6 +159,8 @@ class ServerStatus:
     recycles: int = 0
     pid: int | None = None
     via: str | None = "local"
+    live_tasks: int = 0
+    recycle_deferred: str | None = None
 
 
 @dataclass(frozen=True)
@@ -521,6 +529,8 @@ class Connections:
                 life.recycles,
                 life.pid if started is not None else None,
                 "local" if self.route is None else self.route.via(spec),
+                life.tasks.hold()[0] if started is not None else 0,
+                life.deferred if started is not None else None,
             )
         return out
 
@@ -634,7 +644,7 @@ class Connections:
         ``GatewayRoute.resendable``; also when another thread closed ``client`` first, as
         it found the connection dead), else the error to raise, naming the gateway."""
         assert self.route is not None
-        closed_by_another = client._closed  # the Hub's own close: it was found dead
+        closed_by_another = client.closed  # the Hub's own close: it was found dead
         if not isinstance(exc, ConnectionClosed) and not (
             self.route.resendable(exc) or closed_by_another or not self.route.listening()
         ):
@@ -881,6 +891,8 @@ class Connections:
         transport = getattr(client, "transport", None)  # tests' stand-ins may have none
         life = slot.life
         life.began(getattr(transport, "pid", None))
+        life.tasks.process_ended()  # a new process: the last one's tasks died with it
+        life.deferred = None
         if life.stale_lists:  # the server was recycled: its lists come from the new process
             life.stale_lists = False
             self.catalog.invalidate(slot.spec.name)
@@ -938,7 +950,11 @@ class Connections:
                     times = [] if lifetime is None else [life.started + lifetime]
                     if idle is not None:  # in use: idle at the soonest that long from now
                         times.append(now + idle if busy else life.last_used + idle)
+                    life.deferred = None
                     return min(times), None
+                held = defer_for_tasks(life, "max_lifetime" if old else "idle_timeout")
+                if held is not None:  # live tasks: look again when they stop holding
+                    return held, None
                 # Detached under life.lock: a lease taken from now on connects anew.
                 slot.client = None
                 life.started = None
@@ -957,6 +973,65 @@ class Connections:
             slot.lock.release()
         log.info("MCP server %r: recycled (stopped%s): %s", slot.spec.name, later, why)
         return None, None if busy else client
+
+    # --- live tasks (see _live_tasks): a recycle waits for them ------------------------------
+
+    def task_answer(self, name: str, client: Client, method: str, params: Any, result: Any) -> None:
+        """The answer (a result dict or the ``RpcError``) to a request sent to ``name`` on
+        ``client`` for someone else (the gateway): note the tasks it starts and ends."""
+        if method == "tools/call" and not _starts_task(result):
+            return  # the common case, at the cost of a look at the result
+        if method in TASK_METHODS:
+            life = self._life_of(name, client)
+            if life is not None and life.tasks.answer(method, params, result):
+                self._task_released(life)
+
+    def task_error(
+        self, name: str, client: Client, method: str, params: Any, exc: RpcError
+    ) -> RpcError:
+        """``task_answer`` for an error answer; returns the error to pass on: an unknown
+        task id (-32602 on ``tasks/*``) gets the likely cause added (the server restarted)."""
+        self.task_answer(name, client, method, params, exc)
+        task_id = params.get("taskId") if isinstance(params, dict) else None
+        if exc.code != -32602 or not method.startswith("tasks/") or not isinstance(task_id, str):
+            return exc
+        life = self._life_of(name, client)
+        if life is None:
+            return exc
+        note = unknown_task_note(
+            name,
+            task_id,
+            lost=life.tasks.was_lost(task_id),
+            stdio=self._slot(name).spec.type == "stdio",
+            started_wall=life.started_wall,
+            recycles=life.recycles,
+        )
+        return type(exc)(f"{exc.message} ({note})", exc.code, exc.data)
+
+    def hold_task(self, name: str, client: Client, task: Task) -> None:
+        """A Hub ``Task`` handle on ``client``: its server is held until the handle sees the
+        task end and its result collected (or the task's bound runs out)."""
+        life = self._life_of(name, client)
+        if life is None or not task.id:
+            return
+        tasks, task_id = life.tasks, task.id
+        tasks.started(task_id, task.last_status.raw)
+
+        def release() -> None:
+            if tasks.ended(task_id):
+                self._task_released(life)
+
+        task._hold_until_done(release)
+
+    def _life_of(self, name: str, client: Client) -> Life | None:
+        with self._lock:
+            slot = self._slots.get(name)
+        return slot.life if slot is not None and slot.client is client else None
+
+    def _task_released(self, life: Life) -> None:
+        life.touch()  # idle from now: the client just collected its task
+        if life.deferred is not None:
+            self._recycler.wake()
 
     def _listen(self, slot: _Slot, client: Client) -> None:
         """2026-07-28 servers send ``list_changed`` only on a ``subscriptions/listen`` stream:
@@ -1071,6 +1146,11 @@ class Connections:
             slot.life.after_fork()
         self.elicitation._after_fork()
         self._recycler.after_fork()
+
+
+def _starts_task(result: Any) -> bool:
+    """A ``tools/call`` result that created a task (either era)."""
+    return isinstance(result, dict) and ("task" in result or result.get("resultType") == "task")
 
 
 def _why_dead(client: Client) -> BaseException:

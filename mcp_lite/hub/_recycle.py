@@ -24,8 +24,9 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from ..errors import ConfigError
+from ._live_tasks import LiveTasks
 
-__all__ = ["Lease", "Life", "Recycler", "check_seconds", "effective"]
+__all__ = ["Lease", "Life", "Recycler", "check_seconds", "defer_for_tasks", "effective"]
 
 log = logging.getLogger("mcp_lite.hub")
 
@@ -65,6 +66,8 @@ class Life:
         self.users: dict[Any, int] = {}
         self.draining: list[Any] = []
         self.stale_lists = False  # recycled: the cached lists are refreshed on the next start
+        self.tasks = LiveTasks()  # live tasks of the current process: a recycle waits
+        self.deferred: str | None = None  # why a due recycle waits (for status())
 
     def began(self, pid: int | None) -> None:
         """A new connection is up."""
@@ -81,6 +84,24 @@ class Life:
         self.lock = threading.Lock()
         self.users = {}
         self.draining = []
+        self.tasks.after_fork()
+        self.deferred = None
+
+
+def defer_for_tasks(life: Life, setting: str) -> float | None:
+    """A recycle of ``life``'s server is due (by ``setting``; under ``life.lock``): while it
+    has live tasks (see ``_live_tasks``) it waits; returns until when (monotonic) at most,
+    or None when nothing holds it. ``life.deferred`` says so for ``status()``."""
+    count, until = life.tasks.hold()
+    if until is None:
+        life.deferred = None
+        return None
+    at = time.strftime("%H:%M:%S", time.localtime(time.time() + until - time.monotonic()))
+    deferred = f"its {setting} recycle waits for {count} live task(s) (until {at} at most)"
+    if life.deferred != deferred:
+        log.info("MCP server recycle deferred: %s", deferred)
+    life.deferred = deferred
+    return until
 
 
 C = TypeVar("C")

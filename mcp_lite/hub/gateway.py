@@ -58,6 +58,7 @@ from ..protocol.types import Progress
 from ..server._http import MAX_BODY, HttpServer, _App, _Handler
 from ._gateway_route import fingerprint
 from ._recycle import Lease
+from ._start_failures import StartFailures
 from .hub import Hub
 
 __all__ = ["Gateway"]
@@ -116,6 +117,7 @@ class _Forwarder:
         endpoint.sessions.add(self)
 
     def receive(self, message: Any) -> None:
+        failure = self._endpoint.take_start_failure()  # this HTTP request's failed start
         if isinstance(message, (str, bytes, bytearray)):
             try:
                 message = json.loads(message)
@@ -123,9 +125,9 @@ class _Forwarder:
                 self._send(_error(None, -32700, "Parse error"), None)
                 return
         for item in message if isinstance(message, list) else [message]:
-            self._receive_one(item)
+            self._receive_one(item, failure)
 
-    def _receive_one(self, msg: Any) -> None:
+    def _receive_one(self, msg: Any, failure: _Failure | None = None) -> None:
         if not isinstance(msg, dict):
             self._send(_error(None, -32600, "Invalid Request"), None)
             return
@@ -158,16 +160,24 @@ class _Forwarder:
             self._send(_error(rid, -32603, "the gateway is busy (too many requests)"), key)
             return
         try:
-            self._endpoint.pool.submit(self._forward, rid, key, method, params, cancel)
+            self._endpoint.pool.submit(self._forward, rid, key, method, params, cancel, failure)
         except RuntimeError:  # the pool is shut down: the gateway is closing
             self._endpoint.slots.release()
             self._done(key)
             self._send(_error(rid, -32603, "the gateway is shutting down"), key)
 
     def _forward(
-        self, rid: Any, key: str, method: str, params: dict[str, Any], cancel: threading.Event
+        self,
+        rid: Any,
+        key: str,
+        method: str,
+        params: dict[str, Any],
+        cancel: threading.Event,
+        failure: _Failure | None = None,
     ) -> None:
         try:
+            if failure is not None:  # the start this request made failed: its answer
+                raise failure
             response: dict[str, Any] | None = {
                 "jsonrpc": "2.0",
                 "id": rid,
@@ -269,8 +279,8 @@ class _Endpoint:
         self.pool = gateway._pool
         self.slots = gateway._slots
         self.sessions: weakref.WeakSet[_Forwarder] = weakref.WeakSet()
-        # a start that failed while the era was asked, for the request that asked
-        self._start_failure: _Failure | None = None
+        # a start that failed while the era was asked, for the connection that asked
+        self._start_failures: StartFailures[_Failure] = StartFailures()
 
     @property
     def versions(self) -> tuple[str, ...]:
@@ -282,6 +292,8 @@ class _Endpoint:
         (passed through in the upstream's era only) would fail. A server that cannot start
         is offered in the handshake era; the worker's request then meets the failure."""
         conns = self._gateway.hub._conns
+        if self._start_failures.get() is not None:
+            return pv.HANDSHAKE_VERSIONS  # this request's start failed: not tried again
         try:
             client = conns._slot(self.name).client
             if client is None or not client.connected:
@@ -289,7 +301,7 @@ class _Endpoint:
                     pass
             stateless = client.connected and client.session.era == "stateless"
         except _Failure as exc:  # the request that asked gets this very failure (its class)
-            self._start_failure = exc
+            self._start_failures.put(exc)
             stateless = False
         except McpError:
             stateless = False
@@ -298,6 +310,10 @@ class _Endpoint:
     def open_connection(self, send: Any, *, routed: bool = False) -> _Forwarder:
         return _Forwarder(self, send)
 
+    def take_start_failure(self) -> _Failure | None:
+        """The failed start of this downstream connection's request, once."""
+        return self._start_failures.pop()
+
     def _tool_schema(self, name: str) -> Any:
         return None  # the stateless era's header checks are not served here
 
@@ -305,9 +321,6 @@ class _Endpoint:
         """The server's client, held for one forwarded request (a recycle waits for it:
         a worker's tasks/result may block for the whole task)."""
         gw = self._gateway
-        failure, self._start_failure = self._start_failure, None
-        if failure is not None:
-            raise failure
         try:
             return gw.hub._conns.lease(self.name, Deadline.after(gw.connect_timeout))
         except McpError as exc:
@@ -388,21 +401,26 @@ class _Endpoint:
             def on_progress(p: Progress) -> None:
                 session.progress(key, token, p)
 
+        conns = self._gateway.hub._conns
         try:
-            return client.request(
+            result = client.request(
                 method,
                 params,
                 timeout=self._gateway.request_timeout,
                 on_progress=on_progress,
                 cancel_event=cancel,
             )
-        except (RpcError, RequestCancelled):
+        except RpcError as exc:  # an unknown task id gets its likely cause (see task_error)
+            raise conns.task_error(self.name, client, method, params, exc) from None
+        except RequestCancelled:
             raise
         except ConnectionClosed as exc:
             self._gateway.hub._conns.connection_lost(self.name, client)
             raise _Failure(self.name, f"forwarding {method}", exc) from None
         except McpError as exc:
             raise _Failure(self.name, f"forwarding {method}", exc) from None
+        conns.task_answer(self.name, client, method, params, result)  # live tasks: no recycle
+        return result
 
     def _initialize(
         self, client: Client, params: dict[str, Any], session: _Forwarder

@@ -836,7 +836,9 @@ class Hub:
         self._permissions.check(tool, args, in_process=self._conns.spec(server).in_process)
         lease = self._conns.lease(server, deadline)
         return self._held(
-            lease, lambda c: c._start_task(capped(deadline, c.timeout), tool.tool_name, args, ttl)
+            server,
+            lease,
+            lambda c: c._start_task(capped(deadline, c.timeout), tool.tool_name, args, ttl),
         )
 
     def resume_task(self, server: str, task_id: str, *, timeout: float | None = None) -> Task:
@@ -850,18 +852,19 @@ class Hub:
         """
         deadline = _current(_deadline(timeout))
         lease = self._conns.lease(server, deadline)
-        return self._held(lease, lambda c: c._resume_task(capped(deadline, c.timeout), task_id))
+        return self._held(
+            server, lease, lambda c: c._resume_task(capped(deadline, c.timeout), task_id)
+        )
 
-    @staticmethod
-    def _held(lease: Lease[Client], begin: Callable[[Client], Task]) -> Task:
-        """``begin(client)`` under ``lease``, which the task then keeps until it is seen to
-        end (or the handle is dropped): a recycle never stops a server with a task running."""
+    def _held(self, server: str, lease: Lease[Client], begin: Callable[[Client], Task]) -> Task:
+        """``begin(client)`` under ``lease``; the server then holds the task as live until
+        the handle sees it end and collects it (bounded, see ``_live_tasks``): a recycle
+        never stops a server under a task a client may still collect."""
         try:
             task = begin(lease.client)
-        except BaseException:
+            self._conns.hold_task(server, lease.client, task)
+        finally:
             lease.release()
-            raise
-        task._hold_until_done(lease.release)
         return task
 
     def read_resource(

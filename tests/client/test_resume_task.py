@@ -278,11 +278,22 @@ def test_hub_task_holds_its_server_against_an_idle_recycle() -> None:
         while hub.status()["jobs"].recycles == 0 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert hub.status()["jobs"].recycles == 1
-        # a handle dropped before its task ended lets its server go too
+        # a handle dropped before its task ended still holds its server: the id may be
+        # resumed (the hold is bounded by the task's ttl); once cancelled, the server goes
         dropped = hub.call_tool_as_task("mcp__jobs__hold", {}, timeout=30)
         assert dropped.last_status.status == "working"
+        task_id = dropped.id
         del dropped
         gc.collect()
+        deadline = time.monotonic() + 5
+        while hub.status()["jobs"].recycle_deferred is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert hub.status()["jobs"].recycles == 1
+        again = hub.resume_task("jobs", task_id, timeout=10)
+        again.cancel(timeout=10)
+        deadline = time.monotonic() + 5
+        while again.last_status.status != "cancelled" and time.monotonic() < deadline:
+            again.status(timeout=10)
         deadline = time.monotonic() + 5
         while hub.status()["jobs"].recycles == 1 and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -129,3 +129,26 @@ def test_environment_is_an_allow_list_plus_configured_env():
         del os.environ["MCP_LITE_TEST_SECRET"]
     assert env["EXTRA"] == "1" and "PATH" in env
     assert "MCP_LITE_TEST_SECRET" not in env
+
+
+def test_closed_is_true_only_after_close_and_is_read_only(pid_gone, no_leftover_processes):
+    client = mcp_lite.Client(ECHO, auto_reconnect=False)
+    assert client.closed is False and client.connected is False  # not opened yet
+    client.open(timeout=20)
+    assert client.call_tool("echo", {"text": "x"}).text == "x"
+    assert (client.closed, client.connected) == (False, True)
+    pid = client.transport.pid
+    os.kill(pid, 9)  # the server dies: the client is not closed, only disconnected
+    assert pid_gone(pid)
+    for _ in range(200):
+        if not client.connected:
+            break
+        threading.Event().wait(0.02)
+    assert (client.closed, client.connected) == (False, False)
+    with pytest.raises(AttributeError):
+        client.closed = True  # type: ignore[misc]
+    client.close()
+    assert client.closed is True
+    client.close()  # idempotent
+    assert client.closed is True
+    no_leftover_processes()
