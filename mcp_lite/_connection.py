@@ -454,7 +454,8 @@ class Connection:
             # ends a lead: several callers, a future, server traffic).
             if leading:
                 try:
-                    self.transport.lead(waiter.done, call.deadline)  # type: ignore[attr-defined]
+                    # (the Gate's own check: C, no Python frame; it opens as the call is done)
+                    self.transport.lead(waiter._ready.is_open, call.deadline)  # type: ignore[attr-defined]
                 finally:
                     self._leader = None
             if not waiter.done():  # (a leader has mostly read its answer by now)
