@@ -907,7 +907,11 @@ class Connection:
         self, request_id: jsonrpc.RequestId | None, result: Any, error: RpcError | None
     ) -> None:
         with self._lock:
-            call = self._pending.pop(request_id)
+            # (the plain dict's pop first: no Python frame for the common case; the table's
+            # own pop also takes an integer id the peer echoed back as a string)
+            call = dict.pop(self._pending, request_id, None)  # type: ignore[misc]
+            if call is None:
+                call = self._pending.pop(request_id)
             # Remembered until resolved: a leader interrupted (Ctrl-C) between the pop and
             # the resolve finishes the job in call(), so no other caller loses its answer.
             self._routing = (

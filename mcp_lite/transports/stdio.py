@@ -598,17 +598,10 @@ class StdioTransport:
                 if on_message is None or proc is None or proc.stdout is None or self._closing:
                     return False
                 self._leading = True
-                fd = proc.stdout.fileno()
-                while not (stop() or self._reader_wanted):
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0 or self._closing:
-                        break
-                    # The wait is capped so that close() and a moved deadline are noticed.
-                    count = splitter.read_into(fd, remaining if remaining < 0.5 else 0.5)
-                    splitter.route(on_message)
-                    if count < 0:
-                        self._reader_wanted = True  # end of stream: the reader reports it
-                        break
+                # Read and route until stop(), the deadline, want_reader(True) or close():
+                # one kernel call (its waits are capped so that close() is noticed).
+                if splitter.lead(proc.stdout.fileno(), stop, deadline, on_message, self) < 0:
+                    self._reader_wanted = True  # end of stream: the reader reports it
             except OSError:
                 self._reader_wanted = True  # the reader reports the failure
             finally:
