@@ -415,16 +415,31 @@ class Connection:
         withdraws the request, tells the server, and propagates. ``deadline``: see ``submit``.
         """
         waiter = _Waiter()
-        call = self._new_call(
-            waiter,
-            method,
-            params,
-            timeout,
-            deadline,
-            max_total_timeout,
-            on_progress,
-            reset_on_progress,
-        )
+        if max_total_timeout is None:  # (``_new_call``'s common case, inline)
+            soft = time.monotonic() + timeout if deadline is None else deadline
+            call = _Call(
+                waiter,
+                method,
+                params,
+                timeout,
+                soft,
+                soft,
+                on_progress,
+                reset_on_progress,
+                True,
+                timeout,
+            )
+        else:
+            call = self._new_call(
+                waiter,
+                method,
+                params,
+                timeout,
+                deadline,
+                max_total_timeout,
+                on_progress,
+                reset_on_progress,
+            )
         if cancel_event is not None and cancel_event.is_set():
             raise RequestCancelled(f"{method} to MCP server {self.name!r} was cancelled")
         # Nothing but the deadline to watch: HTTP may do the exchange on this thread (its
@@ -434,8 +449,15 @@ class Connection:
             call, may_lead=cancel_event is None and on_progress is None, by_caller=True
         )
         try:
+            # Sent as the only one waiting (see ``_send_call``): read its answer on this
+            # thread, until it is in or the Connection wants the reader (``want_reader(True)``
+            # ends a lead: several callers, a future, server traffic).
             if leading:
-                self._lead(call, waiter)
+                try:
+                    # (the Gate's own check: C, no Python frame; it opens as the call is done)
+                    self.transport.lead(waiter._ready.is_open, call.deadline)  # type: ignore[attr-defined]
+                finally:
+                    self._leader = None
             if not waiter.done():  # (a leader has mostly read its answer by now)
                 self._await(call, waiter, cancel_event)
         except BaseException:
@@ -477,15 +499,6 @@ class Connection:
             True,
             total,
         )
-
-    def _lead(self, call: _Call, waiter: _Waiter) -> None:
-        """``call`` was sent as the only one waiting (see ``_send_call``): read its answer on
-        this thread, until it is in or the Connection wants the reader (``want_reader(True)``
-        ends a lead: several callers, a future, server traffic)."""
-        try:
-            self.transport.lead(waiter.done, call.deadline)  # type: ignore[attr-defined]
-        finally:
-            self._leader = None
 
     def _finish_interrupted_routing(self) -> None:
         """After an interrupt on a leading thread: complete the answer it was routing."""
@@ -609,14 +622,22 @@ class Connection:
         # (its on_close runs here): this call then fails with its own timeout, not the close.
         self._writing.call = call
         try:
-            sent = self._write(
-                jsonrpc.make_request(request_id, call.method, params),
+            # (``_write`` inline: a frame less a call)
+            if self.closed_error is not None:
+                raise self.closed_error
+            given_up = call.future.done
+            if given_up():
+                sent = False
+            else:
+                message = jsonrpc.make_request(request_id, call.method, params)
                 # The latest moment the caller may still wait (progress can move
                 # call.deadline up to it): HTTP aborts the socket there.
-                call.hard_deadline,
-                call.future.done,
-                call.inline,
-            )
+                self.transport.send(
+                    Outgoing(
+                        message, encode_message(message), call.hard_deadline, given_up, call.inline
+                    )
+                )
+                sent = True
         except McpError as exc:
             self._unsend(request_id, leading)
             if isinstance(exc, ConnectionClosed):
@@ -886,7 +907,11 @@ class Connection:
         self, request_id: jsonrpc.RequestId | None, result: Any, error: RpcError | None
     ) -> None:
         with self._lock:
-            call = self._pending.pop(request_id)
+            # (the plain dict's pop first: no Python frame for the common case; the table's
+            # own pop also takes an integer id the peer echoed back as a string)
+            call = dict.pop(self._pending, request_id, None)  # type: ignore[misc]
+            if call is None:
+                call = self._pending.pop(request_id)
             # Remembered until resolved: a leader interrupted (Ctrl-C) between the pop and
             # the resolve finishes the job in call(), so no other caller loses its answer.
             self._routing = (
@@ -897,9 +922,13 @@ class Connection:
             return
         if error is not None:
             _fail(call.future, error)
-            self._routing = None
-            return
-        self._resolve_answer(call, result)
+        elif call.on_progress is None and (self.info is None or self.info.era != "stateless"):
+            try:  # the common case (``_resolve_answer``'s last branch), inline
+                call.future.set_result(result)
+            except Exception:  # cancelled by the caller, or already resolved
+                pass
+        else:
+            self._resolve_answer(call, result)
         self._routing = None
 
     def _resolve_answer(self, call: _Call, result: dict[str, Any]) -> None:

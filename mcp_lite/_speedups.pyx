@@ -837,6 +837,28 @@ cdef class NdjsonSplitter:
         64 KiB) and keep what completes; see the twin. One C call: the wait and the read run
         without the GIL, and no Python code runs between the read and the split, so an
         interrupt can never leave half a message behind."""
+        return self._read_into(fd, timeout)
+
+    def lead(self, int fd, stop, double deadline, on_message, owner):
+        """The leader's loop (see the twin): ``read_into`` and ``route`` until ``stop()``,
+        ``owner._reader_wanted``, ``owner._closing`` or ``deadline``; -1 at end of stream,
+        else 0. One C call a lead, no bytecode per read; signals are checked after each
+        read and its routing, so a Ctrl-C lands as it would between two Python lines
+        (frames read are routed first)."""
+        cdef double remaining
+        cdef Py_ssize_t count
+        while not (stop() or owner._reader_wanted):
+            remaining = deadline - _monotonic()
+            if remaining <= 0 or owner._closing:
+                return 0
+            count = self._read_into(fd, remaining if remaining < 0.5 else 0.5)
+            self._route(on_message, False)
+            if count < 0:
+                return -1
+            PyErr_CheckSignals()
+        return 0
+
+    cdef Py_ssize_t _read_into(self, int fd, double timeout) except -3:
         cdef int err = 0
         cdef int ms = 0
         cdef Py_ssize_t got
@@ -926,6 +948,9 @@ cdef class NdjsonSplitter:
         """Hand every message ``read_into`` completed to ``on_message``, in order; True if
         there was one (see the twin). ``defer_wakes``: gates opened meanwhile on this
         thread are queued (see ``Gate``)."""
+        return self._route(on_message, defer_wakes)
+
+    cdef bint _route(self, on_message, bint defer_wakes) except -1:
         cdef list ready = self._ready
         cdef bint routed = False
         cdef object frame

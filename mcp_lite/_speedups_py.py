@@ -18,6 +18,7 @@ import re
 import select
 import sys
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
@@ -560,6 +561,30 @@ class NdjsonSplitter(_Uncopyable):
             return -1
         self._ready.extend(self.feed(chunk))
         return len(self._ready) - self._taken
+
+    def lead(
+        self,
+        fd: int,
+        stop: Callable[[], object],
+        deadline: float,
+        on_message: Callable[[bytes | MessageTooLarge], object],
+        owner: object,
+    ) -> int:
+        """The stdio leader's loop: ``read_into`` (each wait capped at 0.5 s, so a moved
+        deadline and a close are noticed) and ``route`` to ``on_message`` until ``stop()``
+        is true, ``owner._reader_wanted`` or ``owner._closing`` is set, or
+        ``time.monotonic()`` reaches ``deadline`` (``time.monotonic()`` seconds). Returns
+        -1 at end of stream (what was read is routed first), else 0. An ``OSError`` from a
+        read, and what ``on_message`` raises, propagate."""
+        while not (stop() or owner._reader_wanted):  # type: ignore[attr-defined]
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or owner._closing:  # type: ignore[attr-defined]
+                return 0
+            count = self.read_into(fd, remaining if remaining < 0.5 else 0.5)
+            self.route(on_message)
+            if count < 0:
+                return -1
+        return 0
 
     def read_watching(self, fd: int, timeout: float, a: int, b: int, c: int) -> int:
         """``read_into`` that also wakes for the watched fds ``a``, ``b``, ``c`` (-1: none;

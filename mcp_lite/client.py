@@ -457,9 +457,8 @@ class Client:
         cancel_event: threading.Event | None = None,
     ) -> dict[str, Any]:
         try:
-            return _not_a_task(
-                method, self._call(conn, deadline, method, params, on_progress, cancel_event)
-            )
+            result = self._call(conn, deadline, method, params, on_progress, cancel_event)
+            return _not_a_task(method, result) if "resultType" in result else result
         except SessionExpired:
             log.info("session with %r expired; re-initializing and retrying %s", self.name, method)
         except ConnectionClosed as exc:
@@ -494,7 +493,8 @@ class Client:
         """One blocking round trip on ``conn`` (no Future, no deadline thread)."""
         info = conn.info
         assert info is not None
-        proto.check_method_allowed(method, info)
+        if info.era == "stateless":  # (only that era removed methods)
+            proto.check_method_allowed(method, info)
         return conn.call(
             method,
             params,
@@ -573,8 +573,15 @@ class Client:
         cancel_event: threading.Event | None = None,
     ) -> CallToolResult:
         """``call_tool`` on the caller's deadline."""
-        conn = self._connection(deadline)
-        if self._must_use_task(name, conn, deadline):  # 2025-11-25 "required": a task
+        conn = self._conn
+        if conn is None or not conn.alive:
+            conn = self._connection(deadline)
+        info = conn.info
+        if (
+            info is not None
+            and "tasks" in info.capabilities
+            and self._must_use_task(name, conn, deadline)
+        ):  # 2025-11-25 "required": a task
             task = _tasks.start_task(self, name, arguments, None, deadline)
             result = task._result(deadline)
         else:

@@ -340,23 +340,42 @@ class StdioTransport:
                 self._send_locked(proc, data, deadline, message)
             return
         # HeldLock: the timed acquire and the release are C code (compiled build), so no
-        # Ctrl-C can leave the lock held.
-        with HeldLock(self._write_lock, deadline - now if deadline > now else 0.0) as got:
-            if not got:
-                raise self._write_timed_out(message, "another write is still blocked")
-            self._send_locked(proc, data, deadline, message)
+        # Ctrl-C can leave the lock held. (_send_locked's body inline: one frame less a call.)
+        try:
+            with HeldLock(self._write_lock, deadline - now if deadline > now else 0.0) as got:
+                if not got:
+                    raise self._write_timed_out(message, "another write is still blocked")
+                if self._broken is not None or self._closing:
+                    raise self._broken or ConnectionClosed(
+                        f"MCP server {self.name!r} is not running"
+                    )
+                given_up = message.given_up
+                if given_up is not None and given_up():
+                    raise self._given_up()
+                written = write_nowait(proc.stdin.fileno(), data)  # mostly all at once
+                if written != len(data):
+                    self._write_rest(
+                        proc.stdin.fileno(), data, written if written > 0 else 0, deadline, message
+                    )
+        except McpError:  # ours (RequestTimeout is an OSError too): as is
+            raise
+        except (BrokenPipeError, ConnectionResetError, ValueError, OSError) as exc:
+            error = self._write_failed(exc)
+            if error is exc:
+                raise
+            raise error from exc
 
     def _send_locked(
         self, proc: subprocess.Popen[bytes], data: bytes, deadline: float, message: Outgoing
     ) -> None:
+        """``send`` holding the write lock (the pure-Python build's main thread; the other
+        paths run the same steps inline)."""
         assert proc.stdin is not None
         try:
             if self._broken is not None or self._closing:
                 raise self._broken or ConnectionClosed(f"MCP server {self.name!r} is not running")
             if message.abandoned():
-                raise RequestTimeout(
-                    f"not sent to MCP server {self.name!r}: its caller already gave up", None
-                )
+                raise self._given_up()
             fd = proc.stdin.fileno()
             written = write_nowait(fd, data)  # the common case: it all fits at once
             if written != len(data):
@@ -364,14 +383,27 @@ class StdioTransport:
         except McpError:  # ours (RequestTimeout is an OSError too): as is
             raise
         except (BrokenPipeError, ConnectionResetError, ValueError, OSError) as exc:
-            if isinstance(exc, OSError) and exc.errno not in (
-                errno.EPIPE,
-                errno.EBADF,
-                errno.ECONNRESET,
-                None,
-            ):
+            error = self._write_failed(exc)
+            if error is exc:
                 raise
-            raise self._closed_error("MCP server stopped reading its input") from exc
+            raise error from exc
+
+    def _given_up(self) -> RequestTimeout:
+        return RequestTimeout(
+            f"not sent to MCP server {self.name!r}: its caller already gave up", None
+        )
+
+    def _write_failed(self, exc: Exception) -> Exception:
+        """A write failed: the server stopped reading (a closed pipe) in words; an
+        unexpected OSError as it is."""
+        if isinstance(exc, OSError) and exc.errno not in (
+            errno.EPIPE,
+            errno.EBADF,
+            errno.ECONNRESET,
+            None,
+        ):
+            return exc
+        return self._closed_error("MCP server stopped reading its input")
 
     def close(self) -> None:
         """Stop the server and its group; idempotent; ends within ``_CLOSE_LIMIT``."""
@@ -566,17 +598,10 @@ class StdioTransport:
                 if on_message is None or proc is None or proc.stdout is None or self._closing:
                     return False
                 self._leading = True
-                fd = proc.stdout.fileno()
-                while not (stop() or self._reader_wanted):
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0 or self._closing:
-                        break
-                    # The wait is capped so that close() and a moved deadline are noticed.
-                    count = splitter.read_into(fd, remaining if remaining < 0.5 else 0.5)
-                    splitter.route(on_message)
-                    if count < 0:
-                        self._reader_wanted = True  # end of stream: the reader reports it
-                        break
+                # Read and route until stop(), the deadline, want_reader(True) or close():
+                # one kernel call (its waits are capped so that close() is noticed).
+                if splitter.lead(proc.stdout.fileno(), stop, deadline, on_message, self) < 0:
+                    self._reader_wanted = True  # end of stream: the reader reports it
             except OSError:
                 self._reader_wanted = True  # the reader reports the failure
             finally:
