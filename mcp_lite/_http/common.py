@@ -766,6 +766,9 @@ def rpc_error(body: bytes) -> dict[str, Any] | None:
     return None
 
 
+_BUFFERED = (_http_wire._Body, _http_lean._Whole)  # the raws that have ``buffered``
+
+
 def read_limited(response: requests.Response, limit: int, *, strict: bool = False) -> bytes:
     """Up to ``limit + 1`` bytes of the (decoded) body: one more than allowed shows it is too
     large, and reading stops there, so no more is ever held.
@@ -773,12 +776,9 @@ def read_limited(response: requests.Response, limit: int, *, strict: bool = Fals
     ``strict``: a body that broke off raises ``ConnectionClosed`` (a message must be whole);
     otherwise (error bodies, quoted in messages) what arrived is returned.
     """
-    raw = response.raw
-    if type(raw) is _http_wire._Body and response.headers.get("content-encoding") in (
-        None,
-        "identity",
-    ):
-        whole = raw.buffered(limit + 1)  # a small answer that arrived with its head
+    raw: Any = response.raw
+    if type(raw) in _BUFFERED and response.headers.get("content-encoding") in (None, "identity"):
+        whole: bytes | None = raw.buffered(limit + 1)  # a small answer, arrived whole
         if whole is not None:
             return whole
     parts: list[bytes] = []

@@ -52,6 +52,7 @@ from . import wire as _http_wire
 __all__ = ["UnixClient"]
 
 _GLUE = 64 * 1024  # a body up to this size goes out in the head's write
+_EAGER = 64 * 1024  # a Content-Length body up to this size is read with its head
 _MAX_IDLE = 64  # idle connections kept per socket (beyond: closed when handed back)
 _POLLIN = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
 
@@ -90,15 +91,19 @@ class _Sent:
 
 
 class _Conn:
-    """One ``AF_UNIX`` connection; ``sock`` is what ``common.abort`` shuts down."""
+    """One ``AF_UNIX`` connection, non-blocking: a write or read that cannot go on at once
+    waits in ``poll`` for at most its timeout (no ``settimeout`` per exchange, no poll
+    before a write the socket takes whole). ``sock`` is what ``common.abort`` shuts down."""
 
-    __slots__ = ("sock", "poller", "generation")
+    __slots__ = ("sock", "poller", "generation", "_writable")
 
     def __init__(self, sock: socket.socket) -> None:
+        sock.settimeout(0.0)
         self.sock = sock
         self.poller = select.poll()
         self.poller.register(sock.fileno(), _POLLIN)
         self.generation = _fork.generation()
+        self._writable: Any = None
 
     def dropped(self) -> bool:
         """True when the server closed it (or sent what nobody asked for) while idle."""
@@ -107,9 +112,66 @@ class _Conn:
         except OSError:
             return True
 
+    def wait(self, timeout: float | None) -> None:
+        """Until the socket is readable (or shut down, or at its end); ``TimeoutError`` after
+        ``timeout`` seconds of nothing. A timeout ``Slot.settimeout`` set since (the tail
+        of an answer's stream) is the one that counts then."""
+        own = self.sock.gettimeout()
+        if own:  # set by the slot: a blocking read with that timeout follows
+            return
+        if not self.poller.poll(_ms(timeout)):
+            raise TimeoutError("timed out")
+
+    def send(self, data: bytes, timeout: float | None) -> None:
+        """All of ``data``; ``TimeoutError`` when the server takes none of it for ``timeout``."""
+        sock = self.sock
+        view: Any = data
+        while True:
+            try:
+                sent = sock.send(view)
+            except BlockingIOError:
+                sent = 0
+            if sent == len(view):
+                return
+            if sent:
+                view = memoryview(view)[sent:]
+            if self._writable is None:
+                self._writable = select.poll()
+                self._writable.register(sock.fileno(), select.POLLOUT)
+            if not self._writable.poll(_ms(timeout)):
+                raise TimeoutError("timed out")
+
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.close()
+
+
+def _ms(timeout: float | None) -> int:
+    """``poll``'s milliseconds for a timeout in seconds (None: no limit), rounded up."""
+    return -1 if timeout is None else max(0, int(timeout * 1000.0 + 0.999))
+
+
+class _PolledWire(_http_wire._Wire):
+    """``wire``'s reader on a non-blocking ``_Conn``: each read waits at most the read
+    timeout, the longest silence accepted (as a socket timeout would)."""
+
+    __slots__ = ("conn", "timeout")
+
+    def __init__(self, conn: _Conn, timeout: float | None) -> None:
+        super().__init__(conn.sock)
+        self.conn = conn
+        self.timeout = timeout
+
+    def fill(self) -> bool:
+        self.conn.wait(self.timeout)
+        try:
+            data = self.sock.recv(_http_wire._RECV)
+        except BlockingIOError:  # readable, yet nothing: a wake-up without data
+            return self.fill()
+        if not data:
+            return False
+        self.buf += data
+        return True
 
 
 class _Pool:
@@ -134,6 +196,8 @@ class _Pool:
                     return None
                 conn = self._idle.pop()
             if conn.generation == _fork.generation() and not conn.dropped():
+                if conn.sock.gettimeout() != 0.0:  # the tail wait of an SSE answer set one
+                    conn.sock.settimeout(0.0)
                 return conn
             conn.close()
 
@@ -339,26 +403,26 @@ def _exchange(
             fresh = False
             if slot is not None:
                 slot.attach(conn.sock)
-        sock = conn.sock
         try:
-            sock.settimeout(timeout[0])
             if payload is not None:
-                sock.sendall(payload)  # one packet, one wake-up of the server
+                conn.send(payload, timeout[0])  # one packet, one wake-up of the server
             else:
-                sock.sendall(head)
+                conn.send(head, timeout[0])
                 if body:
-                    sock.sendall(body)
-        except (BrokenPipeError, ConnectionResetError) as exc:
+                    conn.send(body, timeout[0])
+        except (BrokenPipeError, ConnectionResetError):
+            if not (fresh or attempt or (slot is not None and slot.aborted)):
+                # A kept-alive connection the server had closed (a Unix socket says so at
+                # the first write): it saw nothing of this request; write it on a new one.
+                if slot is not None:
+                    slot.detach(conn.sock)
+                conn.close()
+                conn = None
+                continue
+            # As urllib3: the server may have answered already; reading says how it ended.
+        except OSError as exc:  # TimeoutError too: the server reads nothing
             if slot is not None:
-                slot.detach(sock)
-            conn.close()
-            conn = None
-            if fresh or attempt or (slot is not None and slot.aborted):
-                raise _aborted(exc, sent) from exc
-            continue  # a kept-alive connection the server had closed: it saw nothing
-        except OSError as exc:
-            if slot is not None:
-                slot.detach(sock)
+                slot.detach(conn.sock)
             conn.close()
             raise _aborted(exc, sent) from exc
         break
@@ -379,9 +443,7 @@ def _read_head(
     sent: _Sent,
     slot: _http_abort.Slot | None,
 ) -> requests.Response:
-    sock = conn.sock
-    sock.settimeout(read_timeout)
-    wire = _http_wire._Wire(sock)
+    wire = _PolledWire(conn, read_timeout)
     try:
         while True:
             status, reason, version, fields, cookies = wire.head()
@@ -396,6 +458,9 @@ def _read_head(
     except (OSError, http.client.HTTPException) as exc:
         raise _aborted(exc, sent) from exc
     headers = _http_wire.Headers.of(fields)
+    raw: Any = _eager(pool, conn, wire, status, version, fields, slot)
+    if raw is None:
+        raw = _http_wire._Body(pool, conn, wire, status, version, fields, slot)
     response = requests.Response.__new__(requests.Response)
     response.__dict__.update(
         _content=False,
@@ -403,7 +468,7 @@ def _read_head(
         _next=None,
         status_code=status,
         headers=headers,
-        raw=_http_wire._Body(pool, conn, wire, status, version, fields, slot),
+        raw=raw,
         url=sent.url,
         encoding=None,
         history=[],
@@ -417,6 +482,88 @@ def _read_head(
         response.cookies = requests.cookies.RequestsCookieJar()
         response.raw._original_response = _http_wire._Cookies(cookies)
     return response
+
+
+def _eager(
+    pool: _Pool,
+    conn: _Conn,
+    wire: _http_wire._Wire,
+    status: int,
+    version: int,
+    fields: dict[str, tuple[str, str]],
+    slot: _http_abort.Slot | None,
+) -> _Whole | None:
+    """The body of a response with a small ``Content-Length`` (at most ``_EAGER`` bytes),
+    read now, the connection handed back at once; None (read it as it comes) for any other
+    body, or when it did not arrive whole: its reader then meets the same end or failure."""
+    if "transfer-encoding" in fields:
+        return None
+    if status in (204, 304) or status < 200:
+        size = 0
+    else:
+        length = fields.get("content-length")
+        if length is None or not length[1].isdigit():
+            return None
+        size = int(length[1])
+        if size > _EAGER:
+            return None
+    buf = wire.buf
+    while len(buf) < size:
+        try:
+            if not wire.fill():
+                return None
+        except Exception:  # a timeout, an abort: the body's reader raises it as before
+            return None
+    data = bytes(buf) if len(buf) == size else bytes(buf[:size])
+    tokens = fields.get("connection", ("", ""))[1].lower()
+    reusable = ("keep-alive" in tokens) if version == 10 else ("close" not in tokens)
+    if slot is not None:  # a late deadline must not hit the connection's next user
+        slot.detach(conn.sock)
+    if reusable and len(buf) == size:
+        pool._put_conn(conn)
+    else:
+        conn.close()
+    return _Whole(data)
+
+
+class _Whole:
+    """The ``raw`` of a response whose body was read whole (``_eager``)."""
+
+    __slots__ = ("_data", "_connection")
+
+    def __init__(self, data: bytes) -> None:
+        self._data: bytes | None = data
+        self._connection = None  # nothing left for ``common.abort`` to shut down
+
+    def buffered(self, amount: int) -> bytes | None:
+        return self.read1(amount)
+
+    def read1(self, amount: int = 65536, decode_content: bool = False) -> bytes:
+        data = self._data
+        if not data:
+            self._data = None
+            return b""
+        if len(data) <= amount:
+            self._data = None
+            return data
+        self._data = data[amount:]
+        return data[:amount]
+
+    def read(self, amount: int | None = None, decode_content: bool = False) -> bytes:
+        if amount is None:
+            data, self._data = self._data or b"", None
+            return data
+        return self.read1(amount)
+
+    def close(self) -> None:
+        self._data = None
+
+    def release_conn(self) -> None:
+        self._data = None
+
+    @property
+    def closed(self) -> bool:
+        return self._data is None
 
 
 # Responses without Set-Cookie share one empty jar (nothing here writes a response's jar:

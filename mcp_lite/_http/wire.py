@@ -41,6 +41,9 @@ _GLUE = 64 * 1024  # a body up to this size goes out in the headers' write
 # A header block http.client would send as is: legal names, no line breaks in values.
 _HEADER_BLOCK = re.compile(r"(?:[^:\s][^:\r\n]*: [^\r\n]*\r\n)*")
 _HEAD_END = re.compile(rb"\r?\n\r?\n")
+# One header line whose name is a token, after the line feed ending the previous line: the
+# common case, parsed without a loop over the lines.
+_FIELD = re.compile(r"\n([!#$%&'*+\-.^_`|~0-9A-Za-z]+):([^\r\n]*)\r?(?=\n|\Z)")
 
 
 def post(
@@ -262,8 +265,13 @@ class _Wire:
             raise http.client.HTTPException(f"got more than {_MAX_HEADERS} headers")
         if len(text) > _MAX_LINE and any(len(line) > _MAX_LINE for line in lines):
             raise http.client.LineTooLong("header line")
-        fields: dict[str, tuple[str, str]] = {}
         cookies: list[str] = []
+        pairs = _FIELD.findall(text, len(lines[0]))
+        if len(pairs) == len(lines) - 1:  # every line a plain "Name: value", none folded
+            fields = {name.lower(): (name, value.strip()) for name, value in pairs}
+            if len(fields) == len(pairs) and "set-cookie" not in fields:  # none repeated
+                return int(code), reason.strip(), 10 if version == "HTTP/1.0" else 11, fields, []
+        fields = {}
         low = ""
         for line in lines[1:]:
             if line[:1] in (" ", "\t") and low:  # an obsolete folded continuation
