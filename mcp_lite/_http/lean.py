@@ -380,6 +380,15 @@ def _connect(pool: _Pool, seconds: float, slot: _http_abort.Slot | None, sent: _
     return _Conn(sock)
 
 
+def _timed_out(pool: _Pool, read_timeout: float | None, sent: _Sent) -> requests.ReadTimeout:
+    """What requests raises when the answer's head does not come in time."""
+    message = f"Read timed out. (read timeout={read_timeout})"
+    return requests.ReadTimeout(
+        ReadTimeoutError(pool, sent.url, message),  # type: ignore[arg-type]
+        request=sent,  # type: ignore[arg-type]
+    )
+
+
 def _aborted(reason: BaseException, sent: _Sent) -> requests.RequestException:
     """What requests raises when the connection fails before a response (urllib3's shape)."""
     return requests.ConnectionError(ProtocolError("Connection aborted.", reason), request=sent)  # type: ignore[arg-type]
@@ -395,6 +404,7 @@ def _exchange(
     slot = _http_abort.current()
     payload = head + body if body and len(body) <= _GLUE else None
     conn = pool.take()
+    first = b""
     for attempt in (0, 1):
         if conn is None:
             conn = _connect(pool, timeout[0], slot, sent)
@@ -403,6 +413,11 @@ def _exchange(
             fresh = False
             if slot is not None:
                 slot.attach(conn.sock)
+        # A kept-alive connection the server closed (its idle timeout) fails our write at
+        # once (EPIPE), or, when it closed just after our write landed, our first read
+        # (ECONNRESET: a Unix socket closed with our request still unread in it). Either
+        # way the server never read the request: it goes out once more, on a new connection.
+        again = not (fresh or attempt)
         try:
             if payload is not None:
                 conn.send(payload, timeout[0])  # one packet, one wake-up of the server
@@ -411,9 +426,7 @@ def _exchange(
                 if body:
                     conn.send(body, timeout[0])
         except (BrokenPipeError, ConnectionResetError):
-            if not (fresh or attempt or (slot is not None and slot.aborted)):
-                # A kept-alive connection the server had closed (a Unix socket says so at
-                # the first write): it saw nothing of this request; write it on a new one.
+            if again and not (slot is not None and slot.aborted):
                 if slot is not None:
                     slot.detach(conn.sock)
                 conn.close()
@@ -425,10 +438,33 @@ def _exchange(
                 slot.detach(conn.sock)
             conn.close()
             raise _aborted(exc, sent) from exc
+        if again:
+            try:
+                conn.wait(timeout[1])
+                first = conn.sock.recv(_http_wire._RECV)
+            except BlockingIOError:
+                pass  # a wake-up without data: the head's reader waits on
+            except ConnectionResetError as exc:
+                if slot is not None:
+                    slot.detach(conn.sock)
+                conn.close()
+                if slot is not None and slot.aborted:
+                    raise _aborted(exc, sent) from exc
+                conn = None
+                continue
+            except BaseException as exc:
+                if slot is not None:
+                    slot.detach(conn.sock)
+                conn.close()
+                if isinstance(exc, TimeoutError):
+                    raise _timed_out(pool, timeout[1], sent) from exc
+                if isinstance(exc, OSError):
+                    raise _aborted(exc, sent) from exc
+                raise
         break
     assert conn is not None
     try:
-        return _read_head(pool, conn, timeout[1], sent, slot)
+        return _read_head(pool, conn, timeout[1], sent, slot, first)
     except BaseException:
         if slot is not None:
             slot.detach(conn.sock)
@@ -442,19 +478,18 @@ def _read_head(
     read_timeout: float | None,
     sent: _Sent,
     slot: _http_abort.Slot | None,
+    first: bytes = b"",
 ) -> requests.Response:
     wire = _PolledWire(conn, read_timeout)
+    if first:
+        wire.buf += first
     try:
         while True:
             status, reason, version, fields, cookies = wire.head()
             if status != 100:
                 break
     except TimeoutError as exc:  # socket.timeout is TimeoutError
-        message = f"Read timed out. (read timeout={read_timeout})"
-        raise requests.ReadTimeout(
-            ReadTimeoutError(pool, sent.url, message),  # type: ignore[arg-type]
-            request=sent,  # type: ignore[arg-type]
-        ) from exc
+        raise _timed_out(pool, read_timeout, sent) from exc
     except (OSError, http.client.HTTPException) as exc:
         raise _aborted(exc, sent) from exc
     headers = _http_wire.Headers.of(fields)
