@@ -564,11 +564,12 @@ def _eager(
 class _Whole:
     """The ``raw`` of a response whose body was read whole (``_eager``)."""
 
-    __slots__ = ("_data", "_connection")
+    __slots__ = ("_data", "_connection", "_original_response")
 
     def __init__(self, data: bytes) -> None:
         self._data: bytes | None = data
         self._connection = None  # nothing left for ``common.abort`` to shut down
+        self._original_response: Any = None  # its Set-Cookie values, for requests' jar
 
     def buffered(self, amount: int) -> bytes | None:
         return self.read1(amount)

@@ -48,6 +48,7 @@ class _Raw:
         self.close_each = close
         self.connections = 0
         self.requests = 0
+        self.heads: list[bytes] = []
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.bind(path)
         self._sock.listen(8)
@@ -75,6 +76,7 @@ class _Raw:
                         return
                     data += chunk
                 head, _, data = data.partition(b"\r\n\r\n")
+                self.heads.append(head)
                 length = 0
                 for line in head.split(b"\r\n")[1:]:
                     name, _, value = line.partition(b":")
@@ -169,6 +171,23 @@ def test_a_write_refused_by_a_closed_connection_is_sent_again_once(
         monkeypatch.setattr(lean._Conn, "dropped", lambda self: False)
         assert _post(session, f"unix://{path}/mcp") == (200, b"ok")
         assert raw.requests == 2  # the server saw the request once
+    finally:
+        raw.close()
+
+
+def test_a_cookie_the_server_sets_is_sent_back(
+    sock_dir: Path, session_for: Callable[[str], Any]
+) -> None:
+    path = str(sock_dir / "k.sock")
+    raw = _Raw(
+        path, b"HTTP/1.1 200 OK\r\nSet-Cookie: lb=node7; Path=/\r\nContent-Length: 2\r\n\r\nok"
+    )
+    try:
+        session = session_for(f"unix://{path}/mcp")
+        assert _post(session, f"unix://{path}/mcp") == (200, b"ok")
+        assert _post(session, f"unix://{path}/mcp") == (200, b"ok")
+        assert b"Cookie: lb=node7" not in raw.heads[0]
+        assert b"Cookie: lb=node7" in raw.heads[1]  # the jar, on the requests path
     finally:
         raw.close()
 
