@@ -406,6 +406,15 @@ def _load_fault_http_server() -> Any:
 
 
 @pytest.fixture
+def unix_fault_server() -> Iterator[Any]:
+    """The ``FaultHttpServer`` on a Unix socket: ``.url(path)`` is ``unix://...``."""
+    with tempfile.TemporaryDirectory(prefix="mcpf-", dir="/tmp") as name:  # short: sun_path
+        server = _load_fault_http_server().UnixFaultHttpServer(f"{name}/f.sock").start()
+        yield server
+        server.stop()
+
+
+@pytest.fixture
 def fault_server() -> Iterator[Any]:
     """A running ``FaultHttpServer`` (127.0.0.1): ``.url(path)``, ``.state`` (what it saw)."""
     server = _load_fault_http_server().FaultHttpServer().start()

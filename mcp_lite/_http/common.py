@@ -45,6 +45,7 @@ from ..errors import (
 )
 from ..protocol.param_headers import argument_at, header_map, header_text
 from . import abort as _http_abort
+from . import lean as _http_lean
 from . import unix as _http_unix
 from . import wire as _http_wire
 from .abort import AbortingAdapter
@@ -222,7 +223,9 @@ def make_session(options: HttpOptions) -> requests.Session:
     session.headers["Accept-Encoding"] = "identity"
     session.headers.update(dict(options.headers))
     # What _send merges under each request's headers, lowercased once (fixed from here on).
-    session.__dict__["_mcp_lite_headers"] = _base_headers(session)
+    session.__dict__["_mcp_lite_headers"] = base = _base_headers(session)
+    if _http_unix.is_unix_url(options.url):  # its exchanges skip requests (``_http.lean``)
+        session.__dict__["_mcp_lite_unix"] = _http_lean.UnixClient(base)
     return session
 
 
@@ -289,7 +292,24 @@ def _send(
     is prepared here (the URL once per session) and handed to the adapter: the same
     adapter, urllib3 pool, proxies, TLS settings and error mapping, at a fraction of the
     CPU. Otherwise (a cookie was set, a user added hooks) it is the full ``Session.request``.
+    A ``unix://`` URL goes through the session's ``_http.lean`` client when it applies.
     """
+    lean = session.__dict__.get("_mcp_lite_unix")
+    if (
+        lean is not None
+        and _no_cookies(session.cookies)
+        and session.auth is None
+        and not session.params
+        and not any(session.hooks.values())
+        and _http_unix.is_unix_url(url)
+    ):
+        answer: requests.Response | None = lean.request(method, url, headers, data, timeout)
+        if answer is not None:
+            if "set-cookie" in answer.headers:  # from now on, the full path sends them back
+                extract_cookies_to_jar(session.cookies, answer.request, answer.raw)  # type: ignore[no-untyped-call]
+            if not stream:
+                answer.content  # noqa: B018 - read it now, as Session.request does
+            return answer
     if (
         session.trust_env
         or session.cookies
@@ -346,6 +366,12 @@ def _send(
     if not stream:
         response.content  # noqa: B018 - read it now, as Session.request does
     return response
+
+
+def _no_cookies(jar: Any) -> bool:
+    """``not jar``, without iterating a ``CookieJar`` (its ``__len__`` walks every domain)."""
+    store = getattr(jar, "_cookies", None)
+    return not store if isinstance(store, dict) else not jar
 
 
 def _prepared_url(session: requests.Session, url: str) -> str:
@@ -626,6 +652,9 @@ def close_session(session: requests.Session, *responses: requests.Response | Non
         if response is not None:
             with contextlib.suppress(Exception):
                 response.close()
+    lean = session.__dict__.get("_mcp_lite_unix")
+    if lean is not None:
+        lean.close()
     for adapter in list(session.adapters.values()):
         with contextlib.suppress(Exception):
             adapter.close()
@@ -737,6 +766,9 @@ def rpc_error(body: bytes) -> dict[str, Any] | None:
     return None
 
 
+_BUFFERED = (_http_wire._Body, _http_lean._Whole)  # the raws that have ``buffered``
+
+
 def read_limited(response: requests.Response, limit: int, *, strict: bool = False) -> bytes:
     """Up to ``limit + 1`` bytes of the (decoded) body: one more than allowed shows it is too
     large, and reading stops there, so no more is ever held.
@@ -744,6 +776,11 @@ def read_limited(response: requests.Response, limit: int, *, strict: bool = Fals
     ``strict``: a body that broke off raises ``ConnectionClosed`` (a message must be whole);
     otherwise (error bodies, quoted in messages) what arrived is returned.
     """
+    raw: Any = response.raw
+    if type(raw) in _BUFFERED and response.headers.get("content-encoding") in (None, "identity"):
+        whole: bytes | None = raw.buffered(limit + 1)  # a small answer, arrived whole
+        if whole is not None:
+            return whole
     parts: list[bytes] = []
     size = 0
     try:

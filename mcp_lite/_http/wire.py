@@ -41,6 +41,9 @@ _GLUE = 64 * 1024  # a body up to this size goes out in the headers' write
 # A header block http.client would send as is: legal names, no line breaks in values.
 _HEADER_BLOCK = re.compile(r"(?:[^:\s][^:\r\n]*: [^\r\n]*\r\n)*")
 _HEAD_END = re.compile(rb"\r?\n\r?\n")
+# One header line whose name is a token, after the line feed ending the previous line: the
+# common case, parsed without a loop over the lines.
+_FIELD = re.compile(r"\n([!#$%&'*+\-.^_`|~0-9A-Za-z]+):([^\r\n]*)\r?(?=\n|\Z)")
 
 
 def post(
@@ -146,7 +149,7 @@ def _exchange(
     except (OSError, http.client.HTTPException) as exc:
         raise _aborted(exc, request) from exc
     response = requests.Response.__new__(requests.Response)
-    headers: CaseInsensitiveDict[str] = CaseInsensitiveDict(list(fields.values()))
+    headers = Headers.of(fields)
     response.__dict__.update(
         _content=False,
         _content_consumed=False,
@@ -166,6 +169,27 @@ def _exchange(
     if cookies:  # what requests' cookie extraction reads (``raw._original_response.msg``)
         response.raw._original_response = _Cookies(cookies)
     return response
+
+
+class Headers(CaseInsensitiveDict[str]):
+    """A response's headers: ``requests``' case-insensitive dict, built from the parsed
+    fields as they are (its own store: ``{lowercase name: (name, value)}``), whose lookups
+    of an absent name cost no exception."""
+
+    _store: dict[str, tuple[str, str]]
+
+    @classmethod
+    def of(cls, fields: dict[str, tuple[str, str]]) -> Headers:
+        headers = cls.__new__(cls)
+        headers._store = fields
+        return headers
+
+    def get(self, key: str, default: Any = None) -> Any:
+        item = self._store.get(key.lower())
+        return default if item is None else item[1]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key.lower() in self._store
 
 
 class _Cookies:
@@ -203,10 +227,22 @@ class _Wire:
         the next response. The fields are keyed by lowercase name, each ``(name, value)``;
         a repeated field's values are joined with ", " (as urllib3 does)."""
         scanned = 0  # a head dripping in byte by byte is searched once, not once a byte
+        buf = self.buf
         while True:
-            # "\r\n\r\n", or bare line feeds; a match may straddle the previous end
-            end = _HEAD_END.search(self.buf, max(0, scanned - 3))
+            # "\r\n\r\n" (found without a regex when no bare line feed comes first), or
+            # bare line feeds; a match may straddle the previous end
+            start = max(0, scanned - 3)
+            cut = buf.find(b"\r\n\r\n", start)
+            if (
+                cut >= 0
+                and buf.find(b"\n\n", start, cut) < 0
+                and buf.find(b"\n\r\n", start, cut + 2) < 0
+            ):
+                head_end, body_start = cut, cut + 4
+                break
+            end = _HEAD_END.search(buf, start)
             if end is not None:
+                head_end, body_start = end.start(), end.end()
                 break
             if len(self.buf) > _MAX_HEAD:
                 raise http.client.LineTooLong("response head")
@@ -217,8 +253,8 @@ class _Wire:
                 raise http.client.RemoteDisconnected(
                     "Remote end closed connection without response"
                 )
-        text = self.buf[: end.start()].decode("iso-8859-1")
-        del self.buf[: end.end()]
+        text = buf[:head_end].decode("iso-8859-1")
+        del buf[:body_start]
         lines = text.split("\n")
         status_line = lines[0].rstrip("\r")
         version, _, rest = status_line.partition(" ")
@@ -229,8 +265,13 @@ class _Wire:
             raise http.client.HTTPException(f"got more than {_MAX_HEADERS} headers")
         if len(text) > _MAX_LINE and any(len(line) > _MAX_LINE for line in lines):
             raise http.client.LineTooLong("header line")
-        fields: dict[str, tuple[str, str]] = {}
         cookies: list[str] = []
+        pairs = _FIELD.findall(text, len(lines[0]))
+        if len(pairs) == len(lines) - 1:  # every line a plain "Name: value", none folded
+            fields = {name.lower(): (name, value.strip()) for name, value in pairs}
+            if len(fields) == len(pairs) and "set-cookie" not in fields:  # none repeated
+                return int(code), reason.strip(), 10 if version == "HTTP/1.0" else 11, fields, []
+        fields = {}
         low = ""
         for line in lines[1:]:
             if line[:1] in (" ", "\t") and low:  # an obsolete folded continuation
@@ -358,6 +399,24 @@ class _Body:
                 raise ProtocolError("Connection broken: chunk-size line too long")
             if not wire.fill():
                 raise ProtocolError("Connection broken: the chunked body ended early")
+
+    def buffered(self, amount: int) -> bytes | None:
+        """At most ``amount`` bytes of the body when all of them (the rest of the body, or
+        ``amount``) have arrived already, without reading; else None (read on)."""
+        left = self._left
+        if self._chunked or left is None or self._done:
+            return None
+        buf = self._wire.buf
+        take = min(amount, left)
+        if len(buf) < take:
+            return None
+        data = bytes(buf[:take]) if take < len(buf) else bytes(buf)
+        del buf[:take]
+        self._left = left - take
+        if self._left == 0:
+            self._ended = True
+            self._finish(reuse=True)
+        return data
 
     def read(self, amount: int | None = None, decode_content: bool = False) -> bytes:
         parts = []

@@ -273,6 +273,8 @@ class HttpTransport:
 
     def _wait_ordered(self, exch: _Exchange) -> None:
         """Notifications queued before this request go first (bounded by its deadline)."""
+        if self._ordered_done >= exch.barrier:
+            return  # nothing queued before it (read without the lock: it only grows)
         limit = self.options.connect_timeout + 5.0
         remaining = exch.slot.remaining()
         end = time.monotonic() + (limit if remaining is None else min(limit, remaining))

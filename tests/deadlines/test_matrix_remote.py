@@ -59,8 +59,12 @@ TRANSPORTS: dict[str, tuple[str, dict[str, Any]]] = {
     "http-auto": ("/mcp", {"protocol_version": "auto"}),
     "sse": ("/sse", {}),
     "ws": ("/ws", {}),
+    # Streamable HTTP over a Unix socket (the client's lean HTTP path, _http/lean.py)
+    "unix-2025": ("/mcp", {"protocol_version": "2025-11-25"}),
+    "unix-2026": ("/modern", {"protocol_version": "2026-07-28"}),
+    "unix-auto": ("/mcp", {"protocol_version": "auto"}),
 }
-HTTP_ROWS = ("http-2025", "http-2026", "http-auto", "sse")
+HTTP_ROWS = ("http-2025", "http-2026", "http-auto", "sse", "unix-2025", "unix-2026", "unix-auto")
 
 OPERATIONS: dict[str, Callable[[mcp_lite.Client], object]] = {
     "call_tool": lambda c: c.call_tool("t1", {}),
@@ -96,7 +100,10 @@ def _cells() -> Iterator[Any]:
             for op in OPERATIONS:
                 if peer == "pages" and op != "list_tools":
                     continue
-                if (transport, op, peer) == ("http-2026", "ping", "handshake"):
+                if (transport, op, peer) in (
+                    ("http-2026", "ping", "handshake"),
+                    ("unix-2026", "ping", "handshake"),
+                ):
                     continue  # ping is server/discover there: part of the handshake, answered
                 yield _cell(transport, op, peer)
 
@@ -110,6 +117,8 @@ def _cell(transport: str, op: str, peer: str) -> Any:
 
 def target(server: Any, transport: str) -> Any:
     path, _ = TRANSPORTS[transport]
+    if transport.startswith("unix-"):
+        return server.unix_url(path)
     if transport == "sse":
         return {"type": "sse", "url": server.url(path)}
     return server.url(path)

@@ -41,9 +41,11 @@ import argparse
 import contextlib
 import gzip
 import json
+import os
 import queue
 import select
 import socket
+import socketserver
 import struct
 import threading
 import time
@@ -584,6 +586,67 @@ class FaultHttpServer(ThreadingHTTPServer):
         self.server_close()
         if self._thread is not None:
             self._thread.join(5)
+
+
+class _OneShot(Handler):
+    """Answers one request, then the server closes the connection (a kept-alive
+    connection's idle timeout, as the client meets it)."""
+
+    def handle(self) -> None:
+        self.handle_one_request()
+
+
+class UnixFaultHttpServer(socketserver.ThreadingUnixStreamServer):
+    """The same server on a Unix socket at ``path``: ``url(path)`` is a ``unix://`` URL (the
+    client's lean HTTP path, ``mcp_lite/_http/lean.py``), ``state`` what it saw."""
+
+    daemon_threads = True
+    request_queue_size = 128
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, Handler)
+        self.socket_path = path
+        self.accepted = 0  # connections accepted
+        self.finished = 0  # connections closed by the server
+        self.one_shot = False  # True: close each connection after one answer (no header says so)
+        self.server_address = ("localhost", 0)  # what /redirect names (another origin)
+        self.state = State()
+        self.outboxes: dict[str, queue.Queue[bytes]] = {}
+        self._thread: threading.Thread | None = None
+
+    def url(self, path: str = "/mcp") -> str:
+        return f"unix://{self.socket_path}{path}"
+
+    def get_request(self) -> Any:
+        request = super().get_request()
+        self.accepted += 1
+        return request
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        (_OneShot if self.one_shot else Handler)(request, client_address, self)
+
+    def shutdown_request(self, request: Any) -> None:
+        super().shutdown_request(request)  # closes it
+        self.finished += 1
+
+    def start(self) -> UnixFaultHttpServer:
+        self._thread = threading.Thread(
+            target=self.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fault-http-server-unix",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.state.stopping.set()
+        self.shutdown()
+        self.server_close()
+        if self._thread is not None:
+            self._thread.join(5)
+        with contextlib.suppress(OSError):
+            os.unlink(self.socket_path)
 
 
 def main() -> None:

@@ -35,8 +35,10 @@ import json
 import os
 import queue
 import select
+import shutil
 import socket
 import struct
+import tempfile
 import threading
 import time
 from typing import Any
@@ -146,6 +148,13 @@ class HostileServer:
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.1)
         self.port = self._listener.getsockname()[1]
+        # The same server on a Unix socket too (``unix_url``): HTTP over ``unix://``.
+        self._unix_dir = tempfile.mkdtemp(prefix="mcph-", dir="/tmp")
+        self.socket_path = os.path.join(self._unix_dir, "h.sock")
+        self._unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._unix.bind(self.socket_path)
+        self._unix.listen(64)
+        self._unix.setblocking(False)
         self._socks: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
@@ -165,6 +174,9 @@ class HostileServer:
         with socket.create_connection(("127.0.0.1", self.port), timeout=5) as sock:
             sock.sendall(b"POST /__arm HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
             sock.recv(1024)
+
+    def unix_url(self, path: str = "/mcp") -> str:
+        return f"unix://{self.socket_path}{path}"
 
     def url(self, path: str = "/mcp") -> str:
         scheme = "ws" if path.startswith("/ws") else "http"
@@ -188,6 +200,8 @@ class HostileServer:
         for thread in self._threads:
             thread.join(5)
         self._listener.close()
+        self._unix.close()
+        shutil.rmtree(self._unix_dir, ignore_errors=True)
         for sock in socks:
             sock.close()
 
@@ -202,7 +216,11 @@ class HostileServer:
     def _accept(self) -> None:
         while not self._stop.is_set():
             try:
-                sock, _ = self._listener.accept()
+                ready, _, _ = select.select([self._listener, self._unix], [], [], 0.1)
+                if not ready:
+                    continue
+                sock, _ = ready[0].accept()
+                sock.setblocking(True)
             except (TimeoutError, OSError):
                 continue
             with self._lock:

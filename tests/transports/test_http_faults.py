@@ -27,6 +27,20 @@ from mcp_lite.errors import (
 HANDSHAKE = "2025-11-25"
 
 
+@pytest.fixture(params=["tcp", "unix"])
+def fault_server(request: pytest.FixtureRequest, fault_server: Any) -> Any:
+    """Each test on TCP (``http://127.0.0.1``) and on a Unix socket (``unix://``: the
+    client's lean HTTP path): the same faults, the same outcomes."""
+    if request.param == "unix":
+        return request.getfixturevalue("unix_fault_server")
+    return fault_server
+
+
+def tcp_only(server: Any, why: str) -> None:
+    if server.url().startswith("unix://"):
+        pytest.skip(f"TCP only: {why}")
+
+
 def connect(url: str, **options: Any) -> mcp_lite.Client:
     options.setdefault("protocol_version", HANDSHAKE)
     options.setdefault("timeout", 10)
@@ -133,11 +147,16 @@ def test_redirect_to_another_origin_is_refused(fault_server: Any) -> None:
 
 
 def test_legacy_endpoint_on_another_origin_is_refused(fault_server: Any) -> None:
+    tcp_only(fault_server, "legacy HTTP+SSE takes http(s):// URLs")
     with pytest.raises(ConnectError, match="another origin"):
         connect({"type": "sse", "url": fault_server.url("/sse")})
 
 
 def test_401_without_a_token_provider_is_auth_required(fault_server: Any) -> None:
+    if fault_server.url().startswith("unix://"):  # no OAuth over a Unix socket: no login hint
+        with pytest.raises(AuthRequired, match=r"HTTP 401.*authorization required"):
+            connect(fault_server.url("/auth"), protocol_version="auto")
+        return
     with pytest.raises(AuthRequired, match=r"needs a login.*run `mcp-lite auth"):
         connect(fault_server.url("/auth"), protocol_version="auto")
 
@@ -152,7 +171,8 @@ def test_proxy_refreshes_the_token_once_under_concurrent_401s(fault_server: Any)
             calls.append(token := next(tokens))
         return token
 
-    config = {"type": "proxy", "url": fault_server.url("/auth"), "auth": provider}
+    kind = "http" if fault_server.url().startswith("unix://") else "proxy"
+    config = {"type": kind, "url": fault_server.url("/auth"), "auth": provider}
     with connect(config) as client:  # type: ignore[arg-type]
         assert calls == ["stale", "good"]  # 401 on the first request, one refresh
         fault_server.state.token = "rotated"

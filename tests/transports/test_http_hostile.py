@@ -33,6 +33,20 @@ HANDSHAKE = "2025-11-25"
 GUARD = 30.0  # a hang guard: far beyond any deadline used here
 
 
+@pytest.fixture(params=["tcp", "unix"])
+def fault_server(request: pytest.FixtureRequest, fault_server: Any) -> Any:
+    """Each test on TCP (``http://127.0.0.1``) and on a Unix socket (``unix://``: the
+    client's lean HTTP path): the same faults, the same outcomes."""
+    if request.param == "unix":
+        return request.getfixturevalue("unix_fault_server")
+    return fault_server
+
+
+def tcp_only(server: Any, why: str) -> None:
+    if server.url().startswith("unix://"):
+        pytest.skip(f"TCP only: {why}")
+
+
 def connect(url: str, **options: Any) -> mcp_lite.Client:
     options.setdefault("protocol_version", HANDSHAKE)
     options.setdefault("timeout", 10)
@@ -235,6 +249,7 @@ def test_nothing_is_posted_and_no_token_fetched_after_close(fault_server: Any) -
 def test_legacy_sse_unacknowledged_post_fails_at_deadline_without_stalling_others(
     fault_server: Any, wait_until: Callable[..., bool]
 ) -> None:
+    tcp_only(fault_server, "legacy HTTP+SSE takes http(s):// URLs")
     with mcp_lite.connect(
         {"type": "sse", "url": fault_server.url("/slowack")}, timeout=10
     ) as client:
@@ -250,6 +265,7 @@ def test_legacy_sse_unacknowledged_post_fails_at_deadline_without_stalling_other
 
 
 def test_legacy_sse_huge_202_body_is_never_assembled(fault_server: Any) -> None:
+    tcp_only(fault_server, "legacy HTTP+SSE takes http(s):// URLs")
     with mcp_lite.connect(
         {"type": "sse", "url": fault_server.url("/slowack")}, timeout=10
     ) as client:
@@ -261,6 +277,7 @@ def test_legacy_sse_huge_202_body_is_never_assembled(fault_server: Any) -> None:
 
 
 def test_legacy_sse_503_with_retry_after_is_retried(fault_server: Any) -> None:
+    tcp_only(fault_server, "legacy HTTP+SSE takes http(s):// URLs")
     with mcp_lite.connect(
         {"type": "sse", "url": fault_server.url("/slowack")}, timeout=10
     ) as client:
@@ -296,6 +313,7 @@ def test_hub_config_entry_accepts_and_validates_retry(fault_server: Any) -> None
 def test_legacy_sse_stream_that_never_opens_fails_connect_in_time(
     fault_server: Any, wait_until: Callable[..., bool]
 ) -> None:
+    tcp_only(fault_server, "legacy HTTP+SSE takes http(s):// URLs")
     target = {"type": "sse", "url": fault_server.url("/silentsse"), "connectTimeout": 1}
     with pytest.raises(ConnectError, match="did not open its SSE stream"):
         mcp_lite.connect(target, timeout=5)
