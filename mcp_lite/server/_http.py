@@ -21,19 +21,24 @@ bodies, sessions and concurrent HTTP connections are bounded too.
 from __future__ import annotations
 
 import contextlib
+import email.utils
+import http.client
 import json
+import logging
 import queue
 import secrets
 import select
 import socket
 import threading
 import time
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ..protocol import versions as pv
 from ._context import _id_key, log
+from ._http_head import read_headers
 from ._http_headers import check_headers
 from ._http_streams import END as _END
 from ._http_streams import Router as _Router
@@ -166,21 +171,97 @@ class _Handler(BaseHTTPRequestHandler):
     app: _App  # set on the subclass made per HttpServer
 
     def log_message(self, format: str, *args: Any) -> None:
-        log.debug("http %s " + format, self.address_string(), *args)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("http %s " + format, self.address_string(), *args)
+
+    # --- the request head ---------------------------------------------------------------
+
+    def parse_request(self) -> bool:
+        """``BaseHTTPRequestHandler.parse_request`` (the same checks, refusals and bounds),
+        with the header block read by ``_http_head.read_headers`` (the stdlib's reading,
+        without the ``email`` parser for plain lines)."""
+        self.command = None  # type: ignore[assignment]
+        self.request_version = version = self.default_request_version
+        self.close_connection = True
+        raw: bytes = self.raw_requestline  # type: ignore[attr-defined]
+        requestline = str(raw, "iso-8859-1").rstrip("\r\n")
+        self.requestline = requestline
+        words = requestline.split()
+        if not words:
+            return False
+        if len(words) >= 3:  # enough to tell the protocol version
+            version = words[-1]
+            number = _http_version(version)
+            if number is None:
+                self.send_error(HTTPStatus.BAD_REQUEST, f"Bad request version ({version!r})")
+                return False
+            if number >= (1, 1) and self.protocol_version >= "HTTP/1.1":
+                self.close_connection = False
+            if number >= (2, 0):
+                self.send_error(
+                    HTTPStatus.HTTP_VERSION_NOT_SUPPORTED,
+                    f"Invalid HTTP version ({version.split('/', 1)[1]})",
+                )
+                return False
+            self.request_version = version
+        if not 2 <= len(words) <= 3:
+            self.send_error(HTTPStatus.BAD_REQUEST, f"Bad request syntax ({requestline!r})")
+            return False
+        command, path = words[:2]
+        if len(words) == 2:
+            self.close_connection = True
+            if command != "GET":
+                self.send_error(HTTPStatus.BAD_REQUEST, f"Bad HTTP/0.9 request type ({command!r})")
+                return False
+        self.command, self.path = command, path
+        if self.path.startswith("//"):
+            self.path = "/" + self.path.lstrip("/")  # reduce to a single /
+        try:
+            self.headers = read_headers(self.rfile)  # type: ignore[assignment]
+        except http.client.LineTooLong as err:
+            self.send_error(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Line too long", str(err))
+            return False
+        except http.client.HTTPException as err:
+            self.send_error(
+                HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many headers", str(err)
+            )
+            return False
+        conntype = self.headers.get("Connection", "").lower()
+        if conntype == "close":
+            self.close_connection = True
+        elif conntype == "keep-alive" and self.protocol_version >= "HTTP/1.1":
+            self.close_connection = False
+        expect = self.headers.get("Expect", "")
+        if (
+            expect.lower() == "100-continue"
+            and self.protocol_version >= "HTTP/1.1"
+            and self.request_version >= "HTTP/1.1"
+        ):
+            return bool(self.handle_expect_100())
+        return True
 
     # --- small helpers ----------------------------------------------------------------
 
     def _plain(self, status: int, body: Any = None, headers: dict[str, str] | None = None) -> None:
+        """A whole response (head and JSON body) in one write."""
         data = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
-        self.send_response(status)
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        if body is not None:
-            self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        if data:
+        if self.request_version == "HTTP/0.9":  # (no head at all: the stdlib's way)
+            self.send_response(status)
+            self.end_headers()
             self.wfile.write(data)
+            return
+        self.log_request(status)
+        reason = self.responses[status][0] if status in self.responses else ""
+        head = [
+            f"{self.protocol_version} {status} {reason}\r\nServer: {self.version_string()}"
+            f"\r\nDate: {_http_date()}\r\n"
+        ]
+        for k, v in (headers or {}).items():
+            head.append(f"{k}: {v}\r\n")
+        if body is not None:
+            head.append("Content-Type: application/json\r\n")
+        head.append(f"Content-Length: {len(data)}\r\n\r\n")
+        self.wfile.write("".join(head).encode("latin-1") + data)
 
     def _refuse(self, status: int, code: int, message: str, rid: Any = None) -> None:
         self._plain(status, _rpc_error(code, message, rid))
@@ -546,6 +627,31 @@ class _Handler(BaseHTTPRequestHandler):
             self.app.sessions.pop(session.id, None)
         session.close()
         self._plain(200)
+
+
+def _http_version(version: str) -> tuple[int, int] | None:
+    """``HTTP/x.y`` as numbers, or None where the stdlib's parse_request refuses it."""
+    if not version.startswith("HTTP/"):
+        return None
+    parts = version[5:].split(".")
+    if len(parts) != 2 or any(not p.isdigit() or len(p) > 10 for p in parts):
+        return None
+    try:
+        return int(parts[0]), int(parts[1])
+    except ValueError:  # a digit int() does not take (e.g. a superscript): the stdlib's 400
+        return None
+
+
+_date_cache: tuple[int, str] = (0, "")
+
+
+def _http_date() -> str:
+    """The ``Date`` header's value, made once a second."""
+    global _date_cache
+    now = int(time.time())
+    if _date_cache[0] != now:
+        _date_cache = (now, email.utils.formatdate(now, usegmt=True))
+    return _date_cache[1]
 
 
 def _has_initialize(msg: Any) -> bool:
