@@ -164,9 +164,45 @@ class _Forwarder:
             self._done(key)
             self._send(_error(rid, -32603, "the gateway is shutting down"), key)
 
+    def can_inline(self, msg: dict[str, Any]) -> bool:
+        """A request the HTTP layer may answer on its own thread (``answer``): nothing but
+        its response goes back (no progress to relay, not a listen stream)."""
+        method, params = msg.get("method"), msg.get("params") or {}
+        if not isinstance(method, str) or "id" not in msg or not isinstance(params, dict):
+            return False  # (receive answers those)
+        if method == "subscriptions/listen":
+            return False
+        meta = params.get("_meta")
+        return not (isinstance(meta, dict) and meta.get("progressToken") is not None)
+
+    def answer(self, msg: dict[str, Any], cancel: threading.Event) -> dict[str, Any] | None:
+        """Forward one request on this thread; its response, or None when cancelled
+        (``cancel`` is set by the HTTP layer when the client hangs up, and by a
+        notifications/cancelled or the session's end, as for a forwarded request)."""
+        rid, key = msg["id"], _key(msg["id"])
+        with self._lock:
+            busy = self._closed or key in self._inflight
+            if not busy:
+                self._inflight[key] = cancel
+        if busy:
+            why = "closed" if self._closed else "bad params or id already in use"
+            return _error(rid, -32600, f"Invalid Request: {why}")
+        if not self._endpoint.slots.acquire(blocking=False):
+            self._done(key)
+            return _error(rid, -32603, "the gateway is busy (too many requests)")
+        return self._answer(rid, key, msg["method"], msg.get("params") or {}, cancel)
+
     def _forward(
         self, rid: Any, key: str, method: str, params: dict[str, Any], cancel: threading.Event
     ) -> None:
+        response = self._answer(rid, key, method, params, cancel)
+        if response is not None:
+            self._send(response, key)
+
+    def _answer(
+        self, rid: Any, key: str, method: str, params: dict[str, Any], cancel: threading.Event
+    ) -> dict[str, Any] | None:
+        """The response to a request (an acquired slot, released here), None if cancelled."""
         try:
             response: dict[str, Any] | None = {
                 "jsonrpc": "2.0",
@@ -185,8 +221,7 @@ class _Forwarder:
         finally:
             self._endpoint.slots.release()
         self._done(key)
-        if response is not None:
-            self._send(response, key)
+        return response
 
     def _done(self, key: str) -> None:
         with self._lock:

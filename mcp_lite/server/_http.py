@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 
 from ..protocol import versions as pv
 from ._context import _id_key, log
+from ._http_hangup import HangupWatch
 from ._http_head import read_headers
 from ._http_headers import check_headers
 from ._http_streams import END as _END
@@ -68,6 +69,17 @@ class _Conn(Protocol):
     def receive(self, message: Any) -> None: ...
 
     def close(self, timeout: float = 1.0) -> None: ...
+
+
+class _Inline(Protocol):
+    """A connection that can answer some requests on the HTTP handler's thread (the
+    gateway's forwarder): ``can_inline`` says which (nothing but the response will be sent
+    for them), ``answer`` gives the response, or None when ``cancel`` stopped it (set when
+    the HTTP client hangs up)."""
+
+    def can_inline(self, msg: dict[str, Any]) -> bool: ...
+
+    def answer(self, msg: dict[str, Any], cancel: threading.Event) -> dict[str, Any] | None: ...
 
 
 class _Opener(Protocol):
@@ -169,6 +181,7 @@ class _Handler(BaseHTTPRequestHandler):
     # socket timeout: an idle keep-alive connection (or a stalled body) gives its slot back
     timeout = 120
     app: _App  # set on the subclass made per HttpServer
+    hangups: HangupWatch  # likewise
 
     def log_message(self, format: str, *args: Any) -> None:
         if log.isEnabledFor(logging.DEBUG):
@@ -423,6 +436,15 @@ class _Handler(BaseHTTPRequestHandler):
             conn.receive(msg)
             self._plain(202, headers=headers)
             return
+        inline: _Inline | None = getattr(conn, "can_inline", None) and conn  # type: ignore[assignment]
+        if (
+            inline is not None
+            and self.hangups.available
+            and isinstance(msg, dict)
+            and inline.can_inline(msg)
+        ):
+            self._answer_inline(inline, router, msg, sse_ok, modern, headers or {})
+            return
         stream = _Stream(keys)
         if not router.attach(stream):
             self._refuse(400, -32600, "Invalid Request: a request with this id is in progress")
@@ -432,6 +454,45 @@ class _Handler(BaseHTTPRequestHandler):
             self._pump(conn, stream, sse_ok, modern, headers or {}, batch=isinstance(msg, list))
         finally:
             router.detach(keys)
+
+    def _answer_inline(
+        self,
+        conn: _Inline,
+        router: _Router,
+        msg: dict[str, Any],
+        sse_ok: bool,
+        modern: bool,
+        headers: dict[str, str],
+    ) -> None:
+        """One request answered on this thread, in one JSON body (no hand-off to another
+        thread and back); the client hanging up withdraws it (``HangupWatch``)."""
+        key = _id_key(msg["id"])
+        if not router.reserve(key):
+            self._refuse(400, -32600, "Invalid Request: a request with this id is in progress")
+            return
+        cancel = threading.Event()
+        try:
+            if not self.hangups.watch(self.connection, cancel):
+                self._refuse(503, -32603, "the server is shutting down")
+                return
+            try:
+                response = conn.answer(msg, cancel)
+            finally:
+                self.hangups.unwatch(self.connection)
+        finally:
+            router.detach({key})
+        if response is None:  # withdrawn: the client went away, cancelled it, or ended its session
+            self.close_connection = True
+            if not self._client_gone():
+                self._refuse(
+                    503, -32603, "the request was withdrawn (cancelled, or its session ended)"
+                )
+            return
+        status = 200
+        if sse_ok and modern and "error" in response:
+            code = response["error"].get("code")
+            status = 404 if code == -32601 else 400 if code in _BAD_REQUEST_CODES else 200
+        self._plain(status, response, headers)
 
     def _next(self, conn: _Conn, stream: _Stream) -> Any:
         """The next message for ``stream``; None when the client went away (its requests
@@ -739,13 +800,14 @@ class HttpServer:
     ) -> None:
         # handler: a subclass of _Handler (the gateway's serves many endpoints on one socket)
         self._app = _App(server, stateless, max_body)
+        self._hangups = HangupWatch()
         # TCP_NODELAY (TCP only): an answer's head and body are two writes, and Nagle would
         # hold the body until the client's delayed ACK (~40 ms per call on loopback).
         nodelay = socket_path is None
         handler = type(
             "Handler",
             (handler or _Handler,),
-            {"app": self._app, "disable_nagle_algorithm": nodelay},
+            {"app": self._app, "hangups": self._hangups, "disable_nagle_algorithm": nodelay},
         )
         self.socket_path = socket_path
         self._socket_id: tuple[int, int] | None = None
@@ -782,6 +844,7 @@ class HttpServer:
         self._app.close()
         self._httpd.server_close()
         self._httpd.end_connections()
+        self._hangups.close()
         if self.socket_path is not None and self._socket_id is not None:
             _remove_unix(self.socket_path, self._socket_id)
         self._thread.join(timeout=5.0)
