@@ -175,11 +175,13 @@ class _Forwarder:
         meta = params.get("_meta")
         return not (isinstance(meta, dict) and meta.get("progressToken") is not None)
 
-    def answer(self, msg: dict[str, Any], cancel: threading.Event) -> dict[str, Any] | None:
-        """Forward one request on this thread; its response, or None when cancelled
-        (``cancel`` is set by the HTTP layer when the client hangs up, and by a
-        notifications/cancelled or the session's end, as for a forwarded request)."""
-        rid, key = msg["id"], _key(msg["id"])
+    def answer(
+        self, msg: dict[str, Any], key: str, cancel: threading.Event
+    ) -> dict[str, Any] | None:
+        """Forward one request (``key``: its id's key) on this thread; its response, or
+        None when cancelled (``cancel`` is set by the HTTP layer when the client hangs up,
+        and by a notifications/cancelled or the session's end, as for a forwarded one)."""
+        rid = msg["id"]
         with self._lock:
             busy = self._closed or key in self._inflight
             if not busy:

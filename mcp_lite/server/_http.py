@@ -79,7 +79,9 @@ class _Inline(Protocol):
 
     def can_inline(self, msg: dict[str, Any]) -> bool: ...
 
-    def answer(self, msg: dict[str, Any], cancel: threading.Event) -> dict[str, Any] | None: ...
+    def answer(
+        self, msg: dict[str, Any], key: str, cancel: threading.Event
+    ) -> dict[str, Any] | None: ...
 
 
 class _Opener(Protocol):
@@ -443,7 +445,8 @@ class _Handler(BaseHTTPRequestHandler):
             and isinstance(msg, dict)
             and inline.can_inline(msg)
         ):
-            self._answer_inline(inline, router, msg, sse_ok, modern, headers or {})
+            (key,) = keys
+            self._answer_inline(inline, router, msg, key, sse_ok, modern, headers or {})
             return
         stream = _Stream(keys)
         if not router.attach(stream):
@@ -460,13 +463,13 @@ class _Handler(BaseHTTPRequestHandler):
         conn: _Inline,
         router: _Router,
         msg: dict[str, Any],
+        key: str,
         sse_ok: bool,
         modern: bool,
         headers: dict[str, str],
     ) -> None:
         """One request answered on this thread, in one JSON body (no hand-off to another
         thread and back); the client hanging up withdraws it (``HangupWatch``)."""
-        key = _id_key(msg["id"])
         if not router.reserve(key):
             self._refuse(400, -32600, "Invalid Request: a request with this id is in progress")
             return
@@ -476,7 +479,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._refuse(503, -32603, "the server is shutting down")
                 return
             try:
-                response = conn.answer(msg, cancel)
+                response = conn.answer(msg, key, cancel)
             finally:
                 self.hangups.unwatch(self.connection)
         finally:

@@ -27,6 +27,10 @@ _MAXHEADERS: int = getattr(http.client, "_MAXHEADERS", 100)
 # ' \t') and its line end; no CR or LF inside (email splits lines at a lone CR too).
 _PLAIN = re.compile(rb"([!-9;-~]+):[ \t]*([^\r\n]*)\r?\n")
 _END_LINES = (b"\r\n", b"\n", b"")
+# A whole block of plain CRLF lines up to its blank line (no other blank line in it: a
+# value holds no CR or LF), and its (name, value) pairs; on the latin-1 text of the block.
+_BLOCK = re.compile(r"(?:[!-9;-~]+:[^\r\n]*\r\n)*\r\n")
+_PAIR = re.compile(r"([!-9;-~]+):[ \t]*([^\r\n]*)\r\n")
 
 
 class _Lines(Protocol):
@@ -83,6 +87,16 @@ def read_headers(fp: _Lines) -> Headers:
         http.client.LineTooLong: a line longer than the stdlib's bound.
         http.client.HTTPException: more lines than the stdlib's bound.
     """
+    peek = getattr(fp, "peek", None)
+    if peek is not None:  # the whole block already buffered: one look, no line loop
+        buffered = peek(1)
+        end = buffered.find(b"\r\n\r\n")
+        # within both bounds: each line of a block this short is, and so is their count
+        if end >= 0 and end + 4 <= _MAXLINE and buffered.count(b"\n", 0, end + 4) <= _MAXHEADERS:
+            text = buffered[: end + 4].decode("iso-8859-1")
+            if _BLOCK.fullmatch(text):
+                fp.read(end + 4)  # type: ignore[attr-defined]
+                return Headers(_PAIR.findall(text))
     lines = []
     while True:  # the bounds of http.client._read_headers, line by line before holding more
         line = fp.readline(_MAXLINE + 1)

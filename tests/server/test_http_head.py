@@ -21,21 +21,36 @@ def _stdlib(raw: bytes) -> tuple[str, object]:
     return "ok", message
 
 
-def _ours(raw: bytes) -> tuple[str, object]:
+def _ours(raw: bytes, buffered: bool = False) -> tuple[str, object]:
+    """Read line by line (a plain file), or from a peekable buffer (as a socket's rfile),
+    where a whole block may be parsed at once."""
+    fp: io.BytesIO | io.BufferedReader = io.BytesIO(raw)
+    if buffered:
+        fp = io.BufferedReader(fp, buffer_size=8192)  # type: ignore[arg-type]
     try:
-        headers = read_headers(io.BytesIO(raw))
+        headers = read_headers(fp)
     except http.client.HTTPException as exc:
         return "error", (type(exc), str(exc))
-    return "ok", headers
+    # what is left to read is the body: the same either way
+    return "ok", (headers, fp.read())
 
 
 def _same(raw: bytes) -> None:
+    for buffered in (False, True):
+        _same_as_stdlib(raw, buffered)
+
+
+def _same_as_stdlib(raw: bytes, buffered: bool) -> None:
     kind, theirs = _stdlib(raw)
-    mine_kind, mine = _ours(raw)
+    mine_kind, got = _ours(raw, buffered)
     assert mine_kind == kind, raw
     if kind == "error":
-        assert mine == theirs, raw
+        assert got == theirs, raw
         return
+    mine, rest = got  # type: ignore[misc]
+    fp = io.BytesIO(raw)
+    http.client.parse_headers(fp)
+    assert rest == fp.read(), raw
     assert isinstance(mine, _http_head.Headers)
     assert isinstance(theirs, http.client.HTTPMessage)
     assert mine.items() == theirs.items(), raw
@@ -103,9 +118,11 @@ def test_plain_lines_skip_the_email_parser(monkeypatch: pytest.MonkeyPatch) -> N
     real = _http_head._parsed_by_email
     monkeypatch.setattr(_http_head, "_parsed_by_email", lambda lines: used.append(1) or real(lines))
     read_headers(io.BytesIO(VALID[3]))
+    read_headers(io.BufferedReader(io.BytesIO(VALID[3])))  # type: ignore[arg-type]
     assert used == []
     read_headers(io.BytesIO(HOSTILE[0]))
-    assert used == [1]
+    read_headers(io.BufferedReader(io.BytesIO(HOSTILE[0])))  # type: ignore[arg-type]
+    assert used == [1, 1]
 
 
 def test_random_header_blocks_match_the_stdlib() -> None:
@@ -149,6 +166,13 @@ def test_the_bounds_are_enforced_before_more_is_read() -> None:
     with pytest.raises(http.client.HTTPException, match="more than 100 headers"):
         read_headers(raw)
     assert raw.tell() == 101 * len(b"H: v\r\n")
+    for count in (99, 100):  # a buffered block: the count bound holds too
+        block = b"H: v\r\n" * count + b"\r\nBODY"
+        assert (
+            _ours(block, buffered=True)[0]
+            == _stdlib(block)[0]
+            == ("ok" if count == 99 else "error")
+        )
 
 
 class _Fake:
