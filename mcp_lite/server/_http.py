@@ -126,16 +126,17 @@ class _App:
         self._open: set[_Conn] = set()  # per-POST connections, for close()
         self.requests: set[socket.socket] = set()  # open client connections, for close()
 
-    def is_modern(self, msg: Any, header: str | None) -> bool:
-        """Mirrors ``ServerConnection._is_modern`` (plus the version header)."""
-        if not any(pv.is_stateless(v) for v in self.server.versions):
+    def is_modern(self, msg: Any, header: str | None, versions: tuple[str, ...]) -> bool:
+        """Mirrors ``ServerConnection._is_modern`` (plus the version header); ``versions``:
+        the server's, as read once for this request."""
+        if not any(pv.is_stateless(v) for v in versions):
             return False
         params = msg.get("params") if isinstance(msg, dict) else None
         meta = params.get("_meta") if isinstance(params, dict) else None
         v = meta.get(pv.META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
         if v is None:
             return header is not None and pv.is_stateless(header)
-        return not (isinstance(v, str) and v in pv.HANDSHAKE_VERSIONS and v in self.server.versions)
+        return not (isinstance(v, str) and v in pv.HANDSHAKE_VERSIONS and v in versions)
 
     def new_session(self) -> _Session | None:
         now = time.monotonic()
@@ -184,6 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = 120
     app: _App  # set on the subclass made per HttpServer
     hangups: HangupWatch  # likewise
+    versions: tuple[str, ...] = ()  # the server's, read once per POST
 
     def log_message(self, format: str, *args: Any) -> None:
         if log.isEnabledFor(logging.DEBUG):
@@ -329,7 +331,9 @@ class _Handler(BaseHTTPRequestHandler):
         accept = self.headers.get("Accept", "")
         sse_ok = "text/event-stream" in accept or "*/*" in accept or not accept
         header_version = self.headers.get("MCP-Protocol-Version")
-        if self.app.is_modern(message, header_version):
+        # the server's versions, read once per request (the gateway's may start its server)
+        self.versions = self.app.server.versions
+        if self.app.is_modern(message, header_version, self.versions):
             self._modern(message, sse_ok)
         elif self.app.stateless:
             self._legacy_stateless(message, sse_ok, header_version)
@@ -351,10 +355,10 @@ class _Handler(BaseHTTPRequestHandler):
         params = msg.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
         version = meta.get(pv.META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
-        if version not in self.app.server.versions:
+        if version not in self.versions:
             body = _rpc_error(-32022, "Unsupported protocol version", rid)
             body["error"]["data"] = {
-                "supported": list(self.app.server.versions),
+                "supported": list(self.versions),
                 "requested": version,
             }
             self._plain(400, body)
@@ -372,7 +376,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.app.done(conn)
 
     def _legacy_stateless(self, msg: Any, sse_ok: bool, header_version: str | None) -> None:
-        if header_version is not None and header_version not in self.app.server.versions:
+        if header_version is not None and header_version not in self.versions:
             self._refuse(
                 400, -32600, f"Bad Request: unsupported MCP-Protocol-Version {header_version!r}"
             )
@@ -399,7 +403,7 @@ class _Handler(BaseHTTPRequestHandler):
             session = self._session()
             if session is None:
                 return
-            if header_version is not None and header_version not in self.app.server.versions:
+            if header_version is not None and header_version not in self.versions:
                 self._refuse(
                     400, -32600, f"Bad Request: unsupported MCP-Protocol-Version {header_version!r}"
                 )
