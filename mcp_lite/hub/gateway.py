@@ -56,6 +56,7 @@ from ..events import Event
 from ..protocol import versions as pv
 from ..protocol.types import Progress
 from ..server._http import MAX_BODY, HttpServer, _App, _Handler
+from ..server._http_relay import Relay
 from ._gateway_route import fingerprint
 from ._recycle import Lease
 from .hub import Hub
@@ -110,6 +111,7 @@ class _Forwarder:
         self._send_fn = send
         self._lock = threading.Lock()
         self._inflight: dict[str, threading.Event] = {}
+        self._relays: dict[str, Relay] = {}  # requests answered on their handler's thread
         self._listens: dict[str, tuple[Any, dict[str, Any]]] = {}  # 2026-07-28 streams
         self._closed = False
         self.protocol_version: str | None = None
@@ -165,27 +167,26 @@ class _Forwarder:
             self._send(_error(rid, -32603, "the gateway is shutting down"), key)
 
     def can_inline(self, msg: dict[str, Any]) -> bool:
-        """A request the HTTP layer may answer on its own thread (``answer``): nothing but
-        its response goes back (no progress to relay, not a listen stream)."""
+        """A request the HTTP layer may answer on its own thread (``answer``): all but a
+        2026-07-28 listen stream (open until the client leaves) and malformed ones."""
         method, params = msg.get("method"), msg.get("params") or {}
         if not isinstance(method, str) or "id" not in msg or not isinstance(params, dict):
             return False  # (receive answers those)
-        if method == "subscriptions/listen":
-            return False
-        meta = params.get("_meta")
-        return not (isinstance(meta, dict) and meta.get("progressToken") is not None)
+        return method != "subscriptions/listen"
 
     def answer(
-        self, msg: dict[str, Any], key: str, cancel: threading.Event
+        self, msg: dict[str, Any], key: str, cancel: threading.Event, relay: Relay
     ) -> dict[str, Any] | None:
         """Forward one request (``key``: its id's key) on this thread; its response, or
         None when cancelled (``cancel`` is set by the HTTP layer when the client hangs up,
-        and by a notifications/cancelled or the session's end, as for a forwarded one)."""
+        and by a notifications/cancelled or the session's end, as for a forwarded one).
+        Its progress goes to ``relay`` as it comes."""
         rid = msg["id"]
         with self._lock:
             busy = self._closed or key in self._inflight
             if not busy:
                 self._inflight[key] = cancel
+                self._relays[key] = relay
         if busy:
             why = "closed" if self._closed else "bad params or id already in use"
             return _error(rid, -32600, f"Invalid Request: {why}")
@@ -228,6 +229,7 @@ class _Forwarder:
     def _done(self, key: str) -> None:
         with self._lock:
             self._inflight.pop(key, None)
+            self._relays.pop(key, None)
 
     def _send(self, message: dict[str, Any], key: str | None) -> None:
         with self._lock:
@@ -273,7 +275,12 @@ class _Forwarder:
             params["total"] = p.total
         if p.message is not None:
             params["message"] = p.message
-        self._send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params}, key)
+        message = {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
+        relay = self._relays.get(key)
+        if relay is not None:
+            relay(message)
+        else:
+            self._send(message, key)
 
     def close(self, timeout: float = 1.0) -> None:
         """Withdraw the requests still upstream (the session ended); idempotent."""

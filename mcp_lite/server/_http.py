@@ -41,6 +41,7 @@ from ._context import _id_key, log
 from ._http_hangup import HangupWatch
 from ._http_head import read_headers
 from ._http_headers import check_headers
+from ._http_relay import Relay
 from ._http_streams import END as _END
 from ._http_streams import Router as _Router
 from ._http_streams import Stream as _Stream
@@ -73,14 +74,14 @@ class _Conn(Protocol):
 
 class _Inline(Protocol):
     """A connection that can answer some requests on the HTTP handler's thread (the
-    gateway's forwarder): ``can_inline`` says which (nothing but the response will be sent
-    for them), ``answer`` gives the response, or None when ``cancel`` stopped it (set when
-    the HTTP client hangs up)."""
+    gateway's forwarder): ``can_inline`` says which (nothing goes to their stream but what
+    ``relay`` is given, e.g. progress, then the response), ``answer`` gives the response, or
+    None when ``cancel`` stopped it (set when the HTTP client hangs up or stops reading)."""
 
     def can_inline(self, msg: dict[str, Any]) -> bool: ...
 
     def answer(
-        self, msg: dict[str, Any], key: str, cancel: threading.Event
+        self, msg: dict[str, Any], key: str, cancel: threading.Event, relay: Relay
     ) -> dict[str, Any] | None: ...
 
 
@@ -472,22 +473,46 @@ class _Handler(BaseHTTPRequestHandler):
         modern: bool,
         headers: dict[str, str],
     ) -> None:
-        """One request answered on this thread, in one JSON body (no hand-off to another
-        thread and back); the client hanging up withdraws it (``HangupWatch``)."""
+        """One request answered on this thread (no hand-off to another thread and back):
+        one JSON body, or an SSE stream once something is relayed before the response (an
+        SSE-capable client only: the others get the response alone); the client hanging up
+        withdraws it (``HangupWatch``)."""
         if not router.reserve(key):
             self._refuse(400, -32600, "Invalid Request: a request with this id is in progress")
             return
         cancel = threading.Event()
+        chunked = self.request_version == "HTTP/1.1"
+        relay = Relay(self.connection, lambda: self._sse_head(headers, chunked), chunked, cancel)
+        if not sse_ok:
+            relay.finish()  # JSON only: the response, nothing else
         try:
             if not self.hangups.watch(self.connection, cancel):
                 self._refuse(503, -32603, "the server is shutting down")
                 return
             try:
-                response = conn.answer(msg, key, cancel)
+                response = conn.answer(msg, key, cancel, relay)
             finally:
                 self.hangups.unwatch(self.connection)
         finally:
             router.detach({key})
+            pending = relay.finish()
+        if relay.broken:
+            self.close_connection = True
+            return
+        if relay.started:  # an SSE stream: what waits, then the response, then its end
+            if response is None:
+                self.close_connection = True  # withdrawn: the stream ends without it
+                with contextlib.suppress(OSError):
+                    self.wfile.write(pending)
+                return
+            end = relay.frame(response) + (b"0\r\n\r\n" if chunked else b"")
+            try:
+                self.wfile.write(pending + end)
+            except OSError:
+                self.close_connection = True
+            if not chunked:
+                self.close_connection = True
+            return
         if response is None:  # withdrawn: the client went away, cancelled it, or ended its session
             self.close_connection = True
             if not self._client_gone():
@@ -500,6 +525,21 @@ class _Handler(BaseHTTPRequestHandler):
             code = response["error"].get("code")
             status = 404 if code == -32601 else 400 if code in _BAD_REQUEST_CODES else 200
         self._plain(status, response, headers)
+
+    def _sse_head(self, headers: dict[str, str], chunked: bool) -> bytes:
+        """The head of an SSE response (as ``_sse`` sends it), for a ``Relay``."""
+        self.log_request(200)
+        head = [
+            f"{self.protocol_version} 200 OK\r\nServer: {self.version_string()}"
+            f"\r\nDate: {_http_date()}\r\n"
+        ]
+        head.extend(f"{k}: {v}\r\n" for k, v in headers.items())
+        head.append("Content-Type: text/event-stream\r\nCache-Control: no-cache\r\n")
+        head.append("X-Accel-Buffering: no\r\n")
+        head.append(
+            "Transfer-Encoding: chunked\r\n\r\n" if chunked else "Connection: close\r\n\r\n"
+        )
+        return "".join(head).encode("latin-1")
 
     def _next(self, conn: _Conn, stream: _Stream) -> Any:
         """The next message for ``stream``; None when the client went away (its requests

@@ -1,6 +1,7 @@
-"""A plain request through the gateway is answered on its HTTP handler thread, in one JSON
-body; a request with a progress token still streams its progress (SSE); a client that hangs
-up mid-request withdraws the upstream call at once, on either path."""
+"""A request through the gateway is answered on its HTTP handler thread: one JSON body, or
+an SSE stream once progress comes (relayed as it comes); a client that hangs up mid-request
+withdraws the upstream call at once, before or after its progress; a client that stops
+reading breaks its own relay (bounded), never the thread that relays."""
 
 from __future__ import annotations
 
@@ -49,6 +50,14 @@ def upstream() -> Iterator[tuple[str, threading.Event]]:
             cancelled.set()
         return "over"
 
+    @server.tool()
+    def step_then_wait(ctx: Context) -> str:
+        """Reports one step, then blocks until cancelled (at most 30 s)."""
+        ctx.report_progress(1, 2, "one")
+        if ctx.cancelled.wait(30):
+            cancelled.set()
+        return "over"
+
     with server.serve_http(port=0) as http:
         yield http.url, cancelled
 
@@ -60,11 +69,16 @@ def gateway(upstream: tuple[str, threading.Event], short_dir: Path) -> Iterator[
         yield gw
 
 
-def _post(sock: socket.socket, body: dict[str, Any], session: str | None = None) -> None:
+def _post(
+    sock: socket.socket,
+    body: dict[str, Any],
+    session: str | None = None,
+    accept: str = "application/json, text/event-stream",
+) -> None:
     data = json.dumps(body).encode()
     head = (
         "POST /servers/up/mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-        "Accept: application/json, text/event-stream\r\n"
+        f"Accept: {accept}\r\n"
         + (f"Mcp-Session-Id: {session}\r\n" if session else "")
         + f"Content-Length: {len(data)}\r\n\r\n"
     )
@@ -130,7 +144,14 @@ def test_a_plain_call_is_one_json_body_without_the_pool(
     assert submitted == []  # answered on the handler thread: no hand-off to the pool
 
 
-def test_a_call_with_a_progress_token_streams_its_progress(gateway: Gateway) -> None:
+def test_a_call_with_a_progress_token_streams_its_progress(
+    gateway: Gateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    submitted = []
+    real = gateway._pool.submit
+    monkeypatch.setattr(
+        gateway._pool, "submit", lambda *a, **k: submitted.append(a) or real(*a, **k)
+    )
     sock, sid = _session(gateway)
     with sock:
         _post(sock, _call(1, "steps", progress=True), sid)
@@ -144,6 +165,29 @@ def test_a_call_with_a_progress_token_streams_its_progress(gateway: Gateway) -> 
         ("tok", 2, "two"),
     ]
     assert events[-1]["result"]["content"][0]["text"] == "stepped"
+    assert submitted == []  # relayed from the upstream's reader, answered on the handler
+
+
+def test_a_json_only_client_gets_the_response_alone(gateway: Gateway) -> None:
+    sock, sid = _session(gateway)
+    with sock:
+        _post(sock, _call(1, "steps", progress=True), sid, accept="application/json")
+        status, headers, body = _response(sock)
+    assert status.startswith(b"HTTP/1.1 200")
+    assert headers["content-type"] == "application/json"
+    assert json.loads(body)["result"]["content"][0]["text"] == "stepped"
+
+
+def test_hanging_up_after_progress_withdraws_the_upstream_call(
+    gateway: Gateway, upstream: tuple[str, threading.Event]
+) -> None:
+    sock, sid = _session(gateway)
+    _post(sock, _call(1, "step_then_wait", progress=True), sid)
+    with sock, sock.makefile("rb") as f:  # (the socket closes once its file does too)
+        assert f.readline().startswith(b"HTTP/1.1 200")
+        while b"notifications/progress" not in f.readline():  # the stream is open
+            pass
+    assert upstream[1].wait(20)
 
 
 @pytest.mark.parametrize("progress", [False, True], ids=["inline", "streamed"])

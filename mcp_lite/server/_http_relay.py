@@ -1,0 +1,83 @@
+"""``Relay``: the messages that go out before the response of a request answered on its HTTP
+handler thread (the gateway's progress). The first one turns the response into an SSE
+stream (its head goes out with it); each is written at once from the thread that relays it,
+without blocking that thread (the upstream reader): what the socket does not take at once
+waits, bounded, and goes out with the response. A client that stops reading past the bound,
+or has gone, breaks the relay and its ``cancel`` is set (the request is withdrawn)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ._context import log
+
+__all__ = ["Relay"]
+
+MAX_PENDING = 1024 * 1024  # bytes waiting for a client that does not read
+
+
+class Relay:
+    """Call it with each message (any thread); ``finish`` ends it (the handler's thread)."""
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        head: Callable[[], bytes],
+        chunked: bool,
+        cancel: threading.Event,
+    ) -> None:
+        self._fd = sock.fileno()
+        # a socket with a timeout has a non-blocking descriptor: os.write never waits
+        self._nonblocking = sock.gettimeout() is not None
+        self._head = head
+        self._chunked = chunked
+        self._cancel = cancel
+        self._lock = threading.Lock()
+        self._pending = bytearray()
+        self.started = False  # the SSE head has gone out (or waits in pending)
+        self.broken = False
+        self._done = False
+
+    def frame(self, message: Any) -> bytes:
+        data = b"event: message\ndata: " + json.dumps(message).encode() + b"\n\n"
+        return b"%x\r\n%s\r\n" % (len(data), data) if self._chunked else data
+
+    def __call__(self, message: Any) -> None:
+        data = self.frame(message)
+        with self._lock:
+            if self._done or self.broken:
+                return
+            if not self.started:
+                data, self.started = self._head() + data, True
+            if self._pending or not self._nonblocking:
+                if len(self._pending) + len(data) > MAX_PENDING:
+                    self._break("the HTTP client stopped reading; its request is withdrawn")
+                    return
+                self._pending += data
+                return
+            try:
+                n = os.write(self._fd, data)
+            except BlockingIOError:
+                n = 0
+            except OSError:
+                self._break("the HTTP client went away; its request is withdrawn")
+                return
+            if n < len(data):
+                self._pending += data[n:]
+
+    def _break(self, why: str) -> None:
+        self.broken = True
+        self._cancel.set()
+        log.debug("HTTP relay: %s", why)
+
+    def finish(self) -> bytes:
+        """No more relaying; what is still to be written before the response."""
+        with self._lock:
+            self._done = True
+            pending, self._pending = bytes(self._pending), bytearray()
+        return pending
