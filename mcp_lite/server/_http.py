@@ -486,7 +486,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not sse_ok:
             relay.finish()  # JSON only: the response, nothing else
         try:
-            if not self.hangups.watch(self.connection, cancel):
+            if not self.hangups.watch(self.connection, cancel, relay):
                 self._refuse(503, -32603, "the server is shutting down")
                 return
             try:

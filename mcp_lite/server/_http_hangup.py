@@ -1,6 +1,7 @@
 """``HangupWatch``: one thread that tells a request answered on its HTTP handler thread that
 its client hung up (``EPOLLRDHUP``), so the work it asked for can be withdrawn at once
-without the handler thread polling its socket. Linux only (``select.epoll``): elsewhere
+without the handler thread polling its socket; it also keeps the SSE streams of those
+requests alive (``Relay.keepalive``, looked at every few seconds). Linux only (``select.epoll``): elsewhere
 ``HangupWatch.available`` is False and requests take the streamed path, which polls."""
 
 from __future__ import annotations
@@ -9,7 +10,10 @@ import os
 import select
 import socket
 import threading
+import time
 from typing import Any
+
+from ._http_relay import KEEPALIVE_S, Relay
 
 __all__ = ["HangupWatch"]
 
@@ -26,22 +30,25 @@ class HangupWatch:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._watched: dict[int, tuple[socket.socket, threading.Event]] = {}
+        self._watched: dict[int, tuple[socket.socket, threading.Event, Relay | None]] = {}
         self._epoll: Any = None
         self._wake: tuple[int, int] | None = None
         self._thread: threading.Thread | None = None
         self._closed = False
 
-    def watch(self, sock: socket.socket, event: threading.Event) -> bool:
-        """Set ``event`` once ``sock``'s peer hangs up (until ``unwatch``); False when the
-        watch is closed or not available here (the caller then polls itself)."""
+    def watch(
+        self, sock: socket.socket, event: threading.Event, relay: Relay | None = None
+    ) -> bool:
+        """Set ``event`` once ``sock``'s peer hangs up, and keep ``relay``'s stream alive
+        (until ``unwatch``); False when the watch is closed or not available here (the
+        caller then polls itself)."""
         with self._lock:
             if self._closed or not self.available:
                 return False
             if self._epoll is None:
                 self._start()
             fd = sock.fileno()
-            self._watched[fd] = (sock, event)
+            self._watched[fd] = (sock, event, relay)
             self._epoll.register(fd, _RDHUP | _ONESHOT)
             return True
 
@@ -68,11 +75,13 @@ class HangupWatch:
         assert wake is not None
         while True:
             try:
-                ready = epoll.poll()
+                ready = epoll.poll(KEEPALIVE_S / 3)
             except InterruptedError:  # (PEP 475 retries; kept for safety)
                 continue
             except (OSError, ValueError):  # closed under us
                 return
+            if not ready:
+                self._keepalives()
             for fd, _ in ready:
                 if fd == wake[0]:
                     return
@@ -80,7 +89,7 @@ class HangupWatch:
                     entry = self._watched.get(fd)
                     if entry is None:
                         continue
-                    sock, event = entry
+                    sock, event, _ = entry
                     # The fd may have been unwatched and reused since poll returned: ask
                     # the socket watched now, and arm it again when it has not hung up.
                     if _hung_up(sock):
@@ -90,6 +99,13 @@ class HangupWatch:
                             epoll.modify(fd, _RDHUP | _ONESHOT)
                         except OSError:
                             pass
+
+    def _keepalives(self) -> None:
+        with self._lock:
+            relays = [r for _, _, r in self._watched.values() if r is not None]
+        now = time.monotonic()
+        for relay in relays:
+            relay.keepalive(now)
 
     def close(self) -> None:
         """Stop the thread (bounded); every watch ends."""

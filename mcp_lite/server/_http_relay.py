@@ -11,6 +11,7 @@ import json
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from ._context import log
 __all__ = ["Relay"]
 
 MAX_PENDING = 1024 * 1024  # bytes waiting for a client that does not read
+KEEPALIVE_S = 15.0  # an SSE stream silent this long gets a comment (as the streamed path)
 
 
 class Relay:
@@ -42,16 +44,28 @@ class Relay:
         self.started = False  # the SSE head has gone out (or waits in pending)
         self.broken = False
         self._done = False
+        self._written = 0.0  # when the stream last had something written
 
     def frame(self, message: Any) -> bytes:
         data = b"event: message\ndata: " + json.dumps(message).encode() + b"\n\n"
+        return self._chunk(data)
+
+    def _chunk(self, data: bytes) -> bytes:
         return b"%x\r\n%s\r\n" % (len(data), data) if self._chunked else data
 
+    def keepalive(self, now: float) -> None:
+        """A comment on a started stream silent for ``KEEPALIVE_S`` (``HangupWatch``)."""
+        if self.started and not self._done and now - self._written >= KEEPALIVE_S:
+            self._write(self._chunk(b":\n\n"), start=False)
+
     def __call__(self, message: Any) -> None:
-        data = self.frame(message)
+        self._write(self.frame(message), start=True)
+
+    def _write(self, data: bytes, start: bool) -> None:
         with self._lock:
-            if self._done or self.broken:
+            if self._done or self.broken or not (start or self.started):
                 return
+            self._written = time.monotonic()
             if not self.started:
                 data, self.started = self._head() + data, True
             if self._pending or not self._nonblocking:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 
 from mcp_lite.server import _http_relay
 from mcp_lite.server._http_relay import Relay
@@ -72,3 +73,45 @@ def test_a_client_gone_breaks_the_relay() -> None:
         relay = Relay(a, lambda: b"H", False, cancel)
         relay({"n": 1})
         assert relay.broken and cancel.is_set()
+
+
+def test_a_silent_stream_gets_a_keepalive_once_started() -> None:
+    a, b = _pair()
+    with a, b:
+        relay = Relay(a, lambda: b"H", True, threading.Event())
+        relay.keepalive(time.monotonic() + 3600)  # not started: nothing (no head either)
+        relay({"n": 1})
+        b.recv(65536)
+        relay.keepalive(time.monotonic())  # just written: nothing
+        relay.keepalive(time.monotonic() + _http_relay.KEEPALIVE_S + 1)
+        assert b.recv(65536) == b"3\r\n:\n\n\r\n"
+        b.setblocking(False)
+        try:
+            extra = b.recv(10)
+        except BlockingIOError:
+            extra = b""
+        assert extra == b""
+
+
+def test_the_hangup_watch_sets_the_event_of_a_peer_that_hangs_up() -> None:
+    from mcp_lite.server._http_hangup import HangupWatch
+
+    watch = HangupWatch()
+    if not watch.available:
+        return
+    a, b = _pair()
+    c, d = _pair()
+    try:
+        gone, stays = threading.Event(), threading.Event()
+        assert watch.watch(a, gone) and watch.watch(c, stays)
+        d.sendall(b"data is not a hangup")
+        b.close()
+        assert gone.wait(10)
+        assert not stays.is_set()
+        watch.unwatch(a)
+        watch.unwatch(c)
+    finally:
+        watch.close()
+        for s in (a, c, d):
+            s.close()
+    assert not watch.watch(a, threading.Event())  # closed: the caller polls itself
