@@ -15,7 +15,10 @@ Both eras on one endpoint, told apart per request the way the stdio server does 
 Each POST answers with one JSON body when the first thing to send is the final response,
 else with an SSE stream (progress, logs, server → client requests, then the response).
 Every connection the connection sends on is a ``_Stream`` with a bounded queue; request
-bodies, sessions and concurrent HTTP connections are bounded too.
+bodies, sessions and concurrent HTTP connections are bounded too. A connection that can
+answer a request on the handler's own thread (``_Inline``: the gateway's forwarder) does so,
+with no stream or queue: its messages before the response (progress) go through a
+``Relay`` as they come, and ``HangupWatch`` withdraws it when the client hangs up.
 """
 
 from __future__ import annotations
