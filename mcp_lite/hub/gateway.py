@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import grp
+import itertools
 import json
 import logging
 import os
@@ -275,6 +276,10 @@ class _Forwarder:
             params["total"] = p.total
         if p.message is not None:
             params["message"] = p.message
+        self.progress_params(key, params)
+
+    def progress_params(self, key: str, params: dict[str, Any]) -> None:
+        """A progress notification for request ``key`` (its downstream token in it)."""
         message = {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
         relay = self._relays.get(key)
         if relay is not None:
@@ -424,10 +429,23 @@ class _Endpoint:
     ) -> dict[str, Any]:
         if method == "ping" and client.session.era == "stateless":
             return {}  # 2026-07-28 has no ping: the gateway answers for a live connection
+        gw = self._gateway
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         on_progress = None
-        if token is not None:
+        mine = None
+        if token is not None and gw._hears(client):
+            # The upstream's progress is heard raw on its reader (the gateway's event hook)
+            # under a token of the gateway's own, and relayed as it comes: no Progress
+            # model, no hop through the client's notifier thread.
+            mine = f"mcp-lite-gateway-{next(gw._tokens)}"
+            params = {**params, "_meta": {**meta, "progressToken": mine}}  # type: ignore[dict-item]
+
+            def relay(raw: dict[str, Any]) -> None:
+                session.progress_params(key, {**raw, "progressToken": token})
+
+            gw._progress[(self.name, mine)] = relay
+        elif token is not None:
 
             def on_progress(p: Progress) -> None:
                 session.progress(key, token, p)
@@ -436,7 +454,7 @@ class _Endpoint:
             return client.request(
                 method,
                 params,
-                timeout=self._gateway.request_timeout,
+                timeout=gw.request_timeout,
                 on_progress=on_progress,
                 cancel_event=cancel,
             )
@@ -447,6 +465,9 @@ class _Endpoint:
             raise _Failure(self.name, f"forwarding {method}", exc) from None
         except McpError as exc:
             raise _Failure(self.name, f"forwarding {method}", exc) from None
+        finally:
+            if mine is not None:
+                gw._progress.pop((self.name, mine), None)
 
     def _initialize(
         self, client: Client, params: dict[str, Any], session: _Forwarder
@@ -556,6 +577,9 @@ class Gateway:
         hooks = dict(options.get("event_hooks") or {})
         hooks["notification"] = (*hooks.get("notification", ()), self._upstream_notification)
         options["event_hooks"] = hooks
+        # forwarded requests' progress, by (server, the gateway's own token)
+        self._progress: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {}
+        self._tokens = itertools.count(1)
 
     @property
     def url(self) -> str:
@@ -641,7 +665,15 @@ class Gateway:
             return app
 
     def _upstream_notification(self, event: Event) -> None:
-        """Runs on the upstream reader: only hands the message to the sessions' queues."""
+        """Runs on the upstream reader: only hands the message to the sessions' queues,
+        or a forwarded request's progress to its relay."""
+        if event.method == "notifications/progress":
+            params = event.params or {}
+            token = params.get("progressToken")
+            relay = self._progress.get((event.server, token)) if isinstance(token, str) else None
+            if relay is not None:
+                relay(dict(params))
+            return
         if event.method not in _BROADCAST:
             return
         with self._lock:
@@ -650,6 +682,11 @@ class Gateway:
         if isinstance(endpoint, _Endpoint):
             for session in list(endpoint.sessions):
                 session.notify(event.method, dict(event.params or {}))
+
+    def _hears(self, client: Client) -> bool:
+        """``client`` carries the gateway's notification hook (made after the gateway)."""
+        hooks = getattr(client, "_event_hooks", None) or {}
+        return self._upstream_notification in hooks.get("notification", ())
 
     def _peer_allowed(self, conn: socket.socket) -> bool:
         """The peer's uid is ours, or it belongs to ``group`` (``SO_PEERCRED``, Linux)."""

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from mcp_lite import Gateway, Hub
+from mcp_lite.hub.gateway import _Forwarder
 from mcp_lite.server import Context, Server
 
 INIT = {
@@ -152,6 +153,8 @@ def test_a_call_with_a_progress_token_streams_its_progress(
     monkeypatch.setattr(
         gateway._pool, "submit", lambda *a, **k: submitted.append(a) or real(*a, **k)
     )
+    # heard raw by the gateway's hook, never as the client's Progress model (its notifier)
+    monkeypatch.setattr(_Forwarder, "progress", lambda *a: pytest.fail("the Progress path"))
     sock, sid = _session(gateway)
     with sock:
         _post(sock, _call(1, "steps", progress=True), sid)
@@ -166,6 +169,7 @@ def test_a_call_with_a_progress_token_streams_its_progress(
     ]
     assert events[-1]["result"]["content"][0]["text"] == "stepped"
     assert submitted == []  # relayed from the upstream's reader, answered on the handler
+    assert gateway._progress == {}  # the request's token is gone with it
 
 
 def test_a_json_only_client_gets_the_response_alone(gateway: Gateway) -> None:
