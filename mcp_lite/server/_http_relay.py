@@ -19,6 +19,7 @@ from ._context import log
 
 __all__ = ["Relay"]
 
+_NOSIGNAL: int = getattr(socket, "MSG_NOSIGNAL", 0)
 MAX_PENDING = 1024 * 1024  # bytes waiting for a client that does not read
 KEEPALIVE_S = 15.0  # an SSE stream silent this long gets a comment (as the streamed path)
 
@@ -33,9 +34,11 @@ class Relay:
         chunked: bool,
         cancel: threading.Event,
     ) -> None:
-        self._fd = sock.fileno()
-        # a socket with a timeout has a non-blocking descriptor: os.write never waits
-        self._nonblocking = sock.gettimeout() is not None
+        self._sock = sock
+        self._out: socket.socket | None = None  # a non-blocking twin, made on first write
+        # a socket with a timeout is non-blocking underneath (its twin shares that flag):
+        # one without waits in pending for the response's write (never made non-blocking)
+        self._direct = sock.gettimeout() is not None
         self._head = head
         self._chunked = chunked
         self._cancel = cancel
@@ -68,14 +71,20 @@ class Relay:
             self._written = time.monotonic()
             if not self.started:
                 data, self.started = self._head() + data, True
-            if self._pending or not self._nonblocking:
+            if self._pending or not self._direct:
                 if len(self._pending) + len(data) > MAX_PENDING:
                     self._break("the HTTP client stopped reading; its request is withdrawn")
                     return
                 self._pending += data
                 return
             try:
-                n = os.write(self._fd, data)
+                if self._out is None:
+                    # A twin of the socket (dup) with timeout 0: its send never waits
+                    # (the handler's socket, with a timeout, polls first) and, with
+                    # MSG_NOSIGNAL, a client gone is an error here, never a SIGPIPE.
+                    self._out = socket.socket(fileno=os.dup(self._sock.fileno()))
+                    self._out.setblocking(False)
+                n = self._out.send(data, _NOSIGNAL)
             except BlockingIOError:
                 n = 0
             except OSError:
@@ -94,4 +103,7 @@ class Relay:
         with self._lock:
             self._done = True
             pending, self._pending = bytes(self._pending), bytearray()
+            out, self._out = self._out, None
+        if out is not None:
+            out.close()  # (the twin only: the handler's socket stays open)
         return pending

@@ -115,3 +115,12 @@ def test_the_hangup_watch_sets_the_event_of_a_peer_that_hangs_up() -> None:
         for s in (a, c, d):
             s.close()
     assert not watch.watch(a, threading.Event())  # closed: the caller polls itself
+
+
+def test_a_blocking_socket_is_left_blocking_and_its_messages_wait() -> None:
+    a, b = socket.socketpair()
+    with a, b:
+        relay = Relay(a, lambda: b"H", False, threading.Event())
+        relay({"n": 1})
+        assert a.getblocking() and a.gettimeout() is None
+        assert relay.finish() == b"H" + relay.frame({"n": 1})
