@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import grp
+import itertools
 import json
 import logging
 import os
@@ -56,6 +57,7 @@ from ..events import Event
 from ..protocol import versions as pv
 from ..protocol.types import Progress
 from ..server._http import MAX_BODY, HttpServer, _App, _Handler
+from ..server._http_relay import Relay
 from ._gateway_route import fingerprint
 from ._recycle import Lease
 from ._start_failures import StartFailures
@@ -111,6 +113,7 @@ class _Forwarder:
         self._send_fn = send
         self._lock = threading.Lock()
         self._inflight: dict[str, threading.Event] = {}
+        self._relays: dict[str, Relay] = {}  # requests answered on their handler's thread
         self._listens: dict[str, tuple[Any, dict[str, Any]]] = {}  # 2026-07-28 streams
         self._closed = False
         self.protocol_version: str | None = None
@@ -166,6 +169,36 @@ class _Forwarder:
             self._done(key)
             self._send(_error(rid, -32603, "the gateway is shutting down"), key)
 
+    def can_inline(self, msg: dict[str, Any]) -> bool:
+        """A request the HTTP layer may answer on its own thread (``answer``): all but a
+        2026-07-28 listen stream (open until the client leaves) and malformed ones."""
+        method, params = msg.get("method"), msg.get("params") or {}
+        if not isinstance(method, str) or "id" not in msg or not isinstance(params, dict):
+            return False  # (receive answers those)
+        return method != "subscriptions/listen"
+
+    def answer(
+        self, msg: dict[str, Any], key: str, cancel: threading.Event, relay: Relay
+    ) -> dict[str, Any] | None:
+        """Forward one request (``key``: its id's key) on this thread; its response, or
+        None when cancelled (``cancel`` is set by the HTTP layer when the client hangs up,
+        and by a notifications/cancelled or the session's end, as for a forwarded one).
+        Its progress goes to ``relay`` as it comes."""
+        failure = self._endpoint.take_start_failure()  # this HTTP request's failed start
+        rid = msg["id"]
+        with self._lock:
+            busy = self._closed or key in self._inflight
+            if not busy:
+                self._inflight[key] = cancel
+                self._relays[key] = relay
+        if busy:
+            why = "closed" if self._closed else "bad params or id already in use"
+            return _error(rid, -32600, f"Invalid Request: {why}")
+        if not self._endpoint.slots.acquire(blocking=False):
+            self._done(key)
+            return _error(rid, -32603, "the gateway is busy (too many requests)")
+        return self._answer(rid, key, msg["method"], msg.get("params") or {}, cancel, failure)
+
     def _forward(
         self,
         rid: Any,
@@ -175,6 +208,20 @@ class _Forwarder:
         cancel: threading.Event,
         failure: _Failure | None = None,
     ) -> None:
+        response = self._answer(rid, key, method, params, cancel, failure)
+        if response is not None:
+            self._send(response, key)
+
+    def _answer(
+        self,
+        rid: Any,
+        key: str,
+        method: str,
+        params: dict[str, Any],
+        cancel: threading.Event,
+        failure: _Failure | None = None,
+    ) -> dict[str, Any] | None:
+        """The response to a request (an acquired slot, released here), None if cancelled."""
         try:
             if failure is not None:  # the start this request made failed: its answer
                 raise failure
@@ -195,12 +242,12 @@ class _Forwarder:
         finally:
             self._endpoint.slots.release()
         self._done(key)
-        if response is not None:
-            self._send(response, key)
+        return response
 
     def _done(self, key: str) -> None:
         with self._lock:
             self._inflight.pop(key, None)
+            self._relays.pop(key, None)
 
     def _send(self, message: dict[str, Any], key: str | None) -> None:
         with self._lock:
@@ -246,7 +293,16 @@ class _Forwarder:
             params["total"] = p.total
         if p.message is not None:
             params["message"] = p.message
-        self._send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params}, key)
+        self.progress_params(key, params)
+
+    def progress_params(self, key: str, params: dict[str, Any]) -> None:
+        """A progress notification for request ``key`` (its downstream token in it)."""
+        message = {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
+        relay = self._relays.get(key)
+        if relay is not None:
+            relay(message)
+        else:
+            self._send(message, key)
 
     def close(self, timeout: float = 1.0) -> None:
         """Withdraw the requests still upstream (the session ended); idempotent."""
@@ -393,10 +449,23 @@ class _Endpoint:
     ) -> dict[str, Any]:
         if method == "ping" and client.session.era == "stateless":
             return {}  # 2026-07-28 has no ping: the gateway answers for a live connection
+        gw = self._gateway
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         on_progress = None
-        if token is not None:
+        mine = None
+        if token is not None and gw._hears(client):
+            # The upstream's progress is heard raw on its reader (the gateway's event hook)
+            # under a token of the gateway's own, and relayed as it comes: no Progress
+            # model, no hop through the client's notifier thread.
+            mine = f"mcp-lite-gateway-{next(gw._tokens)}"
+            params = {**params, "_meta": {**meta, "progressToken": mine}}  # type: ignore[dict-item]
+
+            def relay(raw: dict[str, Any]) -> None:
+                session.progress_params(key, {**raw, "progressToken": token})
+
+            gw._progress[(self.name, mine)] = relay
+        elif token is not None:
 
             def on_progress(p: Progress) -> None:
                 session.progress(key, token, p)
@@ -406,7 +475,7 @@ class _Endpoint:
             result = client.request(
                 method,
                 params,
-                timeout=self._gateway.request_timeout,
+                timeout=gw.request_timeout,
                 on_progress=on_progress,
                 cancel_event=cancel,
             )
@@ -419,6 +488,9 @@ class _Endpoint:
             raise _Failure(self.name, f"forwarding {method}", exc) from None
         except McpError as exc:
             raise _Failure(self.name, f"forwarding {method}", exc) from None
+        finally:
+            if mine is not None:
+                gw._progress.pop((self.name, mine), None)
         conns.task_answer(self.name, client, method, params, result)  # live tasks: no recycle
         return result
 
@@ -530,6 +602,9 @@ class Gateway:
         hooks = dict(options.get("event_hooks") or {})
         hooks["notification"] = (*hooks.get("notification", ()), self._upstream_notification)
         options["event_hooks"] = hooks
+        # forwarded requests' progress, by (server, the gateway's own token)
+        self._progress: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {}
+        self._tokens = itertools.count(1)
 
     @property
     def url(self) -> str:
@@ -615,7 +690,15 @@ class Gateway:
             return app
 
     def _upstream_notification(self, event: Event) -> None:
-        """Runs on the upstream reader: only hands the message to the sessions' queues."""
+        """Runs on the upstream reader: only hands the message to the sessions' queues,
+        or a forwarded request's progress to its relay."""
+        if event.method == "notifications/progress":
+            params = event.params or {}
+            token = params.get("progressToken")
+            relay = self._progress.get((event.server, token)) if isinstance(token, str) else None
+            if relay is not None:
+                relay(dict(params))
+            return
         if event.method not in _BROADCAST:
             return
         with self._lock:
@@ -624,6 +707,11 @@ class Gateway:
         if isinstance(endpoint, _Endpoint):
             for session in list(endpoint.sessions):
                 session.notify(event.method, dict(event.params or {}))
+
+    def _hears(self, client: Client) -> bool:
+        """``client`` carries the gateway's notification hook (made after the gateway)."""
+        hooks = getattr(client, "_event_hooks", None) or {}
+        return self._upstream_notification in hooks.get("notification", ())
 
     def _peer_allowed(self, conn: socket.socket) -> bool:
         """The peer's uid is ours, or it belongs to ``group`` (``SO_PEERCRED``, Linux)."""

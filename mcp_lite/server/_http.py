@@ -15,26 +15,36 @@ Both eras on one endpoint, told apart per request the way the stdio server does 
 Each POST answers with one JSON body when the first thing to send is the final response,
 else with an SSE stream (progress, logs, server → client requests, then the response).
 Every connection the connection sends on is a ``_Stream`` with a bounded queue; request
-bodies, sessions and concurrent HTTP connections are bounded too.
+bodies, sessions and concurrent HTTP connections are bounded too. A connection that can
+answer a request on the handler's own thread (``_Inline``: the gateway's forwarder) does so,
+with no stream or queue: its messages before the response (progress) go through a
+``Relay`` as they come, and ``HangupWatch`` withdraws it when the client hangs up.
 """
 
 from __future__ import annotations
 
 import contextlib
+import email.utils
+import http.client
 import json
+import logging
 import queue
 import secrets
 import select
 import socket
 import threading
 import time
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ..protocol import versions as pv
 from ._context import _id_key, log
+from ._http_hangup import HangupWatch
+from ._http_head import read_headers
 from ._http_headers import check_headers
+from ._http_relay import Relay
 from ._http_streams import END as _END
 from ._http_streams import Router as _Router
 from ._http_streams import Stream as _Stream
@@ -63,6 +73,19 @@ class _Conn(Protocol):
     def receive(self, message: Any) -> None: ...
 
     def close(self, timeout: float = 1.0) -> None: ...
+
+
+class _Inline(Protocol):
+    """A connection that can answer some requests on the HTTP handler's thread (the
+    gateway's forwarder): ``can_inline`` says which (nothing goes to their stream but what
+    ``relay`` is given, e.g. progress, then the response), ``answer`` gives the response, or
+    None when ``cancel`` stopped it (set when the HTTP client hangs up or stops reading)."""
+
+    def can_inline(self, msg: dict[str, Any]) -> bool: ...
+
+    def answer(
+        self, msg: dict[str, Any], key: str, cancel: threading.Event, relay: Relay
+    ) -> dict[str, Any] | None: ...
 
 
 class _Opener(Protocol):
@@ -107,16 +130,17 @@ class _App:
         self._open: set[_Conn] = set()  # per-POST connections, for close()
         self.requests: set[socket.socket] = set()  # open client connections, for close()
 
-    def is_modern(self, msg: Any, header: str | None) -> bool:
-        """Mirrors ``ServerConnection._is_modern`` (plus the version header)."""
-        if not any(pv.is_stateless(v) for v in self.server.versions):
+    def is_modern(self, msg: Any, header: str | None, versions: tuple[str, ...]) -> bool:
+        """Mirrors ``ServerConnection._is_modern`` (plus the version header); ``versions``:
+        the server's, as read once for this request."""
+        if not any(pv.is_stateless(v) for v in versions):
             return False
         params = msg.get("params") if isinstance(msg, dict) else None
         meta = params.get("_meta") if isinstance(params, dict) else None
         v = meta.get(pv.META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
         if v is None:
             return header is not None and pv.is_stateless(header)
-        return not (isinstance(v, str) and v in pv.HANDSHAKE_VERSIONS and v in self.server.versions)
+        return not (isinstance(v, str) and v in pv.HANDSHAKE_VERSIONS and v in versions)
 
     def new_session(self) -> _Session | None:
         now = time.monotonic()
@@ -164,23 +188,101 @@ class _Handler(BaseHTTPRequestHandler):
     # socket timeout: an idle keep-alive connection (or a stalled body) gives its slot back
     timeout = 120
     app: _App  # set on the subclass made per HttpServer
+    hangups: HangupWatch  # likewise
+    versions: tuple[str, ...] = ()  # the server's, read once per POST
 
     def log_message(self, format: str, *args: Any) -> None:
-        log.debug("http %s " + format, self.address_string(), *args)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("http %s " + format, self.address_string(), *args)
+
+    # --- the request head ---------------------------------------------------------------
+
+    def parse_request(self) -> bool:
+        """``BaseHTTPRequestHandler.parse_request`` (the same checks, refusals and bounds),
+        with the header block read by ``_http_head.read_headers`` (the stdlib's reading,
+        without the ``email`` parser for plain lines)."""
+        self.command = None  # type: ignore[assignment]
+        self.request_version = version = self.default_request_version
+        self.close_connection = True
+        raw: bytes = self.raw_requestline  # type: ignore[attr-defined]
+        requestline = str(raw, "iso-8859-1").rstrip("\r\n")
+        self.requestline = requestline
+        words = requestline.split()
+        if not words:
+            return False
+        if len(words) >= 3:  # enough to tell the protocol version
+            version = words[-1]
+            number = _http_version(version)
+            if number is None:
+                self.send_error(HTTPStatus.BAD_REQUEST, f"Bad request version ({version!r})")
+                return False
+            if number >= (1, 1) and self.protocol_version >= "HTTP/1.1":
+                self.close_connection = False
+            if number >= (2, 0):
+                self.send_error(
+                    HTTPStatus.HTTP_VERSION_NOT_SUPPORTED,
+                    f"Invalid HTTP version ({version.split('/', 1)[1]})",
+                )
+                return False
+            self.request_version = version
+        if not 2 <= len(words) <= 3:
+            self.send_error(HTTPStatus.BAD_REQUEST, f"Bad request syntax ({requestline!r})")
+            return False
+        command, path = words[:2]
+        if len(words) == 2:
+            self.close_connection = True
+            if command != "GET":
+                self.send_error(HTTPStatus.BAD_REQUEST, f"Bad HTTP/0.9 request type ({command!r})")
+                return False
+        self.command, self.path = command, path
+        if self.path.startswith("//"):
+            self.path = "/" + self.path.lstrip("/")  # reduce to a single /
+        try:
+            self.headers = read_headers(self.rfile)  # type: ignore[assignment]
+        except http.client.LineTooLong as err:
+            self.send_error(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Line too long", str(err))
+            return False
+        except http.client.HTTPException as err:
+            self.send_error(
+                HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many headers", str(err)
+            )
+            return False
+        conntype = self.headers.get("Connection", "").lower()
+        if conntype == "close":
+            self.close_connection = True
+        elif conntype == "keep-alive" and self.protocol_version >= "HTTP/1.1":
+            self.close_connection = False
+        expect = self.headers.get("Expect", "")
+        if (
+            expect.lower() == "100-continue"
+            and self.protocol_version >= "HTTP/1.1"
+            and self.request_version >= "HTTP/1.1"
+        ):
+            return bool(self.handle_expect_100())
+        return True
 
     # --- small helpers ----------------------------------------------------------------
 
     def _plain(self, status: int, body: Any = None, headers: dict[str, str] | None = None) -> None:
+        """A whole response (head and JSON body) in one write."""
         data = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
-        self.send_response(status)
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        if body is not None:
-            self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        if data:
+        if self.request_version == "HTTP/0.9":  # (no head at all: the stdlib's way)
+            self.send_response(status)
+            self.end_headers()
             self.wfile.write(data)
+            return
+        self.log_request(status)
+        reason = self.responses[status][0] if status in self.responses else ""
+        head = [
+            f"{self.protocol_version} {status} {reason}\r\nServer: {self.version_string()}"
+            f"\r\nDate: {_http_date()}\r\n"
+        ]
+        for k, v in (headers or {}).items():
+            head.append(f"{k}: {v}\r\n")
+        if body is not None:
+            head.append("Content-Type: application/json\r\n")
+        head.append(f"Content-Length: {len(data)}\r\n\r\n")
+        self.wfile.write("".join(head).encode("latin-1") + data)
 
     def _refuse(self, status: int, code: int, message: str, rid: Any = None) -> None:
         self._plain(status, _rpc_error(code, message, rid))
@@ -233,7 +335,9 @@ class _Handler(BaseHTTPRequestHandler):
         accept = self.headers.get("Accept", "")
         sse_ok = "text/event-stream" in accept or "*/*" in accept or not accept
         header_version = self.headers.get("MCP-Protocol-Version")
-        if self.app.is_modern(message, header_version):
+        # the server's versions, read once per request (the gateway's may start its server)
+        self.versions = self.app.server.versions
+        if self.app.is_modern(message, header_version, self.versions):
             self._modern(message, sse_ok)
         elif self.app.stateless:
             self._legacy_stateless(message, sse_ok, header_version)
@@ -255,10 +359,10 @@ class _Handler(BaseHTTPRequestHandler):
         params = msg.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
         version = meta.get(pv.META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
-        if version not in self.app.server.versions:
+        if version not in self.versions:
             body = _rpc_error(-32022, "Unsupported protocol version", rid)
             body["error"]["data"] = {
-                "supported": list(self.app.server.versions),
+                "supported": list(self.versions),
                 "requested": version,
             }
             self._plain(400, body)
@@ -276,7 +380,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.app.done(conn)
 
     def _legacy_stateless(self, msg: Any, sse_ok: bool, header_version: str | None) -> None:
-        if header_version is not None and header_version not in self.app.server.versions:
+        if header_version is not None and header_version not in self.versions:
             self._refuse(
                 400, -32600, f"Bad Request: unsupported MCP-Protocol-Version {header_version!r}"
             )
@@ -303,7 +407,7 @@ class _Handler(BaseHTTPRequestHandler):
             session = self._session()
             if session is None:
                 return
-            if header_version is not None and header_version not in self.app.server.versions:
+            if header_version is not None and header_version not in self.versions:
                 self._refuse(
                     400, -32600, f"Bad Request: unsupported MCP-Protocol-Version {header_version!r}"
                 )
@@ -342,6 +446,16 @@ class _Handler(BaseHTTPRequestHandler):
             conn.receive(msg)
             self._plain(202, headers=headers)
             return
+        inline: _Inline | None = getattr(conn, "can_inline", None) and conn  # type: ignore[assignment]
+        if (
+            inline is not None
+            and self.hangups.available
+            and isinstance(msg, dict)
+            and inline.can_inline(msg)
+        ):
+            (key,) = keys
+            self._answer_inline(inline, router, msg, key, sse_ok, modern, headers or {})
+            return
         stream = _Stream(keys)
         if not router.attach(stream):
             self._refuse(400, -32600, "Invalid Request: a request with this id is in progress")
@@ -351,6 +465,84 @@ class _Handler(BaseHTTPRequestHandler):
             self._pump(conn, stream, sse_ok, modern, headers or {}, batch=isinstance(msg, list))
         finally:
             router.detach(keys)
+
+    def _answer_inline(
+        self,
+        conn: _Inline,
+        router: _Router,
+        msg: dict[str, Any],
+        key: str,
+        sse_ok: bool,
+        modern: bool,
+        headers: dict[str, str],
+    ) -> None:
+        """One request answered on this thread (no hand-off to another thread and back):
+        one JSON body, or an SSE stream once something is relayed before the response (an
+        SSE-capable client only: the others get the response alone); the client hanging up
+        withdraws it (``HangupWatch``)."""
+        if not router.reserve(key):
+            self._refuse(400, -32600, "Invalid Request: a request with this id is in progress")
+            return
+        cancel = threading.Event()
+        chunked = self.request_version == "HTTP/1.1"
+        relay = Relay(self.connection, lambda: self._sse_head(headers, chunked), chunked, cancel)
+        if not sse_ok:
+            relay.finish()  # JSON only: the response, nothing else
+        try:
+            if not self.hangups.watch(self.connection, cancel, relay):
+                self._refuse(503, -32603, "the server is shutting down")
+                return
+            try:
+                response = conn.answer(msg, key, cancel, relay)
+            finally:
+                self.hangups.unwatch(self.connection)
+        finally:
+            router.detach({key})
+            pending = relay.finish()
+        if relay.broken:
+            self.close_connection = True
+            return
+        if relay.started:  # an SSE stream: what waits, then the response, then its end
+            if response is None:
+                self.close_connection = True  # withdrawn: the stream ends without it
+                with contextlib.suppress(OSError):
+                    self.wfile.write(pending)
+                return
+            end = relay.frame(response) + (b"0\r\n\r\n" if chunked else b"")
+            try:
+                self.wfile.write(pending + end)
+            except OSError:
+                self.close_connection = True
+            if not chunked:
+                self.close_connection = True
+            return
+        if response is None:  # withdrawn: the client went away, cancelled it, or ended its session
+            self.close_connection = True
+            if not self._client_gone():
+                self._refuse(
+                    503, -32603, "the request was withdrawn (cancelled, or its session ended)"
+                )
+            return
+        status = 200
+        if sse_ok and modern and "error" in response:
+            code = response["error"].get("code")
+            status = 404 if code == -32601 else 400 if code in _BAD_REQUEST_CODES else 200
+        self._plain(status, response, headers)
+
+    def _sse_head(self, headers: dict[str, str], chunked: bool) -> bytes:
+        """The head of an SSE response (as ``_sse`` sends it), for a ``Relay``."""
+        self.log_request(200)
+        head = [
+            f"{self.protocol_version} 200 OK\r\nServer: {self.version_string()}"
+            f"\r\nDate: {_http_date()}\r\n"
+        ]
+        head.extend(f"{k}: {v}\r\n" for k, v in headers.items())
+        head.append("Content-Type: text/event-stream\r\nCache-Control: no-cache\r\n")
+        head.append("X-Accel-Buffering: no\r\n")
+        head.append(
+            "Transfer-Encoding: chunked\r\n\r\n" if chunked else "Connection: close\r\n\r\n"
+        )
+        return "".join(head).encode("latin-1")
 
     def _next(self, conn: _Conn, stream: _Stream) -> Any:
         """The next message for ``stream``; None when the client went away (its requests
@@ -548,6 +740,31 @@ class _Handler(BaseHTTPRequestHandler):
         self._plain(200)
 
 
+def _http_version(version: str) -> tuple[int, int] | None:
+    """``HTTP/x.y`` as numbers, or None where the stdlib's parse_request refuses it."""
+    if not version.startswith("HTTP/"):
+        return None
+    parts = version[5:].split(".")
+    if len(parts) != 2 or any(not p.isdigit() or len(p) > 10 for p in parts):
+        return None
+    try:
+        return int(parts[0]), int(parts[1])
+    except ValueError:  # a digit int() does not take (e.g. a superscript): the stdlib's 400
+        return None
+
+
+_date_cache: tuple[int, str] = (0, "")
+
+
+def _http_date() -> str:
+    """The ``Date`` header's value, made once a second."""
+    global _date_cache
+    now = int(time.time())
+    if _date_cache[0] != now:
+        _date_cache = (now, email.utils.formatdate(now, usegmt=True))
+    return _date_cache[1]
+
+
 def _has_initialize(msg: Any) -> bool:
     items = msg if isinstance(msg, list) else [msg]
     return any(isinstance(m, dict) and m.get("method") == "initialize" for m in items)
@@ -633,13 +850,14 @@ class HttpServer:
     ) -> None:
         # handler: a subclass of _Handler (the gateway's serves many endpoints on one socket)
         self._app = _App(server, stateless, max_body)
+        self._hangups = HangupWatch()
         # TCP_NODELAY (TCP only): an answer's head and body are two writes, and Nagle would
         # hold the body until the client's delayed ACK (~40 ms per call on loopback).
         nodelay = socket_path is None
         handler = type(
             "Handler",
             (handler or _Handler,),
-            {"app": self._app, "disable_nagle_algorithm": nodelay},
+            {"app": self._app, "hangups": self._hangups, "disable_nagle_algorithm": nodelay},
         )
         self.socket_path = socket_path
         self._socket_id: tuple[int, int] | None = None
@@ -676,6 +894,7 @@ class HttpServer:
         self._app.close()
         self._httpd.server_close()
         self._httpd.end_connections()
+        self._hangups.close()
         if self.socket_path is not None and self._socket_id is not None:
             _remove_unix(self.socket_path, self._socket_id)
         self._thread.join(timeout=5.0)

@@ -33,6 +33,14 @@ class Stream:
             log.warning("HTTP stream overflowed (client not reading); dropping it")
 
 
+class _Nowhere(Stream):
+    def put(self, message: Any) -> None:
+        log.debug("a message for a request answered without a stream; dropped")
+
+
+_NOWHERE = _Nowhere(set())
+
+
 class Router:
     """Sends each outgoing message of one connection to the stream its request owns."""
 
@@ -57,6 +65,15 @@ class Router:
                 return False
             for k in stream.pending:
                 self._streams[k] = stream
+            return True
+
+    def reserve(self, key: str) -> bool:
+        """Hold ``key`` for a request answered on its handler thread (nothing is streamed
+        to it: a message sent for it is dropped); False when the id is in progress."""
+        with self._lock:
+            if key in self._streams:
+                return False
+            self._streams[key] = _NOWHERE
             return True
 
     def detach(self, keys: set[str]) -> None:
