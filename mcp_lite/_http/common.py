@@ -256,8 +256,30 @@ def request(
         ConnectError: a redirect to another origin, or too many redirects.
         requests.RequestException: network failures (map them with ``map_error``).
     """
+    response: requests.Response = request_whole(
+        session, method, url, headers=headers, data=data, timeout=timeout, stream=stream
+    )
+    return response
+
+
+def request_whole(
+    session: requests.Session,
+    method: str,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    data: bytes | None = None,
+    timeout: tuple[float, float | None],
+    stream: bool = True,
+    whole: bool = False,
+) -> Any:
+    """``request``; with ``whole``, a small JSON success on the ``unix://`` lean path
+    comes back as a ``lean.Answer`` (no ``requests.Response``; see
+    ``UnixClient.request``), anything else as a response."""
     for _ in range(4):
-        response = _send(session, method, url, headers, data, timeout, stream)
+        response = _send(session, method, url, headers, data, timeout, stream, whole)
+        if type(response) is _http_lean.Answer:
+            return response
         if response.status_code not in _REDIRECTS or "location" not in response.headers:
             return response
         target = urljoin(url, response.headers["location"])
@@ -284,7 +306,8 @@ def _send(
     data: bytes | None,
     timeout: tuple[float, float | None],
     stream: bool,
-) -> requests.Response:
+    whole: bool = False,
+) -> Any:
     """``session.request(...)`` without redirects, through the session's own adapter.
 
     When nothing of the session's per-request machinery applies (no cookies, no session
@@ -303,7 +326,9 @@ def _send(
         and not any(session.hooks.values())
         and _http_unix.is_unix_url(url)
     ):
-        answer: requests.Response | None = lean.request(method, url, headers, data, timeout)
+        answer: Any = lean.request(method, url, headers, data, timeout, whole and stream)
+        if type(answer) is _http_lean.Answer:
+            return answer
         if answer is not None:
             if "set-cookie" in answer.headers:  # from now on, the full path sends them back
                 extract_cookies_to_jar(session.cookies, answer.request, answer.raw)  # type: ignore[no-untyped-call]

@@ -49,7 +49,7 @@ from . import abort as _http_abort
 from . import unix as _http_unix
 from . import wire as _http_wire
 
-__all__ = ["UnixClient"]
+__all__ = ["Answer", "UnixClient"]
 
 _GLUE = 64 * 1024  # a body up to this size goes out in the head's write
 _EAGER = 64 * 1024  # a Content-Length body up to this size is read with its head
@@ -249,12 +249,17 @@ class UnixClient:
         self._pools: dict[str, _Pool] = {}
         self._urls: dict[str, tuple[_Pool, str]] = {}
         self._blocks: dict[tuple[str, ...], tuple[str, bool] | None] = {}
+        # The request head up to its Content-Length, per (method, URL, headers) as sent:
+        # a call's headers repeat (the session id and version change rarely), so its head
+        # is built, checked and encoded once. None: the lean path does not apply.
+        self._heads: dict[tuple[Any, ...], tuple[_Pool, bytes] | None] = {}
 
     def close(self) -> None:
         with self._lock:
             pools = list(self._pools.values())
             self._pools.clear()
             self._urls.clear()
+            self._heads.clear()
         for pool in pools:
             pool.close()
 
@@ -305,12 +310,47 @@ class UnixClient:
         headers: Mapping[str, Any],
         data: bytes | None,
         timeout: tuple[float, float | None],
-    ) -> requests.Response | None:
+        whole: bool = False,
+    ) -> requests.Response | Answer | None:
         """One exchange (see the module docstring); None: take the ``requests`` path.
+        ``whole``: a small JSON success (2xx, ``application/json``, a ``Content-Length``
+        body that arrived whole, no ``Set-Cookie``, no content coding) comes back as an
+        ``Answer``, not wrapped in a ``requests.Response``; any other answer as before.
 
         Raises:
             requests.RequestException: the network failures the adapter would raise.
         """
+        known: Any
+        try:
+            key: tuple[Any, ...] | None = (method, url, *headers.items())
+            known = self._heads.get(key, False)  # type: ignore[arg-type]
+        except TypeError:  # a value that cannot be a key: built afresh each time
+            key, known = None, False
+        if known is False:
+            known = self._head(method, url, headers)
+            if key is not None:
+                if len(self._heads) >= 64:  # bounded: the heads of the calls made now win
+                    self._heads.clear()
+                self._heads[key] = known
+        elif known is not None and known[0].closed:  # its pool closed since: route again
+            known = self._head(method, url, headers)
+            if key is not None:
+                self._heads[key] = known
+        if known is None:
+            return None
+        pool, prefix = known
+        size = len(data) if data is not None else None if method in ("GET", "HEAD") else 0
+        head = (
+            prefix + b"\r\n" if size is None else b"%sContent-Length: %d\r\n\r\n" % (prefix, size)
+        )
+        sent = _Sent(method, url, self._base, headers, size)
+        return _exchange(pool, head, data, timeout, sent, whole)
+
+    def _head(
+        self, method: str, url: str, headers: Mapping[str, Any]
+    ) -> tuple[_Pool, bytes] | None:
+        """The route and the head (without Content-Length and the blank line) of a request
+        with these ``headers``; None when the lean path does not apply to them."""
         names = tuple(headers)
         block = self._block(names)
         if block is None:
@@ -323,17 +363,12 @@ class UnixClient:
         if ours and not _http_wire._HEADER_BLOCK.fullmatch(ours):
             return None
         pool, target = self._route(url)
-        size = len(data) if data is not None else None if method in ("GET", "HEAD") else 0
-        length = "" if size is None else f"Content-Length: {size}\r\n"
         host_line = "" if host else "Host: localhost\r\n"
         try:
-            head = f"{method} {target} HTTP/1.1\r\n{host_line}{base}{ours}{length}\r\n".encode(
-                "latin-1"
-            )
+            prefix = f"{method} {target} HTTP/1.1\r\n{host_line}{base}{ours}".encode("latin-1")
         except UnicodeEncodeError:
             return None
-        sent = _Sent(method, url, self._base, headers, size)
-        return _exchange(pool, head, data, timeout, sent)
+        return pool, prefix
 
 
 class _Where:
@@ -400,7 +435,8 @@ def _exchange(
     body: bytes | None,
     timeout: tuple[float, float | None],
     sent: _Sent,
-) -> requests.Response:
+    whole: bool = False,
+) -> requests.Response | Answer:
     slot = _http_abort.current()
     payload = head + body if body and len(body) <= _GLUE else None
     conn = pool.take()
@@ -464,7 +500,7 @@ def _exchange(
         break
     assert conn is not None
     try:
-        return _read_head(pool, conn, timeout[1], sent, slot, first)
+        return _read_head(pool, conn, timeout[1], sent, slot, first, whole)
     except BaseException:
         if slot is not None:
             slot.detach(conn.sock)
@@ -479,7 +515,8 @@ def _read_head(
     sent: _Sent,
     slot: _http_abort.Slot | None,
     first: bytes = b"",
-) -> requests.Response:
+    whole: bool = False,
+) -> requests.Response | Answer:
     wire = _PolledWire(conn, read_timeout)
     if first:
         wire.buf += first
@@ -492,8 +529,17 @@ def _read_head(
         raise _timed_out(pool, read_timeout, sent) from exc
     except (OSError, http.client.HTTPException) as exc:
         raise _aborted(exc, sent) from exc
-    headers = _http_wire.Headers.of(fields)
     raw: Any = _eager(pool, conn, wire, status, version, fields, slot)
+    if (
+        whole
+        and raw is not None
+        and 200 <= status < 300
+        and not cookies
+        and "content-encoding" not in fields
+        and _json_type(fields)
+    ):
+        return Answer(status, fields, raw._data or b"")
+    headers = _http_wire.Headers.of(fields)
     if raw is None:
         raw = _http_wire._Body(pool, conn, wire, status, version, fields, slot)
     response = requests.Response.__new__(requests.Response)
@@ -559,6 +605,30 @@ def _eager(
     else:
         conn.close()
     return _Whole(data)
+
+
+def _json_type(fields: dict[str, tuple[str, str]]) -> bool:
+    """The answer's Content-Type is ``application/json`` (parameters aside), as the
+    transport reads it."""
+    ctype = fields.get("content-type")
+    return ctype is not None and ctype[1].split(";")[0].strip().lower() == "application/json"
+
+
+class Answer:
+    """A small JSON success read whole (``UnixClient.request(whole=True)``): its status,
+    its header fields (``{lowercase name: (name, value)}``) and its body; the connection
+    is back in its pool already."""
+
+    __slots__ = ("status", "fields", "body")
+
+    def __init__(self, status: int, fields: dict[str, tuple[str, str]], body: bytes) -> None:
+        self.status = status
+        self.fields = fields
+        self.body = body
+
+    def header(self, name: str) -> str | None:
+        item = self.fields.get(name)
+        return None if item is None else item[1]
 
 
 class _Whole:

@@ -41,6 +41,7 @@ from .._accel import SseParser, encode_message
 from .._deadline import Deadline
 from .._http import common
 from .._http.abort import Slot, Workers, watchdog
+from .._http.lean import Answer
 from .._http.retry import retry_delay
 from .._secrets import redact_url
 from ..errors import (
@@ -330,9 +331,19 @@ class HttpTransport:
             slot.release()
 
     def _post(
-        self, message: Outgoing, modern: bool, exch: _Exchange | None, slot: Slot
-    ) -> requests.Response:
+        self,
+        message: Outgoing,
+        modern: bool,
+        exch: _Exchange | None,
+        slot: Slot,
+        whole: bool = False,
+    ) -> Any:
+        """The POST's response; with ``whole`` (no auth: no status of its answer needs a
+        second look) a small JSON success on the ``unix://`` lean path may come back as a
+        ``lean.Answer`` instead (``_answer`` reads it)."""
         headers = self._headers(message.payload, modern)
+        if whole and self.options.auth is None:
+            return self._http("POST", headers, message.data, exch, slot, whole=True)
         # Bearer token; 401 -> refresh + one retry; 403 insufficient_scope -> bounded step-up.
         return common.send_authorized(
             self.options.auth,
@@ -351,7 +362,8 @@ class HttpTransport:
         exch: _Exchange | None,
         slot: Slot,
         read_timeout: float | None = None,
-    ) -> requests.Response:
+        whole: bool = False,
+    ) -> Any:
         timeout = common.timeouts(
             slot, self.options.connect_timeout, read_timeout or self.options.read_timeout
         )
@@ -359,13 +371,14 @@ class HttpTransport:
             raise ConnectionClosed(f"the connection to MCP server {self.name!r} is closed")
         try:
             with slot.active():
-                response = common.request(
+                response = common.request_whole(
                     self._session,
                     method,
                     self.options.url,
                     headers=headers,
                     data=data,
                     timeout=timeout,
+                    whole=whole,
                 )
         except McpError:
             raise
@@ -375,6 +388,10 @@ class HttpTransport:
             raise self._network_failure(
                 exc, f"{method} {redact_url(self.options.url)}", exch
             ) from exc
+        if type(response) is Answer:  # read whole, its connection back in the pool already
+            if exch is not None and slot.aborted and not exch.cancelled:
+                raise self._late(exch)
+            return response
         if exch is not None:
             if slot.aborted and not exch.cancelled:
                 # Cut at its deadline while the headers dripped in: what arrived is no answer.
@@ -417,7 +434,10 @@ class HttpTransport:
     # --- answers ------------------------------------------------------------------------------
 
     def _exchange(self, message: Outgoing, exch: _Exchange) -> None:
-        response = self._post(message, exch.modern, exch, exch.slot)
+        response = self._post(message, exch.modern, exch, exch.slot, whole=True)
+        if type(response) is Answer:
+            self._answer(exch, response)
+            return
         attempt = 0
         while response.status_code >= 429:  # transient? try again within the deadline
             delay = retry_delay(
@@ -485,6 +505,32 @@ class HttpTransport:
                 f"JSON-RPC response"
             ),
         )
+
+    def _answer(self, exch: _Exchange, answer: Answer) -> None:
+        """A small JSON success read whole (the ``unix://`` lean path): what the general
+        path below does with a 2xx ``application/json`` response, without one."""
+        self._success()
+        if exch.method == "initialize" and not exch.modern:
+            session_id = answer.header("mcp-session-id")
+            if session_id:
+                self._session_id = session_id
+        body = answer.body[: self.options.max_message_size + 1]  # as read_limited reads it
+        if exch.cancelled:
+            return  # cancelled (or closed) while the answer came in
+        limit = self.options.max_message_size
+        if len(body) > limit:
+            self._fail(
+                exch,
+                MessageTooLarge(
+                    f"the answer to {exch.method} from {self.name!r} is larger than "
+                    f"max_message_size={limit} bytes",
+                    limit,
+                    body[:256],
+                ),
+            )
+            return
+        self._answered(exch, body)
+        self._deliver(body)
 
     def _answered(self, exch: _Exchange, data: bytes) -> None:
         """``data`` answers ``exch``; a ``tools/list`` page teaches us its x-mcp-headers."""
