@@ -527,13 +527,27 @@ class _GatewayHandler(_Handler):
             return
         super().handle()
 
+    _route: tuple[str, str, _App] | None = None  # this connection's last path, name, app
+
     def _path_ok(self) -> bool:
         # No Origin check: a browser cannot reach a Unix socket, and the peer is checked.
+        route = self._route
+        # the path of this connection's last request: its app, while still the gateway's
+        # (a closing gateway drops its apps: then the general way below)
+        if (
+            route is not None
+            and route[0] == self.path
+            and self.gateway._apps.get(route[1]) is route[2]
+        ):
+            self.app = route[2]
+            return True
         parts = urlsplit(self.path).path.rstrip("/").split("/")
         if len(parts) == 4 and parts[1] == "servers" and parts[3] == "mcp":
-            app = self.gateway._app(unquote(parts[2]))
+            name = unquote(parts[2])
+            app = self.gateway._app(name)
             if app is not None:
                 self.app = app
+                self._route = (self.path, name, app)
                 return True
             message = f"Not Found: the gateway has no MCP server {unquote(parts[2])!r}"
         else:
