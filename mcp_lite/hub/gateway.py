@@ -378,6 +378,9 @@ class _Endpoint:
         a worker's tasks/result may block for the whole task)."""
         gw = self._gateway
         try:
+            held = gw.hub._conns.lease_connected(self.name)  # connected: no deadline to make
+            if held is not None:
+                return held
             return gw.hub._conns.lease(self.name, Deadline.after(gw.connect_timeout))
         except McpError as exc:
             raise _Failure(self.name, "connecting", exc) from None
@@ -785,6 +788,8 @@ def _groups_of(pid: int) -> set[int]:
 
 
 def _key(request_id: Any) -> str:
+    if type(request_id) is int:  # its JSON text (not a bool: true is not 1)
+        return str(request_id)
     return json.dumps(request_id)
 
 

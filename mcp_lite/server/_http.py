@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
+import functools
 import http.client
 import json
 import logging
@@ -134,7 +135,7 @@ class _App:
     def is_modern(self, msg: Any, header: str | None, versions: tuple[str, ...]) -> bool:
         """Mirrors ``ServerConnection._is_modern`` (plus the version header); ``versions``:
         the server's, as read once for this request."""
-        if not any(pv.is_stateless(v) for v in versions):
+        if not _any_stateless(versions):
             return False
         params = msg.get("params") if isinstance(msg, dict) else None
         meta = params.get("_meta") if isinstance(params, dict) else None
@@ -784,7 +785,15 @@ def _http_date() -> str:
     return _date_cache[1]
 
 
+@functools.lru_cache(maxsize=16)
+def _any_stateless(versions: tuple[str, ...]) -> bool:
+    """True when ``versions`` (a server's: a few constant tuples) has a stateless one."""
+    return any(pv.is_stateless(v) for v in versions)
+
+
 def _has_initialize(msg: Any) -> bool:
+    if isinstance(msg, dict):
+        return msg.get("method") == "initialize"
     items = msg if isinstance(msg, list) else [msg]
     return any(isinstance(m, dict) and m.get("method") == "initialize" for m in items)
 
