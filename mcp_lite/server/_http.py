@@ -453,10 +453,15 @@ class _Handler(BaseHTTPRequestHandler):
         modern: bool,
         headers: dict[str, str] | None = None,
     ) -> None:
-        items = msg if isinstance(msg, list) else [msg]
-        keys = {
-            _id_key(m["id"]) for m in items if isinstance(m, dict) and "method" in m and "id" in m
-        }
+        if isinstance(msg, dict):  # one message (as a batch of one)
+            keys = {_id_key(msg["id"])} if "method" in msg and "id" in msg else set()
+        else:
+            items = msg if isinstance(msg, list) else [msg]
+            keys = {
+                _id_key(m["id"])
+                for m in items
+                if isinstance(m, dict) and "method" in m and "id" in m
+            }
         if not keys:  # notifications and responses only
             conn.receive(msg)
             self._plain(202, headers=headers)
