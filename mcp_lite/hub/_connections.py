@@ -600,6 +600,26 @@ class Connections:
         Raises:
             as ``client``.
         """
+        held = self.lease_connected(name)
+        if held is not None:
+            return held
+        slot = self._slot(name)
+        life = slot.life
+        for _ in range(3):
+            client = self.client(name, deadline)
+            with life.lock:
+                # A recycle detaches the client under this lock: still current, it is ours.
+                if slot.client is client:
+                    life.users[client] = life.users.get(client, 0) + 1
+                    return Lease(client, life, self._freed)
+        raise ConnectError(f"MCP server {name!r} was recycled while connecting; try again")
+
+    def lease_connected(self, name: str) -> Lease[Client] | None:
+        """``lease(name)`` of a server connected now (no I/O, no deadline); None otherwise.
+
+        Raises:
+            ConfigError: no server ``name`` is configured.
+        """
         slot = self._slot(name)
         life = slot.life
         client = slot.client
@@ -609,14 +629,7 @@ class Connections:
                     life.last_used, life.last_used_wall = time.monotonic(), time.time()
                     life.users[client] = life.users.get(client, 0) + 1
                     return Lease(client, life, self._freed)
-        for _ in range(3):
-            client = self.client(name, deadline)
-            with life.lock:
-                # A recycle detaches the client under this lock: still current, it is ours.
-                if slot.client is client:
-                    life.users[client] = life.users.get(client, 0) + 1
-                    return Lease(client, life, self._freed)
-        raise ConnectError(f"MCP server {name!r} was recycled while connecting; try again")
+        return None
 
     def reconnect(self, name: str, deadline: Deadline | None = None) -> Client:
         """Close the current connection (if any) and connect again now, ignoring the

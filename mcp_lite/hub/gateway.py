@@ -378,6 +378,9 @@ class _Endpoint:
         a worker's tasks/result may block for the whole task)."""
         gw = self._gateway
         try:
+            held = gw.hub._conns.lease_connected(self.name)  # connected: no deadline to make
+            if held is not None:
+                return held
             return gw.hub._conns.lease(self.name, Deadline.after(gw.connect_timeout))
         except McpError as exc:
             raise _Failure(self.name, "connecting", exc) from None
@@ -527,13 +530,27 @@ class _GatewayHandler(_Handler):
             return
         super().handle()
 
+    _route: tuple[str, str, _App] | None = None  # this connection's last path, name, app
+
     def _path_ok(self) -> bool:
         # No Origin check: a browser cannot reach a Unix socket, and the peer is checked.
+        route = self._route
+        # the path of this connection's last request: its app, while still the gateway's
+        # (a closing gateway drops its apps: then the general way below)
+        if (
+            route is not None
+            and route[0] == self.path
+            and self.gateway._apps.get(route[1]) is route[2]
+        ):
+            self.app = route[2]
+            return True
         parts = urlsplit(self.path).path.rstrip("/").split("/")
         if len(parts) == 4 and parts[1] == "servers" and parts[3] == "mcp":
-            app = self.gateway._app(unquote(parts[2]))
+            name = unquote(parts[2])
+            app = self.gateway._app(name)
             if app is not None:
                 self.app = app
+                self._route = (self.path, name, app)
                 return True
             message = f"Not Found: the gateway has no MCP server {unquote(parts[2])!r}"
         else:
@@ -771,6 +788,8 @@ def _groups_of(pid: int) -> set[int]:
 
 
 def _key(request_id: Any) -> str:
+    if type(request_id) is int:  # its JSON text (not a bool: true is not 1)
+        return str(request_id)
     return json.dumps(request_id)
 
 

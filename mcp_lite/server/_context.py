@@ -34,6 +34,9 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 
 
 def _id_key(request_id: Any) -> str:
+    """A request id as a key: its JSON text (an int's is its decimal text)."""
+    if type(request_id) is int:  # (not a bool: true is not 1)
+        return str(request_id)
     return json.dumps(request_id)
 
 

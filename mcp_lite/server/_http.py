@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
+import functools
 import http.client
 import json
 import logging
@@ -39,6 +40,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from .._accel import encode_message
 from ..protocol import versions as pv
 from ._context import _id_key, log
 from ._http_hangup import HangupWatch
@@ -133,7 +135,7 @@ class _App:
     def is_modern(self, msg: Any, header: str | None, versions: tuple[str, ...]) -> bool:
         """Mirrors ``ServerConnection._is_modern`` (plus the version header); ``versions``:
         the server's, as read once for this request."""
-        if not any(pv.is_stateless(v) for v in versions):
+        if not _any_stateless(versions):
             return False
         params = msg.get("params") if isinstance(msg, dict) else None
         meta = params.get("_meta") if isinstance(params, dict) else None
@@ -265,24 +267,34 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _plain(self, status: int, body: Any = None, headers: dict[str, str] | None = None) -> None:
         """A whole response (head and JSON body) in one write."""
-        data = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
+        # compact UTF-8 JSON (the stdio codec's; NaN and infinities as null)
+        data = b"" if body is None else encode_message(body)[:-1]
         if self.request_version == "HTTP/0.9":  # (no head at all: the stdlib's way)
             self.send_response(status)
             self.end_headers()
             self.wfile.write(data)
             return
-        self.log_request(status)
-        reason = self.responses[status][0] if status in self.responses else ""
-        head = [
-            f"{self.protocol_version} {status} {reason}\r\nServer: {self.version_string()}"
-            f"\r\nDate: {_http_date()}\r\n"
-        ]
-        for k, v in (headers or {}).items():
-            head.append(f"{k}: {v}\r\n")
+        if log.isEnabledFor(logging.DEBUG):
+            self.log_request(status)
+        head = f"{self._status_line(status)}Date: {_http_date()}\r\n"
+        if headers:
+            head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
         if body is not None:
-            head.append("Content-Type: application/json\r\n")
-        head.append(f"Content-Length: {len(data)}\r\n\r\n")
-        self.wfile.write("".join(head).encode("latin-1") + data)
+            head += "Content-Type: application/json\r\n"
+        if self.close_connection:
+            head += "Connection: close\r\n"
+        self.wfile.write(f"{head}Content-Length: {len(data)}\r\n\r\n".encode("latin-1") + data)
+
+    def _status_line(self, status: int) -> str:
+        """``<version> <status> <reason>`` and the ``Server`` header, made once per status."""
+        line = _STATUS_LINES.get((type(self), status))
+        if line is None:
+            reason = self.responses[status][0] if status in self.responses else ""
+            line = (
+                f"{self.protocol_version} {status} {reason}\r\nServer: {self.version_string()}\r\n"
+            )
+            _STATUS_LINES[(type(self), status)] = line
+        return line
 
     def _refuse(self, status: int, code: int, message: str, rid: Any = None) -> None:
         self._plain(status, _rpc_error(code, message, rid))
@@ -311,8 +323,11 @@ class _Handler(BaseHTTPRequestHandler):
     # --- POST -------------------------------------------------------------------------
 
     def do_POST(self) -> None:
+        keep = self.close_connection
+        self.close_connection = True  # a refused path's body stays unread: no next request
         if not self._path_ok():
             return
+        self.close_connection = keep
         length = self.headers.get("Content-Length")
         if length is None or not length.isdigit():
             self.close_connection = True
@@ -438,10 +453,15 @@ class _Handler(BaseHTTPRequestHandler):
         modern: bool,
         headers: dict[str, str] | None = None,
     ) -> None:
-        items = msg if isinstance(msg, list) else [msg]
-        keys = {
-            _id_key(m["id"]) for m in items if isinstance(m, dict) and "method" in m and "id" in m
-        }
+        if isinstance(msg, dict):  # one message (as a batch of one)
+            keys = {_id_key(msg["id"])} if "method" in msg and "id" in msg else set()
+        else:
+            items = msg if isinstance(msg, list) else [msg]
+            keys = {
+                _id_key(m["id"])
+                for m in items
+                if isinstance(m, dict) and "method" in m and "id" in m
+            }
         if not keys:  # notifications and responses only
             conn.receive(msg)
             self._plain(202, headers=headers)
@@ -740,8 +760,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._plain(200)
 
 
+_STATUS_LINES: dict[tuple[type, int], str] = {}  # (handler class, status): its line
+
+
 def _http_version(version: str) -> tuple[int, int] | None:
     """``HTTP/x.y`` as numbers, or None where the stdlib's parse_request refuses it."""
+    if version == "HTTP/1.1":
+        return 1, 1
     if not version.startswith("HTTP/"):
         return None
     parts = version[5:].split(".")
@@ -765,7 +790,15 @@ def _http_date() -> str:
     return _date_cache[1]
 
 
+@functools.lru_cache(maxsize=16)
+def _any_stateless(versions: tuple[str, ...]) -> bool:
+    """True when ``versions`` (a server's: a few constant tuples) has a stateless one."""
+    return any(pv.is_stateless(v) for v in versions)
+
+
 def _has_initialize(msg: Any) -> bool:
+    if isinstance(msg, dict):
+        return msg.get("method") == "initialize"
     items = msg if isinstance(msg, list) else [msg]
     return any(isinstance(m, dict) and m.get("method") == "initialize" for m in items)
 

@@ -45,10 +45,7 @@ class Headers:
 
     def __init__(self, items: list[tuple[str, str]]) -> None:
         self._items = items
-        first: dict[str, str] = {}
-        for name, value in items:
-            first.setdefault(name.lower(), value)
-        self._first = first
+        self._first = {name.lower(): value for name, value in reversed(items)}  # the first wins
 
     def get(self, name: str, default: Any = None) -> Any:
         return self._first.get(name.lower(), default)

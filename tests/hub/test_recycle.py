@@ -265,3 +265,21 @@ def test_a_setting_added_by_update_keeps_the_connection_and_then_applies() -> No
         assert (status.state, status.pid, status.idle_timeout) == ("connected", pid, 0.3)
         assert _wait(lambda: hub.status()["demo"].state == "idle", 0.3 + SLACK)
         assert _add(hub) == "5"
+
+
+def test_a_lease_of_a_connected_server_holds_it_as_a_lease_does() -> None:
+    from mcp_lite.demo import server
+
+    with Hub({"mem": server}) as hub:
+        conns = hub._conns
+        assert conns.lease_connected("mem") is None  # not connected yet: nothing held
+        with pytest.raises(ConfigError):
+            conns.lease_connected("nope")
+        assert _add(hub, "mem") == "5"  # connected now
+        life = conns._slot("mem").life
+        held = conns.lease_connected("mem")
+        assert held is not None
+        with held as client, conns.lease("mem") as same:
+            assert client is same
+            assert life.users[client] == 2  # each holds it, as two leases do
+        assert client not in life.users  # both released
