@@ -445,17 +445,22 @@ class Connection:
         # Nothing but the deadline to watch: HTTP may do the exchange on this thread (its
         # transport aborts the socket at the deadline; _await then expires the call).
         call.inline = cancel_event is None and not reset_on_progress
-        leading = self._send_call(
-            call, may_lead=cancel_event is None and on_progress is None, by_caller=True
-        )
+        leading = self._send_call(call, may_lead=on_progress is None, by_caller=True)
         try:
             # Sent as the only one waiting (see ``_send_call``): read its answer on this
             # thread, until it is in or the Connection wants the reader (``want_reader(True)``
             # ends a lead: several callers, a future, server traffic).
             if leading:
                 try:
-                    # (the Gate's own check: C, no Python frame; it opens as the call is done)
-                    self.transport.lead(waiter._ready.is_open, call.deadline)  # type: ignore[attr-defined]
+                    if cancel_event is None:
+                        # (the Gate's own check: C, no Python frame; it opens as the call
+                        # is done)
+                        self.transport.lead(waiter._ready.is_open, call.deadline)  # type: ignore[attr-defined]
+                    else:  # a set() is seen within _CANCEL_POLL; _await then cancels
+                        is_open, is_set = waiter._ready.is_open, cancel_event.is_set
+                        self.transport.lead(  # type: ignore[attr-defined]
+                            lambda: is_open() or is_set(), call.deadline, _CANCEL_POLL
+                        )
                 finally:
                     self._leader = None
             if not waiter.done():  # (a leader has mostly read its answer by now)
