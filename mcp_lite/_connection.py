@@ -80,7 +80,8 @@ LOAD_STATS_KEYS = (
     "control_dropped",
 )
 # How often a blocking call with a cancel_event looks at it (a threading.Event cannot wake
-# another waiter); the caller is freed at most this late after set().
+# another waiter); the caller is freed at most this late after set(). A call that leads
+# (stdio) waits in its reads at most this long for the same reason.
 _CANCEL_POLL = 0.02
 # How long past its deadline a call that is neither pending nor completed may stay so.
 _LOST_GRACE = 1.0
@@ -266,6 +267,8 @@ class Connection:
         self._stopping = False
         # Leader/follower (stdio, compiled kernels): the one blocking call reading the pipe
         # on its own thread, and whether it must hand the pipe back to the reader thread.
+        # A call with ``on_progress`` never leads: its answer is resolved on the notifier
+        # thread (behind its progress callbacks), which cannot wake a leader in poll.
         self._can_lead = bool(getattr(transport, "can_lead", False))
         self._transport_dead: Callable[[], McpError | None] | None = getattr(
             transport, "dead", None
