@@ -80,7 +80,8 @@ LOAD_STATS_KEYS = (
     "control_dropped",
 )
 # How often a blocking call with a cancel_event looks at it (a threading.Event cannot wake
-# another waiter); the caller is freed at most this late after set().
+# another waiter); the caller is freed at most this late after set(). A call that leads
+# (stdio) waits in its reads at most this long for the same reason.
 _CANCEL_POLL = 0.02
 # How long past its deadline a call that is neither pending nor completed may stay so.
 _LOST_GRACE = 1.0
@@ -266,6 +267,8 @@ class Connection:
         self._stopping = False
         # Leader/follower (stdio, compiled kernels): the one blocking call reading the pipe
         # on its own thread, and whether it must hand the pipe back to the reader thread.
+        # A call with ``on_progress`` never leads: its answer is resolved on the notifier
+        # thread (behind its progress callbacks), which cannot wake a leader in poll.
         self._can_lead = bool(getattr(transport, "can_lead", False))
         self._transport_dead: Callable[[], McpError | None] | None = getattr(
             transport, "dead", None
@@ -445,17 +448,22 @@ class Connection:
         # Nothing but the deadline to watch: HTTP may do the exchange on this thread (its
         # transport aborts the socket at the deadline; _await then expires the call).
         call.inline = cancel_event is None and not reset_on_progress
-        leading = self._send_call(
-            call, may_lead=cancel_event is None and on_progress is None, by_caller=True
-        )
+        leading = self._send_call(call, may_lead=on_progress is None, by_caller=True)
         try:
             # Sent as the only one waiting (see ``_send_call``): read its answer on this
             # thread, until it is in or the Connection wants the reader (``want_reader(True)``
             # ends a lead: several callers, a future, server traffic).
             if leading:
                 try:
-                    # (the Gate's own check: C, no Python frame; it opens as the call is done)
-                    self.transport.lead(waiter._ready.is_open, call.deadline)  # type: ignore[attr-defined]
+                    if cancel_event is None:
+                        # (the Gate's own check: C, no Python frame; it opens as the call
+                        # is done)
+                        self.transport.lead(waiter._ready.is_open, call.deadline)  # type: ignore[attr-defined]
+                    else:  # a set() is seen within _CANCEL_POLL; _await then cancels
+                        is_open, is_set = waiter._ready.is_open, cancel_event.is_set
+                        self.transport.lead(  # type: ignore[attr-defined]
+                            lambda: is_open() or is_set(), call.deadline, _CANCEL_POLL
+                        )
                 finally:
                     self._leader = None
             if not waiter.done():  # (a leader has mostly read its answer by now)

@@ -86,6 +86,7 @@ class NdjsonSplitter:
         deadline: float,
         on_message: Callable[[bytes | MessageTooLarge], object],
         owner: object,
+        cap: float = ...,
     ) -> int: ...
     def read_watching(self, fd: int, timeout: float, a: int, b: int, c: int) -> int: ...
     @property

@@ -839,10 +839,10 @@ cdef class NdjsonSplitter:
         interrupt can never leave half a message behind."""
         return self._read_into(fd, timeout)
 
-    def lead(self, int fd, stop, double deadline, on_message, owner):
-        """The leader's loop (see the twin): ``read_into`` and ``route`` until ``stop()``,
-        ``owner._reader_wanted``, ``owner._closing`` or ``deadline``; -1 at end of stream,
-        else 0. One C call a lead, no bytecode per read; signals are checked after each
+    def lead(self, int fd, stop, double deadline, on_message, owner, double cap=0.5):
+        """The leader's loop (see the twin): ``read_into`` (each wait at most ``cap`` s) and
+        ``route`` until ``stop()``, ``owner._reader_wanted``, ``owner._closing`` or
+        ``deadline``; -1 at end of stream, else 0. One C call a lead, no bytecode per read; signals are checked after each
         read and its routing, so a Ctrl-C lands as it would between two Python lines
         (frames read are routed first)."""
         cdef double remaining
@@ -851,7 +851,7 @@ cdef class NdjsonSplitter:
             remaining = deadline - _monotonic()
             if remaining <= 0 or owner._closing:
                 return 0
-            count = self._read_into(fd, remaining if remaining < 0.5 else 0.5)
+            count = self._read_into(fd, remaining if remaining < cap else cap)
             self._route(on_message, False)
             if count < 0:
                 return -1

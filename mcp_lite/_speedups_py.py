@@ -569,18 +569,20 @@ class NdjsonSplitter(_Uncopyable):
         deadline: float,
         on_message: Callable[[bytes | MessageTooLarge], object],
         owner: object,
+        cap: float = 0.5,
     ) -> int:
-        """The stdio leader's loop: ``read_into`` (each wait capped at 0.5 s, so a moved
-        deadline and a close are noticed) and ``route`` to ``on_message`` until ``stop()``
-        is true, ``owner._reader_wanted`` or ``owner._closing`` is set, or
-        ``time.monotonic()`` reaches ``deadline`` (``time.monotonic()`` seconds). Returns
-        -1 at end of stream (what was read is routed first), else 0. An ``OSError`` from a
-        read, and what ``on_message`` raises, propagate."""
+        """The stdio leader's loop: ``read_into`` (each wait capped at ``cap`` s, so a moved
+        deadline, a close and whatever else ``stop()`` watches are noticed) and ``route``
+        to ``on_message`` until ``stop()`` is true, ``owner._reader_wanted`` or
+        ``owner._closing`` is set, or ``time.monotonic()`` reaches ``deadline``
+        (``time.monotonic()`` seconds). Returns -1 at end of stream (what was read is
+        routed first), else 0. An ``OSError`` from a read, and what ``on_message`` raises,
+        propagate."""
         while not (stop() or owner._reader_wanted):  # type: ignore[attr-defined]
             remaining = deadline - time.monotonic()
             if remaining <= 0 or owner._closing:  # type: ignore[attr-defined]
                 return 0
-            count = self.read_into(fd, remaining if remaining < 0.5 else 0.5)
+            count = self.read_into(fd, remaining if remaining < cap else cap)
             self.route(on_message)
             if count < 0:
                 return -1

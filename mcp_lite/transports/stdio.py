@@ -19,7 +19,9 @@ On Windows (blocking pipes, no poll on them) a reader thread and a stderr thread
 Leader/follower reading (compiled kernels, POSIX; ``MCP_LITE_STDIO_LEADER=0`` turns it
 off, see ``_LEADING``): a caller that is the only one waiting may
 ``lead()``: read the pipe on its own thread until its answer has come, as a hand-written
-client does, with no hand-off between threads. Whoever holds the pipe lock reads, and routes
+client does, with no hand-off between threads (a caller with a ``cancel_event`` leads too:
+its reads wait at most the Connection's cancel poll, so a ``set()`` is seen as soon as
+when it waited for a hand-off). Whoever holds the pipe lock reads, and routes
 every frame it reads through ``on_message`` (the Connection hands notifications and server
 requests to its workers as always). The reader thread owns the pipe whenever nobody leads:
 it parks (still waiting on stderr and the exit) while a leader reads and for ``_LINGER``
@@ -578,9 +580,11 @@ class StdioTransport:
             if self._parked:  # (the thread sets _parked, then looks at _reader_wanted)
                 self._wake()
 
-    def lead(self, stop: Callable[[], bool], deadline: float) -> bool:
+    def lead(self, stop: Callable[[], bool], deadline: float, cap: float = 0.5) -> bool:
         """Read and route frames on this thread until ``stop()``, ``deadline``, or the
-        Connection wants the reader thread back (``want_reader(True)``).
+        Connection wants the reader thread back (``want_reader(True)``). ``stop()`` is
+        looked at after each read, and a read waits at most ``cap`` seconds (a caller's
+        ``cancel_event`` is seen that soon: nothing wakes a thread in poll for it).
 
         False (at once) when this build cannot lead or the reader is reading right now:
         the caller then just waits for its answer. Ends early at end of stream or on a
@@ -600,7 +604,7 @@ class StdioTransport:
                 self._leading = True
                 # Read and route until stop(), the deadline, want_reader(True) or close():
                 # one kernel call (its waits are capped so that close() is noticed).
-                if splitter.lead(proc.stdout.fileno(), stop, deadline, on_message, self) < 0:
+                if splitter.lead(proc.stdout.fileno(), stop, deadline, on_message, self, cap) < 0:
                     self._reader_wanted = True  # end of stream: the reader reports it
             except OSError:
                 self._reader_wanted = True  # the reader reports the failure

@@ -83,6 +83,87 @@ def test_cancel_event_frees_the_caller_and_tells_the_server(record: Path, era: s
         _still_usable(client)
 
 
+def _watch_the_lead(client: mcp_lite.Client) -> tuple[list[bool], set[int]]:
+    """Record each ``lead()`` (what it returned) and the threads that routed frames while
+    leading: the reader thread took its ``on_message`` at start, so only a leader calls the
+    transport's attribute, wrapped here."""
+    transport = client._conn.transport  # type: ignore[union-attr]
+    leads: list[bool] = []
+    routed_by: set[int] = set()
+    lead, on_message = transport.lead, transport._on_message
+
+    def watched_lead(*args: Any) -> bool:
+        led: bool = lead(*args)
+        leads.append(led)
+        return led
+
+    def watched_on_message(frame: Any) -> None:
+        routed_by.add(threading.get_ident())
+        on_message(frame)
+
+    transport.lead = watched_lead
+    transport._on_message = watched_on_message
+    return leads, routed_by
+
+
+def test_a_leading_call_with_a_cancel_event_is_cancelled_and_tells_the_server(
+    record: Path, era: str
+) -> None:
+    """A lone blocking call with a ``cancel_event`` reads its own answer (it leads: no
+    hand-off from the reader thread), and a ``set()`` from another thread still frees it
+    with ``RequestCancelled`` and tells the server."""
+    with _connect(record, era) as client:
+        can_lead = client._conn.transport.can_lead  # type: ignore[union-attr]
+        leads, routed_by = _watch_the_lead(client)
+        me = threading.get_ident()
+        # Answered: the answer was routed by the caller itself. (The reader thread may
+        # still hold the pipe just after connect: then the call does not lead, so a few.)
+        for attempt in range(20):
+            leads.clear()
+            routed_by.clear()
+            answer = client.request(
+                "tools/call",
+                {"name": "echo", "arguments": {"text": f"led{attempt}"}},
+                timeout=WAIT,
+                cancel_event=threading.Event(),
+            )
+            assert answer["content"][0]["text"] == f"led{attempt}"
+            if leads == [True]:
+                break
+        if can_lead:  # (compiled build, POSIX)
+            assert leads == [True] and routed_by == {me}
+        else:
+            assert routed_by == set()
+        # Cancelled from another thread while it leads (right after a call that led: the
+        # reader thread lingers parked, so this one leads too; retried should it not).
+        led_and_cancelled = False
+        for attempt in range(1, 6):
+            leads.clear()
+            cancel = threading.Event()
+
+            def set_when_started(count: int = attempt, cancel: threading.Event = cancel) -> None:
+                _wait_for(record, "started", count)
+                cancel.set()
+
+            setter = threading.Thread(target=set_when_started)
+            setter.start()
+            with pytest.raises(RequestCancelled):
+                client.request(
+                    "tools/call",
+                    {"name": "wait", "arguments": {"seconds": 60}},
+                    timeout=WAIT * 3,
+                    cancel_event=cancel,
+                )
+            setter.join(WAIT)
+            started = _wait_for(record, "started", attempt)
+            assert _wait_for(record, "cancelled", attempt) == started
+            if leads == [True]:
+                led_and_cancelled = True
+                break
+        assert led_and_cancelled == can_lead, leads
+        _still_usable(client)
+
+
 def test_request_with_a_set_cancel_event_is_never_sent(record: Path, era: str) -> None:
     with _connect(record, era) as client:
         cancel = threading.Event()

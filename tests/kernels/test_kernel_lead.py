@@ -82,6 +82,35 @@ def test_deadline_ends_the_lead(speedups: ModuleType, pipe: tuple[int, int]) -> 
     assert s.lead(r, lambda: False, time.monotonic() - 1.0, got.append, Owner()) == 0
 
 
+def test_cap_bounds_each_wait_so_stop_is_seen_without_bytes(
+    speedups: ModuleType, pipe: tuple[int, int]
+) -> None:
+    """A quiet pipe and a far deadline: each wait ends after ``cap`` and ``stop()`` is asked
+    again (how a caller's ``cancel_event`` is seen), until it says so; nothing is routed."""
+    r, w = pipe
+    s = speedups.NdjsonSplitter()
+    asked: list[int] = []
+
+    def stop() -> bool:  # true on its fifth look (e.g. the cancel_event was set meanwhile)
+        asked.append(1)
+        return len(asked) == 5
+
+    got: list[object] = []
+    assert s.lead(r, stop, time.monotonic() + 600, got.append, Owner(), 0.005) == 0
+    assert len(asked) == 5 and got == []
+    # What came meanwhile is still routed first, and the cap is a keyword too.
+    os.write(w, b'{"a":1}\n')
+    asked.clear()
+    assert s.lead(r, stop, time.monotonic() + 600, got.append, Owner(), cap=0.005) == 0
+    assert len(asked) == 5 and got == [b'{"a":1}']
+    # Until a deadline 0.5 s away: without the cap one wait would span it (two looks).
+    looks: list[int] = []
+    assert (
+        s.lead(r, lambda: looks.append(1), time.monotonic() + 0.5, got.append, Owner(), 0.005) == 0
+    )
+    assert len(looks) > 2
+
+
 def test_end_of_stream_routes_the_rest_and_returns_minus_one(
     speedups: ModuleType, pipe: tuple[int, int]
 ) -> None:
