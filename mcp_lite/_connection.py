@@ -418,31 +418,16 @@ class Connection:
         withdraws the request, tells the server, and propagates. ``deadline``: see ``submit``.
         """
         waiter = _Waiter()
-        if max_total_timeout is None:  # (``_new_call``'s common case, inline)
-            soft = time.monotonic() + timeout if deadline is None else deadline
-            call = _Call(
-                waiter,
-                method,
-                params,
-                timeout,
-                soft,
-                soft,
-                on_progress,
-                reset_on_progress,
-                True,
-                timeout,
-            )
-        else:
-            call = self._new_call(
-                waiter,
-                method,
-                params,
-                timeout,
-                deadline,
-                max_total_timeout,
-                on_progress,
-                reset_on_progress,
-            )
+        call = self._new_call(
+            waiter,
+            method,
+            params,
+            timeout,
+            deadline,
+            max_total_timeout,
+            on_progress,
+            reset_on_progress,
+        )
         if cancel_event is not None and cancel_event.is_set():
             raise RequestCancelled(f"{method} to MCP server {self.name!r} was cancelled")
         # Nothing but the deadline to watch: HTTP may do the exchange on this thread (its
@@ -630,22 +615,14 @@ class Connection:
         # (its on_close runs here): this call then fails with its own timeout, not the close.
         self._writing.call = call
         try:
-            # (``_write`` inline: a frame less a call)
-            if self.closed_error is not None:
-                raise self.closed_error
-            given_up = call.future.done
-            if given_up():
-                sent = False
-            else:
-                message = jsonrpc.make_request(request_id, call.method, params)
+            sent = self._write(
+                jsonrpc.make_request(request_id, call.method, params),
                 # The latest moment the caller may still wait (progress can move
                 # call.deadline up to it): HTTP aborts the socket there.
-                self.transport.send(
-                    Outgoing(
-                        message, encode_message(message), call.hard_deadline, given_up, call.inline
-                    )
-                )
-                sent = True
+                call.hard_deadline,
+                call.future.done,
+                call.inline,
+            )
         except McpError as exc:
             self._unsend(request_id, leading)
             if isinstance(exc, ConnectionClosed):
@@ -931,10 +908,7 @@ class Connection:
         if error is not None:
             _fail(call.future, error)
         elif call.on_progress is None and (self.info is None or self.info.era != "stateless"):
-            try:  # the common case (``_resolve_answer``'s last branch), inline
-                call.future.set_result(result)
-            except Exception:  # cancelled by the caller, or already resolved
-                pass
+            _resolve(call.future, result)  # the common case (``_resolve_answer``'s last)
         else:
             self._resolve_answer(call, result)
         self._routing = None
