@@ -287,13 +287,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _status_line(self, status: int) -> str:
         """``<version> <status> <reason>`` and the ``Server`` header, made once per status."""
-        line = _STATUS_LINES.get((type(self), status))
+        # Keyed by what the line is made of, not by the handler class: a class per
+        # HttpServer holds its app and server, which a class key would keep alive.
+        key = (self.protocol_version, self.server_version, self.sys_version, status)
+        line = _STATUS_LINES.get(key)
         if line is None:
             reason = self.responses[status][0] if status in self.responses else ""
             line = (
                 f"{self.protocol_version} {status} {reason}\r\nServer: {self.version_string()}\r\n"
             )
-            _STATUS_LINES[(type(self), status)] = line
+            if len(_STATUS_LINES) < 256:
+                _STATUS_LINES[key] = line
         return line
 
     def _refuse(self, status: int, code: int, message: str, rid: Any = None) -> None:
@@ -760,7 +764,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._plain(200)
 
 
-_STATUS_LINES: dict[tuple[type, int], str] = {}  # (handler class, status): its line
+_STATUS_LINES: dict[tuple[str, str, str, int], str] = {}  # (versions, status): its line
 
 
 def _http_version(version: str) -> tuple[int, int] | None:

@@ -54,3 +54,46 @@ def test_a_single_message_is_an_initialize_as_in_a_batch(msg: Any) -> None:
 def test_the_memoized_era_check_is_the_plain_one(versions: tuple[str, ...]) -> None:
     for _ in range(2):
         assert _any_stateless(versions) == any(pv.is_stateless(v) for v in versions)
+
+
+def test_a_closed_http_server_is_not_kept_alive_by_the_response_caches() -> None:
+    """The status lines are cached by what they are made of: a closed server (its handler
+    class, app and Server) is collected after serving answers, not held by a cache."""
+    import gc
+    import weakref
+
+    import requests
+
+    from mcp_lite.server import Server
+
+    server = Server("collected")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    http = server.serve_http(port=0)
+    try:
+        for _ in range(2):  # a 4xx and a 2xx: two status lines made and cached
+            requests.post(http.url, data=b"{}", timeout=10)
+            requests.post(
+                http.url,
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                },
+                headers={"Accept": "application/json, text/event-stream"},
+                timeout=10,
+            )
+    finally:
+        http.close()
+    gone = weakref.ref(server)
+    del server, http, echo
+    gc.collect()
+    assert gone() is None
