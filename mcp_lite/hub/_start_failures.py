@@ -27,38 +27,20 @@ class StartFailures(Generic[F]):
 
     def __init__(self) -> None:
         self._local = threading.local()
-        # the threads that hold one: none, the usual case, is answered without the
-        # thread-local (no lock: a set's add and discard are atomic; pruned of ended threads)
-        self._holders: set[int] = set()
 
     def put(self, failure: F) -> None:
-        holders = self._holders
-        if len(holders) >= _PRUNE_AT:  # threads that ended holding one
-            holders.intersection_update({t.ident for t in threading.enumerate()})
-        holders.add(threading.get_ident())
         self._local.held = (failure, time.monotonic() + self.KEEP)
 
     def get(self) -> F | None:
-        if not self._holders:
-            return None
         held: tuple[F, float] | None = getattr(self._local, "held", None)
         if held is None:
             return None
         if held[1] <= time.monotonic():
-            self._clear()
+            self._local.held = None
             return None
         return held[0]
 
     def pop(self) -> F | None:
-        if not self._holders:
-            return None
         failure = self.get()
-        self._clear()
-        return failure
-
-    def _clear(self) -> None:
         self._local.held = None
-        self._holders.discard(threading.get_ident())
-
-
-_PRUNE_AT = 256
+        return failure
