@@ -163,15 +163,16 @@ class _PolledWire(_http_wire._Wire):
         self.timeout = timeout
 
     def fill(self) -> bool:
-        self.conn.wait(self.timeout)
-        try:
-            data = self.sock.recv(_http_wire._RECV)
-        except BlockingIOError:  # readable, yet nothing: a wake-up without data
-            return self.fill()
-        if not data:
-            return False
-        self.buf += data
-        return True
+        while True:
+            self.conn.wait(self.timeout)
+            try:
+                data = self.sock.recv(_http_wire._RECV)
+            except BlockingIOError:  # readable, yet nothing: a wake-up without data
+                continue
+            if not data:
+                return False
+            self.buf += data
+            return True
 
 
 class _Pool:
