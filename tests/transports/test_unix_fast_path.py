@@ -8,18 +8,14 @@ body); any other answer comes back as the same ``requests.Response`` as before.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import gzip
 import json
-import socket
-import tempfile
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from unix_raw_listener import RawUnixListener
 
 import mcp_lite
 from mcp_lite._http import common, lean
@@ -75,65 +71,6 @@ CASES = {
 }
 
 
-class _Raw:
-    """An AF_UNIX listener answering every request with ``answer`` (kept alive)."""
-
-    def __init__(self, path: str, answer: bytes) -> None:
-        self.answer = answer
-        self.requests = 0
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.bind(path)
-        self._sock.listen(8)
-        self._conns: list[socket.socket] = []
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while True:
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            self._conns.append(conn)
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        data = b""
-        with contextlib.suppress(OSError):
-            while True:
-                while b"\r\n\r\n" not in data:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        return
-                    data += chunk
-                head, _, data = data.partition(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n")[1:]:
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                while len(data) < length:
-                    data += conn.recv(65536)
-                data = data[length:]
-                self.requests += 1
-                conn.sendall(self.answer)
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
-        self._sock.close()
-        for conn in self._conns:
-            with contextlib.suppress(OSError):
-                conn.close()
-        self._thread.join(5)
-
-
-@pytest.fixture
-def sock_dir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcpl-", dir="/tmp") as name:
-        yield Path(name)
-
-
 def _post(url: str, whole: bool) -> tuple[Any, Any]:
     """(what ``request_whole`` returned, or the error it raised; the session's cookies)."""
     session = common.make_session(common.HttpOptions(url=url, headers={}))
@@ -168,7 +105,7 @@ def _post(url: str, whole: bool) -> tuple[Any, Any]:
 def test_the_fast_path_gives_what_the_general_path_gives(sock_dir: Path, case: str) -> None:
     answer, fast = CASES[case]
     path = str(sock_dir / "s.sock")
-    raw = _Raw(path, answer)
+    raw = RawUnixListener(path, answer)
     try:
         url = f"unix://{path}/mcp"
         (kind, seen), cookies = _post(url, whole=True)

@@ -8,16 +8,13 @@ counts (connections accepted, answers), never a timing.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import socket
-import tempfile
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from unix_raw_listener import RawUnixListener
 
 import mcp_lite
 from mcp_lite._http import common, lean
@@ -31,74 +28,6 @@ def connect(url: str, **options: Any) -> mcp_lite.Client:
     options.setdefault("protocol_version", HANDSHAKE)
     options.setdefault("timeout", 10)
     return mcp_lite.connect(url, **options)
-
-
-@pytest.fixture
-def sock_dir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="mcpl-", dir="/tmp") as name:
-        yield Path(name)
-
-
-class _Raw:
-    """An AF_UNIX listener answering every request head with ``answer`` on the same
-    connection (``close``: then it closes); counts connections and requests."""
-
-    def __init__(self, path: str, answer: bytes, *, close: bool = False) -> None:
-        self.answer = answer
-        self.close_each = close
-        self.connections = 0
-        self.requests = 0
-        self.heads: list[bytes] = []
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.bind(path)
-        self._sock.listen(8)
-        self._conns: list[socket.socket] = []
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while True:
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            self._conns.append(conn)
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        data = b""
-        with contextlib.suppress(OSError):
-            while True:
-                while b"\r\n\r\n" not in data:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        return
-                    data += chunk
-                head, _, data = data.partition(b"\r\n\r\n")
-                self.heads.append(head)
-                length = 0
-                for line in head.split(b"\r\n")[1:]:
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                while len(data) < length:
-                    data += conn.recv(65536)
-                data = data[length:]
-                self.requests += 1
-                conn.sendall(self.answer)
-                if self.close_each:
-                    conn.close()
-                    return
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
-        self._sock.close()
-        for conn in self._conns:
-            with contextlib.suppress(OSError):
-                conn.close()
-        self._thread.join(5)
 
 
 def _post(session: Any, url: str) -> tuple[int, bytes]:
@@ -161,7 +90,7 @@ def test_a_write_refused_by_a_closed_connection_is_sent_again_once(
     wait_until: Callable[..., bool],
 ) -> None:
     path = str(sock_dir / "s.sock")
-    raw = _Raw(path, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", close=True)
+    raw = RawUnixListener(path, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", close=True)
     try:
         session = session_for(f"unix://{path}/mcp")
         assert _post(session, f"unix://{path}/mcp") == (200, b"ok")
@@ -179,7 +108,7 @@ def test_a_cookie_the_server_sets_is_sent_back(
     sock_dir: Path, session_for: Callable[[str], Any]
 ) -> None:
     path = str(sock_dir / "k.sock")
-    raw = _Raw(
+    raw = RawUnixListener(
         path, b"HTTP/1.1 200 OK\r\nSet-Cookie: lb=node7; Path=/\r\nContent-Length: 2\r\n\r\nok"
     )
     try:
@@ -200,7 +129,7 @@ def test_a_chunked_body_is_read_and_the_connection_reused(
         b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
         b'\r\n3;x=y\r\n{"a\r\n5\r\n": 1}\r\n0\r\nTrailer: t\r\n\r\n'
     )
-    raw = _Raw(path, answer)
+    raw = RawUnixListener(path, answer)
     try:
         session = session_for(f"unix://{path}/mcp")
         for _ in range(3):
@@ -222,7 +151,7 @@ def test_a_chunked_body_is_read_and_the_connection_reused(
 )
 def test_a_malformed_answer_fails_initialize_clearly(sock_dir: Path, answer: bytes) -> None:
     path = str(sock_dir / "m.sock")
-    raw = _Raw(path, answer, close=True)
+    raw = RawUnixListener(path, answer, close=True)
     try:
         with pytest.raises(TransportError, match="initialize|broke|lost|connection"):
             connect(f"unix://{path}/mcp", timeout=5)
@@ -232,7 +161,7 @@ def test_a_malformed_answer_fails_initialize_clearly(sock_dir: Path, answer: byt
 
 def test_the_oversized_head_is_not_held(sock_dir: Path, session_for: Callable[[str], Any]) -> None:
     path = str(sock_dir / "o.sock")
-    raw = _Raw(path, b"HTTP/1.1 200 OK\r\nX-Big: " + b"v" * (4 * 1024 * 1024))
+    raw = RawUnixListener(path, b"HTTP/1.1 200 OK\r\nX-Big: " + b"v" * (4 * 1024 * 1024))
     try:
         session = session_for(f"unix://{path}/mcp")
         with pytest.raises(Exception) as caught:
@@ -273,7 +202,7 @@ def test_a_server_error_never_shows_the_headers_sent(
 ) -> None:
     path = str(sock_dir / "e.sock")
     echo = b"token SECRET-abc"
-    raw = _Raw(
+    raw = RawUnixListener(
         path,
         b"HTTP/1.1 500 Oops\r\nContent-Length: %d\r\n\r\n%s" % (len(echo), echo),
         close=True,

@@ -10,7 +10,6 @@ import contextlib
 import os
 import socket
 import stat
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -36,13 +35,6 @@ def _server() -> Server:
         return a + b
 
     return server
-
-
-@pytest.fixture
-def sock_dir() -> Iterator[Path]:
-    # tmp_path can be longer than the 107 bytes a socket path may have: a short directory.
-    with tempfile.TemporaryDirectory(prefix="mcpu-", dir="/tmp") as name:
-        yield Path(name)
 
 
 @pytest.fixture
