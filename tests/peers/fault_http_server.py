@@ -552,7 +552,32 @@ def _bomb(size: int) -> bytes:
     return _BOMBS[size]
 
 
-class FaultHttpServer(ThreadingHTTPServer):
+class _Running:
+    """``start`` (its own serving thread) and ``stop`` of both servers below."""
+
+    state: State
+    _thread: threading.Thread | None
+    thread_name = "fault-http-server"
+
+    def start(self) -> Any:
+        self._thread = threading.Thread(
+            target=self.serve_forever,  # type: ignore[attr-defined]
+            kwargs={"poll_interval": 0.05},
+            name=self.thread_name,
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.state.stopping.set()
+        self.shutdown()  # type: ignore[attr-defined]
+        self.server_close()  # type: ignore[attr-defined]
+        if self._thread is not None:
+            self._thread.join(5)
+
+
+class FaultHttpServer(_Running, ThreadingHTTPServer):
     """The server; ``url(path)`` gives a full URL, ``state`` what it saw."""
 
     daemon_threads = True
@@ -570,22 +595,6 @@ class FaultHttpServer(ThreadingHTTPServer):
     def url(self, path: str = "/mcp") -> str:
         return f"http://127.0.0.1:{self.server_address[1]}{path}"
 
-    def start(self) -> FaultHttpServer:
-        self._thread = threading.Thread(
-            target=self.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fault-http-server",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.state.stopping.set()
-        self.shutdown()
-        self.server_close()
-        if self._thread is not None:
-            self._thread.join(5)
 
 
 class _OneShot(Handler):
@@ -596,12 +605,13 @@ class _OneShot(Handler):
         self.handle_one_request()
 
 
-class UnixFaultHttpServer(socketserver.ThreadingUnixStreamServer):
+class UnixFaultHttpServer(_Running, socketserver.ThreadingUnixStreamServer):
     """The same server on a Unix socket at ``path``: ``url(path)`` is a ``unix://`` URL (the
     client's lean HTTP path, ``mcp_lite/_http/lean.py``), ``state`` what it saw."""
 
     daemon_threads = True
     request_queue_size = 128
+    thread_name = "fault-http-server-unix"
 
     def __init__(self, path: str) -> None:
         super().__init__(path, Handler)
@@ -629,22 +639,8 @@ class UnixFaultHttpServer(socketserver.ThreadingUnixStreamServer):
         super().shutdown_request(request)  # closes it
         self.finished += 1
 
-    def start(self) -> UnixFaultHttpServer:
-        self._thread = threading.Thread(
-            target=self.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fault-http-server-unix",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
     def stop(self) -> None:
-        self.state.stopping.set()
-        self.shutdown()
-        self.server_close()
-        if self._thread is not None:
-            self._thread.join(5)
+        super().stop()
         with contextlib.suppress(OSError):
             os.unlink(self.socket_path)
 
