@@ -342,36 +342,16 @@ class StdioTransport:
                 self._send_locked(proc, data, deadline, message)
             return
         # HeldLock: the timed acquire and the release are C code (compiled build), so no
-        # Ctrl-C can leave the lock held. (_send_locked's body inline: one frame less a call.)
-        try:
-            with HeldLock(self._write_lock, deadline - now if deadline > now else 0.0) as got:
-                if not got:
-                    raise self._write_timed_out(message, "another write is still blocked")
-                if self._broken is not None or self._closing:
-                    raise self._broken or ConnectionClosed(
-                        f"MCP server {self.name!r} is not running"
-                    )
-                given_up = message.given_up
-                if given_up is not None and given_up():
-                    raise self._given_up()
-                written = write_nowait(proc.stdin.fileno(), data)  # mostly all at once
-                if written != len(data):
-                    self._write_rest(
-                        proc.stdin.fileno(), data, written if written > 0 else 0, deadline, message
-                    )
-        except McpError:  # ours (RequestTimeout is an OSError too): as is
-            raise
-        except (BrokenPipeError, ConnectionResetError, ValueError, OSError) as exc:
-            error = self._write_failed(exc)
-            if error is exc:
-                raise
-            raise error from exc
+        # Ctrl-C can leave the lock held.
+        with HeldLock(self._write_lock, deadline - now if deadline > now else 0.0) as got:
+            if not got:
+                raise self._write_timed_out(message, "another write is still blocked")
+            self._send_locked(proc, data, deadline, message)
 
     def _send_locked(
         self, proc: subprocess.Popen[bytes], data: bytes, deadline: float, message: Outgoing
     ) -> None:
-        """``send`` holding the write lock (the pure-Python build's main thread; the other
-        paths run the same steps inline)."""
+        """``send``'s write, holding the write lock."""
         assert proc.stdin is not None
         try:
             if self._broken is not None or self._closing:
