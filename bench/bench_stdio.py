@@ -160,25 +160,39 @@ def round_threads_lite(args: dict[str, Any], n: int, workers: int = CONCURRENCY)
     """``workers`` threads share one Client, each making n/workers sequential calls."""
     import mcp_lite
 
-    per = n // workers
     with mcp_lite.connect(ECHO_SERVER) as client:
-        _loop(client.call_tool, args)(COUNTS["warmup"])
-        start = threading.Barrier(workers + 1)
+        return _threaded(client.call_tool, args, n, workers)
 
-        def worker() -> None:
-            start.wait()
-            for _ in range(per):
-                client.call_tool("echo", args)
 
-        threads = [threading.Thread(target=worker) for _ in range(workers)]
-        for t in threads:
-            t.start()
-        gc.collect()
-        t0, c0 = time.perf_counter(), time.process_time()
+def _threaded(call: Callable[[str, dict[str, Any]], object], args: dict[str, Any], n: int,
+              workers: int) -> Timing:
+    """``workers`` threads each make n/workers sequential ``call``s; timed from a barrier."""
+    per = n // workers
+    _loop(call, args)(COUNTS["warmup"])
+    start = threading.Barrier(workers + 1)
+
+    def worker() -> None:
         start.wait()
-        for t in threads:
-            t.join()
-        return Timing(per * workers, time.perf_counter() - t0, time.process_time() - c0)
+        for _ in range(per):
+            call("echo", args)
+
+    threads = [threading.Thread(target=worker) for _ in range(workers)]
+    for t in threads:
+        t.start()
+    gc.collect()
+    t0, c0 = time.perf_counter(), time.process_time()
+    start.wait()
+    for t in threads:
+        t.join()
+    return Timing(per * workers, time.perf_counter() - t0, time.process_time() - c0)
+
+
+def round_threads_raw(args: dict[str, Any], n: int, workers: int = CONCURRENCY) -> Timing:
+    """The same with bench/raw_client.py's ThreadedRawClient: the floor for sharing."""
+    from raw_client import ThreadedRawClient
+
+    with ThreadedRawClient(ECHO_SERVER) as client:
+        return _threaded(client.call_tool, args, n, workers)
 
 
 def round_window_lite(args: dict[str, Any], n: int, window: int = CONCURRENCY) -> Timing:
@@ -275,6 +289,7 @@ ROUNDS: dict[str, Callable[[dict[str, Any], int], Timing]] = {
     "seq-lite": round_seq_lite,
     "seq-sdk": round_seq_sdk,
     "threads-lite": round_threads_lite,
+    "threads-raw": round_threads_raw,
     "window-lite": round_window_lite,
     "gather-sdk": round_gather_sdk,
     "list-raw": round_list_raw,
@@ -344,6 +359,7 @@ def concurrent() -> dict[str, Timing | None]:
     c = COUNTS
     return run_interleaved({
         "threads": Job("threads-lite", "10 B", c["conc_lite"]),
+        "raw_threads": Job("threads-raw", "10 B", c["conc_lite"]),
         "window": Job("window-lite", "10 B", c["conc_lite"]),
         "sdk": Job("gather-sdk", "10 B", c["conc_sdk"]),
     }, c["rounds"])

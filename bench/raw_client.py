@@ -15,7 +15,9 @@ mcp_lite itself uses, to show the floor with the JSON cost taken out of the comp
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -93,6 +95,87 @@ class RawClient:
         self._stdout.close()
 
     def __enter__(self) -> RawClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ThreadedRawClient:
+    """The smallest client that lets several threads share one connection: the floor for
+    the concurrency row. One reader thread routes each answer to its caller, who waits on
+    a lock of its own; a caller writes its request whole under one write lock. Nothing
+    else: no timeouts, no bounds, no error handling beyond "the server went away"."""
+
+    def __init__(self, command: list[str]) -> None:
+        self._proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._fd = self._proc.stdin.fileno()
+        self._write_lock = threading.Lock()
+        self._waiting: dict[int, list[Any]] = {}  # id -> [lock held until answered, answer]
+        self._next_id = 0
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.request("initialize", {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw-threaded-bench-client", "version": "0"},
+        })
+        self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _write(self, message: dict[str, Any]) -> None:
+        os.write(self._fd, _encode(message).encode() + b"\n")
+
+    def _read(self) -> None:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            reply = json.loads(line)
+            slot = self._waiting.pop(reply.get("id"), None)
+            if slot is not None:
+                slot[1] = reply
+                slot[0].release()
+        for slot in list(self._waiting.values()):  # the server went away: wake everyone
+            slot[0].release()
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        done = threading.Lock()
+        done.acquire()
+        slot: list[Any] = [done, None]
+        with self._write_lock:
+            self._next_id += 1
+            rid = self._next_id
+            self._waiting[rid] = slot
+            message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+            if params is not None:
+                message["params"] = params
+            self._write(message)
+        done.acquire()
+        reply = slot[1]
+        if reply is None:
+            raise ConnectionError("the server closed its stdout")
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return reply["result"]  # type: ignore[no-any-return]
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return self.request("tools/call", {"name": name, "arguments": arguments})
+
+    def close(self) -> None:
+        try:
+            self._proc.stdin.close()  # type: ignore[union-attr]
+        except OSError:
+            pass
+        try:
+            self._proc.wait(2.0)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._reader.join(2.0)
+        self._proc.stdout.close()  # type: ignore[union-attr]
+
+    def __enter__(self) -> ThreadedRawClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
