@@ -261,6 +261,7 @@ class Client:
         self._lock = threading.RLock()
         self._conn: Connection | None = None
         self._closed = False
+        self._closed_why: str | None = None  # what close() was told, for later calls' errors
         self._connects = 0  # connections made so far: a task notes it (see tasks.py)
         self._subscriptions: set[str] = set()
         self._listen_future: Future[dict[str, Any]] | None = None
@@ -291,16 +292,24 @@ class Client:
         self._connection(deadline)
         return self
 
-    def close(self) -> None:
-        """Close the connection and stop the server process; idempotent, bounded (~1 s)."""
+    def close(self, reason: str | None = None) -> None:
+        """Close the connection and stop the server process; idempotent, bounded (~1 s).
+
+        ``reason``: why, for the errors of calls still pending and of any later call on
+        this client (e.g. the Hub's "recycled ..."); the first close's reason stays."""
         with self._lock:
+            if not self._closed:
+                self._closed_why = reason
             self._closed = True
             conn, self._conn = self._conn, None
             self._conn_holder[0] = None
         if conn is not None:
             if conn.info is not None:
                 self._last_session = conn.info
-            conn.close()
+            if reason is None:
+                conn.close()
+            else:
+                conn.close(f"the client for {self.name!r} was closed: {reason}")
         self._finalizer.detach()
 
     def __enter__(self) -> Client:
@@ -949,7 +958,10 @@ class Client:
             )
         try:
             if self._closed:
-                raise ConnectionClosed(f"client for {self.name!r} is closed")
+                why = self._closed_why
+                raise ConnectionClosed(
+                    f"client for {self.name!r} is closed" + (f": {why}" if why else "")
+                )
             conn = self._conn
             if conn is not None and conn.alive:
                 return conn

@@ -445,7 +445,8 @@ class Connections:
         self.max_lifetime = check_seconds("max_lifetime", max_lifetime)
         self._recycler = Recycler(self._sweep)
         weakref.finalize(self, self._recycler.stop)  # a forgotten Hub ends its timer
-        self._retired: list[Client] = []  # recycled clients whose last call ended: to close
+        # recycled clients whose last call ended, and why they were recycled: to close
+        self._retired: list[tuple[Client, str]] = []
         self.update(specs)
         _live.add(self)
 
@@ -914,10 +915,10 @@ class Connections:
         if due:
             self._recycler.wake(time.monotonic() + min(due))
 
-    def _freed(self, client: Client) -> None:
+    def _freed(self, client: Client, life: Life) -> None:
         """A retired client's last call ended: the timer closes it."""
         with self._lock:
-            self._retired.append(client)
+            self._retired.append((client, life.recycled_why))
         self._recycler.wake()
 
     def _sweep(self) -> float | None:
@@ -926,15 +927,15 @@ class Connections:
         with self._lock:
             retired, self._retired = self._retired, []
             slots = list(self._slots.values())
-        for client in retired:
-            client.close()
+        for client, why in retired:
+            client.close(why)
         nxt: float | None = None
         for slot in slots:
             if self._closing.is_set():
                 return None
             due, stop = self._recycle(slot)
-            if stop is not None:
-                stop.close()  # bounded (stdio: the process group is killed within ~0.6 s)
+            if stop is not None:  # bounded (stdio: the process group is killed within ~0.6 s)
+                stop.close(slot.life.recycled_why)
             if due is not None and (nxt is None or due < nxt):
                 nxt = due
         return nxt
@@ -968,17 +969,23 @@ class Connections:
                 held = defer_for_tasks(life, "max_lifetime" if old else "idle_timeout")
                 if held is not None:  # live tasks: look again when they stop holding
                     return held, None
-                # Detached under life.lock: a lease taken from now on connects anew.
+                if old:
+                    why = f"it reached its max_lifetime of {lifetime:g} s"
+                else:
+                    why = f"it was unused for its idle_timeout of {idle:g} s"
+                # Detached under life.lock: a lease taken from now on connects anew. A
+                # Client kept from hub.client() (or a task handle on it) is closed with
+                # this said, and told where a live one is.
                 slot.client = None
                 life.started = None
                 life.recycles += 1
                 life.stale_lists = True
+                life.recycled_why = (
+                    f"the Hub recycled MCP server {slot.spec.name!r} ({why}); "
+                    f"hub.client({slot.spec.name!r}) gives a live client"
+                )
                 if busy:
                     life.draining.append(client)
-            if old:
-                why = f"it reached its max_lifetime of {lifetime:g} s"
-            else:
-                why = f"it was unused for its idle_timeout of {idle:g} s"
             later = f" after its {busy} call(s) in flight" if busy else ""
             # Set under slot.lock: a caller connecting it next sets "connected" after this.
             slot.set("idle", f"stopped{later}: {why}; it starts again on next use")
@@ -1126,7 +1133,7 @@ class Connections:
         with self._lock:
             slots = list(self._slots.values())
             retired, self._retired = self._retired, []
-        clients = [s.client for s in slots if s.client is not None] + retired
+        clients = [s.client for s in slots if s.client is not None] + [c for c, _ in retired]
         for slot in slots:
             with slot.life.lock:
                 clients += slot.life.draining  # their calls fail: the Hub is closing

@@ -68,6 +68,7 @@ class Life:
         self.stale_lists = False  # recycled: the cached lists are refreshed on the next start
         self.tasks = LiveTasks()  # live tasks of the current process: a recycle waits
         self.deferred: str | None = None  # why a due recycle waits (for status())
+        self.recycled_why = ""  # the last recycle, as a recycled client's close() says it
 
     def began(self, pid: int | None) -> None:
         """A new connection is up."""
@@ -111,7 +112,7 @@ class Lease(Generic[C]):
     """A client held in use by one call: ``with conns.lease(name) as client: ...``. The
     server is not recycled under it; ``release`` (the ``with`` exit) ends the hold."""
 
-    def __init__(self, client: C, life: Life, freed: Callable[[C], None]) -> None:
+    def __init__(self, client: C, life: Life, freed: Callable[[C, Life], None]) -> None:
         self.client = client
         self._life = life
         self._freed = freed
@@ -139,7 +140,7 @@ class Lease(Generic[C]):
             if retired:
                 life.draining.remove(client)
         if retired:  # its last call ended: the timer closes it (never this caller)
-            self._freed(client)
+            self._freed(client, life)
 
 
 class Recycler:

@@ -170,8 +170,9 @@ class Hub:
             with calls in flight is stopped when the last ends, new calls start the new
             process; a recycle never fails a call. None: never. An entry's own
             ``"idleShutdown"`` / ``"maxLifetime"`` (seconds; 0: off) overrides either. A
-            ``Client`` taken with ``hub.client()`` is not held: its own calls may meet a
-            recycle (use the Hub's calls).
+            ``Client`` taken with ``hub.client()`` is not held: a recycle closes it
+            between its calls, and a later call raises ``ConnectionClosed`` saying so (use
+            the Hub's calls, or take ``hub.client()`` again).
         gateway: ``"unix:///path.sock"``: reach each configured server the gateway
             (``mcp-lite gateway``) has under the same name and fingerprint through it
             instead of running it here; others run locally. None: ``MCP_LITE_GATEWAY``

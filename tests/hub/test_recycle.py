@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from mcp_lite.errors import ConfigError
+from mcp_lite.errors import ConfigError, ConnectionClosed
 from mcp_lite.hub import Hub
 
 if TYPE_CHECKING:
@@ -127,6 +127,39 @@ def test_a_call_spanning_the_lifetime_completes_and_the_restart_follows_it(
         slow.join(20)
         assert results == ["liftoff"]
         assert _wait(lambda: not _running(old), SLACK), "the retired server outlived its call"
+    no_leftover_processes()
+
+
+def test_a_client_kept_from_hub_client_says_it_was_recycled(no_leftover_processes) -> None:
+    with Hub({"demo": _demo()}, idle_timeout=0.3) as hub:
+        kept = hub.client("demo")
+        assert kept.call_tool("add", {"a": 2, "b": 3}, timeout=20).text == "5"
+        assert _wait(lambda: hub.status()["demo"].state == "idle", 0.3 + SLACK)
+        assert kept.closed
+        with pytest.raises(ConnectionClosed) as caught:
+            kept.call_tool("add", {"a": 2, "b": 3}, timeout=20)
+        message = str(caught.value)
+        assert "recycled MCP server 'demo'" in message and "idle_timeout of 0.3 s" in message
+        assert "hub.client('demo')" in message
+        fresh = hub.client("demo")  # the live one, on a new process
+        assert fresh is not kept and fresh.call_tool("add", {"a": 1, "b": 1}).text == "2"
+    no_leftover_processes()
+
+
+def test_a_client_retired_under_its_call_says_so_after_it(no_leftover_processes) -> None:
+    with Hub({"demo": _demo()}, max_lifetime=0.3) as hub:
+        kept = hub.client("demo")
+        assert _add(hub) == "5"
+        slow = threading.Thread(
+            target=lambda: hub.call_tool("mcp__demo__countdown", {"n": 12}, timeout=20)
+        )
+        slow.start()
+        assert _wait(lambda: hub.status()["demo"].state == "idle", 0.3 + SLACK)
+        slow.join(20)
+        # closed once its last call ended, with the recycle as the reason
+        assert _wait(lambda: kept.closed, SLACK)
+        with pytest.raises(ConnectionClosed, match="max_lifetime of 0.3 s"):
+            kept.list_tools(timeout=20)
     no_leftover_processes()
 
 

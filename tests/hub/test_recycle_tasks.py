@@ -133,6 +133,9 @@ def test_a_task_holds_its_server_no_longer_than_its_ttl(no_leftover_processes: A
         # past its ttl the server may drop it anyway: the recycle goes ahead
         assert _wait(lambda: hub.status()["tasks"].state == "idle")
         assert hub.status()["tasks"].live_tasks == 0
+        # the handle's client went with the process, and the handle says why
+        with pytest.raises(mcp_lite.ConnectionClosed, match="recycled MCP server 'tasks'"):
+            task.status(timeout=10)
 
 
 def test_max_lifetime_waits_for_a_task_too(no_leftover_processes: Any) -> None:
