@@ -34,6 +34,19 @@ def _codec(name: str) -> tuple[Callable[[Any], bytes], Callable[[bytes], Any]]:
     raise ValueError(f"unknown codec {name!r}")
 
 
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Close the server's stdin and wait for it to exit (killed after 2 s)."""
+    try:
+        proc.stdin.close()  # type: ignore[union-attr]
+    except OSError:
+        pass
+    try:
+        proc.wait(2.0)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 class RawClient:
     def __init__(self, command: list[str], codec: str = "json") -> None:
         self._dumps, self._loads = _codec(codec)
@@ -83,15 +96,7 @@ class RawClient:
         return self.request("tools/list")["tools"]  # type: ignore[no-any-return]
 
     def close(self) -> None:
-        try:
-            self._stdin.close()
-        except OSError:
-            pass
-        try:
-            self._proc.wait(2.0)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
+        _stop(self._proc)
         self._stdout.close()
 
     def __enter__(self) -> RawClient:
@@ -163,15 +168,7 @@ class ThreadedRawClient:
         return self.request("tools/call", {"name": name, "arguments": arguments})
 
     def close(self) -> None:
-        try:
-            self._proc.stdin.close()  # type: ignore[union-attr]
-        except OSError:
-            pass
-        try:
-            self._proc.wait(2.0)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
+        _stop(self._proc)
         self._reader.join(2.0)
         self._proc.stdout.close()  # type: ignore[union-attr]
 
