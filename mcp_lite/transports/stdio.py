@@ -210,7 +210,9 @@ class StdioTransport:
         self._on_close: OnClose | None = None
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
         self._threads: list[threading.Thread] = []
-        self._reader_done = threading.Event()  # (Windows: the stdout reader ended)
+        # Set once stderr has been read to its end (or its reader stopped): an error made
+        # on a caller's thread waits for it, bounded, so that it quotes the last words.
+        self._stderr_ended = threading.Event()
         # The one thread's extra fds (POSIX): the process's pidfd (-1: none) and the wake-up
         # pipe's two ends (one eventfd on Linux); released once, under _fd_lock, by the
         # thread when it ends. (One
@@ -365,7 +367,7 @@ class StdioTransport:
         except McpError:  # ours (RequestTimeout is an OSError too): as is
             raise
         except (BrokenPipeError, ConnectionResetError, ValueError, OSError) as exc:
-            error = self._write_failed(exc)
+            error = self._write_failed(exc, deadline)
             if error is exc:
                 raise
             raise error from exc
@@ -375,7 +377,7 @@ class StdioTransport:
             f"not sent to MCP server {self.name!r}: its caller already gave up", None
         )
 
-    def _write_failed(self, exc: Exception) -> Exception:
+    def _write_failed(self, exc: Exception, deadline: float) -> Exception:
         """A write failed: the server stopped reading (a closed pipe) in words; an
         unexpected OSError as it is."""
         if isinstance(exc, OSError) and exc.errno not in (
@@ -385,7 +387,19 @@ class StdioTransport:
             None,
         ):
             return exc
+        self._last_words(deadline)
         return self._closed_error("MCP server stopped reading its input")
+
+    def _last_words(self, deadline: float) -> None:
+        """On a caller's thread, about to quote the stderr tail of a server that is gone or
+        going: wait (up to ``_LAST_WORDS``, within ``deadline``) until the connection's
+        thread has read stderr to its end. A server that exits at once is often seen so by
+        a write first, before its thread got to the words that say why."""
+        if self._stderr_ended.is_set() or threading.current_thread() in self._threads:
+            return
+        wait = min(_LAST_WORDS, deadline - time.monotonic())
+        if wait > 0:
+            self._stderr_ended.wait(wait)
 
     def close(self) -> None:
         """Stop the server and its group; idempotent; ends within ``_CLOSE_LIMIT``."""
@@ -530,7 +544,6 @@ class StdioTransport:
         except Exception as exc:  # a bug in routing: report it, never die silently
             log.exception("stdio reader for %r crashed", self.name)
             error = ConnectionClosed(f"internal error reading from {self.name!r}: {exc!r}")
-        self._reader_done.set()
         if self._closing:
             return
         self._report_close(error)
@@ -611,6 +624,7 @@ class StdioTransport:
             log.exception("stdio thread for %r crashed", self.name)
             error = ConnectionClosed(f"internal error reading from {self.name!r}: {exc!r}")
         finally:
+            self._stderr_ended.set()  # (whatever it read of stderr is in the tail now)
             self._release_fds()
         if error is not None and not self._closing:
             self._report_close(error)
@@ -898,6 +912,7 @@ class _StderrLines:
             self._transport._stderr_line(self._line, self._dropped)
             self._line.clear()
             self._dropped = 0
+        self._transport._stderr_ended.set()
 
 
 # What wakes the thread: one 8-byte count for an eventfd (any byte would do for a pipe).

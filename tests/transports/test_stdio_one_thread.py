@@ -25,6 +25,7 @@ import pytest
 import mcp_lite
 from mcp_lite.errors import ConnectionClosed
 from mcp_lite.transports import stdio
+from mcp_lite.transports.base import Outgoing
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="Windows keeps two threads")
 
@@ -177,3 +178,38 @@ def test_a_server_that_exits_while_its_grandchild_holds_stdout(
     assert "exit code 5" in str(caught.value)
     assert "goodbye: leaving a grandchild" in str(caught.value)
     # close() killed the grandchild with the group (no_leftover_processes checks it)
+
+
+# Writes its last words without a newline and exits before reading anything; a grandchild
+# keeps stderr open a moment longer, so those words reach the thread after a write fails.
+QUITTER = """
+import os, sys, time
+sys.stderr.write("cannot start: no config found"); sys.stderr.flush()
+os.close(0)
+if os.fork() == 0:
+    os.close(1); time.sleep(0.1); os._exit(0)
+os._exit(3)
+"""
+
+
+def test_a_write_to_a_server_that_already_exited_quotes_its_last_words(
+    pidfd: bool, no_leftover_processes: object
+) -> None:
+    transport = stdio.StdioTransport([sys.executable, "-c", QUITTER], name="quitter")
+    transport.start(lambda frame: None, lambda error: None)
+    try:
+        try:  # the server has exited (not reaped here): the write below meets a closed pipe
+            os.waitid(os.P_PID, transport.pid, os.WEXITED | os.WNOWAIT)
+        except ChildProcessError:
+            pass  # the thread reaped it already
+        ping = Outgoing({"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                        b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+                        deadline=time.monotonic() + CALL_TIMEOUT)
+        with pytest.raises(ConnectionClosed) as caught:
+            transport.send(ping)
+    finally:
+        transport.close()
+    # the error is made on the writer's thread, before the connection's thread has read
+    # stderr to its end: it waits for those words (bounded) instead of leaving them out
+    assert caught.value.exit_code == 3
+    assert "cannot start: no config found" in str(caught.value)
