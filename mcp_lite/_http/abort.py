@@ -353,6 +353,8 @@ class AbortingAdapter(HTTPAdapter):
 
 # Seconds the watchdog thread stays with nothing to watch before it ends.
 _IDLE_EXIT = 2.0
+# Seconds after a transport closed during which the thread looks again every 50 ms.
+_SETTLE = 1.0
 
 
 class Watchdog:
@@ -364,7 +366,9 @@ class Watchdog:
         self._heap: list[tuple[float, int, Slot]] = []
         self._seq = itertools.count()
         self._thread: threading.Thread | None = None
-        self._leave_when_idle = False
+        # Until then (monotonic), after a transport closed: look again often, and leave as
+        # soon as nothing is left (see closed()).
+        self._settle_until = 0.0
 
     def watch(self, slot: Slot, grace: float = 0.0) -> None:
         """Abort ``slot`` at its deadline plus ``grace`` seconds."""
@@ -378,7 +382,6 @@ class Watchdog:
                 heapq.heapify(heap)
             first = not heap or when < heap[0][0]
             heapq.heappush(heap, (when, next(self._seq), slot))
-            self._leave_when_idle = False
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, daemon=True, name="mcp-lite-socket-watchdog"
@@ -388,11 +391,14 @@ class Watchdog:
                 self._cond.notify()
 
     def closed(self) -> None:
-        """A transport closed (its slots released): when nothing is left to watch, the
-        thread ends now rather than at the next deadline in its heap plus an idle while."""
+        """A transport closed: when nothing is left to watch, the thread ends now rather
+        than at the next deadline in its heap plus an idle while. Its slots may be released
+        a moment later (a worker finishing an aborted exchange; a release tells nobody), so
+        for ``_SETTLE`` seconds the thread looks again every 50 ms instead of sleeping
+        until the next deadline."""
         with self._cond:
             if self._thread is not None:
-                self._leave_when_idle = True
+                self._settle_until = time.monotonic() + _SETTLE
                 self._cond.notify()
 
     def _reset_after_fork(self) -> None:
@@ -402,7 +408,7 @@ class Watchdog:
         self._cond = threading.Condition()
         self._heap = []
         self._thread = None
-        self._leave_when_idle = False
+        self._settle_until = 0.0
 
     def _run(self) -> None:
         while True:
@@ -417,14 +423,16 @@ class Watchdog:
                         # new thread when needed), so a process whose clients are all
                         # closed keeps no mcp-lite thread.
                         self._heap.clear()
-                        if not self._leave_when_idle:
+                        if now >= self._settle_until:
                             self._cond.wait(_IDLE_EXIT)
                         if not self._heap:
                             self._thread = None
-                            self._leave_when_idle = False
+                            self._settle_until = 0.0
                             return
                         continue
                     wait = self._heap[0][0] - now
+                    if now < self._settle_until:  # a transport closed: its slots soon free
+                        wait = 0.0
                     # At least 50 ms between rounds: under load every call's entry comes
                     # due in turn, and waking per call would cost a context switch each.
                     self._cond.wait(min(max(wait, 0.05), 60.0))
