@@ -63,6 +63,8 @@ log = logging.getLogger("mcp_lite.client")
 
 _MAX_INPUT_ROUNDS = 16
 _TASKABLE = frozenset({"sampling/createMessage", "elicitation/create"})
+# Requests that stay open while nothing else happens (a notification stream): no use.
+_STREAMS = frozenset({"subscriptions/listen"})
 # Past these, a flooding server is shed: notifications are dropped (counted), requests are
 # refused with a JSON-RPC error. See README, "Guarantees, precisely".
 MAX_QUEUED_NOTIFICATIONS = 1024
@@ -259,6 +261,7 @@ class Connection:
         self.events: ConnectionObserver | None = None  # hooks / OpenTelemetry, set by the Client
         self._lock = threading.Lock()
         self._pending: jsonrpc.PendingTable[_Call] = jsonrpc.PendingTable()
+        self._streams = 0  # _STREAMS requests sent (see use())
         self._incoming: dict[jsonrpc.RequestId, _Incoming] = {}
         # Futures between two input_required rounds (in no pending entry): the timer fails
         # them at their deadline too (the entry of their last request stays scheduled).
@@ -293,6 +296,16 @@ class Connection:
         except BaseException:
             self._shutdown(ConnectionClosed("could not start"))
             raise
+
+    def use(self) -> tuple[int, int]:
+        """(requests in flight, requests sent so far), leaving out notification streams
+        (``_STREAMS``); no lock and no I/O: a hint of how busy and how used this
+        connection is (``Client._use``)."""
+        pending, streams = self._pending, self._streams
+        in_flight = len(pending)
+        if streams:  # (list(): one step under the GIL, as other threads change the table)
+            in_flight -= sum(call.method in _STREAMS for call in list(pending.values()))
+        return in_flight, pending.issued - streams
 
     def load_stats(self) -> dict[str, int]:
         """Backlogs and what was shed; see ``Client.load_stats``."""
@@ -592,6 +605,8 @@ class Connection:
             blocking = type(call.future) is _Waiter
             if not blocking:  # a blocking call keeps its own deadline
                 self._schedule(call)
+                if call.method in _STREAMS:
+                    self._streams += 1
             leading = need_reader = False
             if self._can_lead:
                 if not blocking or len(pending) > 1:

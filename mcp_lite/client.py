@@ -329,6 +329,16 @@ class Client:
         conn = self._conn
         return conn.load_stats() if conn is not None else dict.fromkeys(LOAD_STATS_KEYS, 0)
 
+    def _use(self) -> tuple[int, tuple[int, int] | None]:
+        """(calls in flight, a mark that moves with every request sent) on the current
+        connection, no I/O: how a Hub that lent this client out (``hub.client()``) sees
+        the calls made on it directly, which hold no lease (see ``hub._recycle``)."""
+        conn = self._conn
+        if conn is None:
+            return 0, None
+        in_flight, sent = conn.use()
+        return in_flight, (id(conn), sent)
+
     @property
     def closed(self) -> bool:
         """True once ``close()`` was called (no I/O): the client is done, and nothing

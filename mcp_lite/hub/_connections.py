@@ -59,7 +59,16 @@ from ..errors import (
 )
 from ..events import emit_reconnect
 from ._live_tasks import TASK_METHODS, unknown_task_note
-from ._recycle import RETRY, Lease, Life, Recycler, check_seconds, defer_for_tasks, effective
+from ._recycle import (
+    RETRY,
+    Lease,
+    Life,
+    Recycler,
+    check_seconds,
+    client_use,
+    defer_for_tasks,
+    effective,
+)
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -904,7 +913,7 @@ class Connections:
         """A connection is up: note its start; watch it when it recycles."""
         transport = getattr(client, "transport", None)  # tests' stand-ins may have none
         life = slot.life
-        life.began(getattr(transport, "pid", None))
+        life.began(getattr(transport, "pid", None), client_use(client)[1])
         life.tasks.process_ended()  # a new process: the last one's tasks died with it
         life.deferred = None
         if life.stale_lists:  # the server was recycled: its lists come from the new process
@@ -927,22 +936,37 @@ class Connections:
         with self._lock:
             retired, self._retired = self._retired, []
             slots = list(self._slots.values())
-        for client, why in retired:
-            client.close(why)
         nxt: float | None = None
         for slot in slots:
             if self._closing.is_set():
+                with self._lock:  # close() closes them
+                    self._retired += retired
                 return None
             due, stop = self._recycle(slot)
-            if stop is not None:  # bounded (stdio: the process group is killed within ~0.6 s)
-                stop.close(slot.life.recycled_why)
+            if stop is not None:
+                retired.append((stop, slot.life.recycled_why))
             if due is not None and (nxt is None or due < nxt):
                 nxt = due
+        # Close the retired clients whose calls have all ended (bounded: stdio kills the
+        # process group within ~0.6 s). One still answering a call made on it directly (a
+        # Client from hub.client(): no lease tells when it ends) is looked at again soon.
+        waiting = []
+        for client, why in retired:
+            if client_use(client)[0]:
+                waiting.append((client, why))
+            else:
+                client.close(why)
+        if waiting:
+            with self._lock:
+                self._retired += waiting
+            soon = time.monotonic() + RETRY
+            nxt = soon if nxt is None else min(nxt, soon)
         return nxt
 
     def _recycle(self, slot: _Slot) -> tuple[float | None, Client | None]:
         """Recycle ``slot`` when it is due. Returns when to look at it again and the client
-        to close now (None when none, or when calls still hold it: their last one frees it)."""
+        to close once its direct calls end (None when none, or when leases still hold it:
+        their last one frees it)."""
         idle, lifetime = self.limits(slot.spec)
         client = slot.client
         if (idle is None and lifetime is None) or client is None:
@@ -957,7 +981,12 @@ class Connections:
                 if slot.client is not client or life.started is None:
                     return None, None
                 now = time.monotonic()
-                busy = life.users.get(client, 0)
+                leases = life.users.get(client, 0)  # the Hub's calls
+                in_flight, mark = client_use(client)  # with those made on it directly
+                if in_flight or mark != life.seen:  # used without a lease since last look
+                    life.seen = mark
+                    life.last_used, life.last_used_wall = now, time.time()
+                busy = max(leases, in_flight)
                 old = lifetime is not None and now - life.started >= lifetime
                 unused = idle is not None and not busy and now - life.last_used >= idle
                 if not old and not unused:
@@ -984,7 +1013,7 @@ class Connections:
                     f"the Hub recycled MCP server {slot.spec.name!r} ({why}); "
                     f"hub.client({slot.spec.name!r}) gives a live client"
                 )
-                if busy:
+                if leases:  # closed when its last lease ends (else by the sweep)
                     life.draining.append(client)
             later = f" after its {busy} call(s) in flight" if busy else ""
             # Set under slot.lock: a caller connecting it next sets "connected" after this.
@@ -992,7 +1021,7 @@ class Connections:
         finally:
             slot.lock.release()
         log.info("MCP server %r: recycled (stopped%s): %s", slot.spec.name, later, why)
-        return None, None if busy else client
+        return None, None if leases else client
 
     # --- live tasks (see _live_tasks): a recycle waits for them ------------------------------
 

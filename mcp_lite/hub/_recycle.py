@@ -5,7 +5,10 @@ once it has lived that long. Either way the next call starts it again (the Hub's
 connect, within that call's deadline). A recycle never ends a call: a call holds a ``Lease``
 on the client it uses, an idle server is one nobody holds, and a server past its lifetime
 with calls in flight is retired (new calls start a new process) and closed when its last
-lease ends.
+lease ends. A ``Client`` kept from ``hub.client()`` is called without a lease: its calls in
+flight hold the server too, and a request sent on it since the Hub last looked counts as a
+use at that look (``client_use``), so such a server may live up to one ``idle_timeout``
+longer than a Hub-called one, and is never stopped under a call.
 
 ``Life`` is a server's record (start, last use, leases, recycles); ``Recycler`` is one daemon
 thread per Hub, started only when a recycling server first connects, that sleeps until the
@@ -26,7 +29,15 @@ from typing import Any, Generic, TypeVar
 from ..errors import ConfigError
 from ._live_tasks import LiveTasks
 
-__all__ = ["Lease", "Life", "Recycler", "check_seconds", "defer_for_tasks", "effective"]
+__all__ = [
+    "Lease",
+    "Life",
+    "Recycler",
+    "check_seconds",
+    "client_use",
+    "defer_for_tasks",
+    "effective",
+]
 
 log = logging.getLogger("mcp_lite.hub")
 
@@ -41,6 +52,13 @@ def check_seconds(name: str, value: float | None) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
         raise ConfigError(f"{name} must be a positive number of seconds or None, got {value!r}")
     return float(value)
+
+
+def client_use(client: Any) -> tuple[int, Any]:
+    """(calls in flight, a mark that moves with every request sent) of ``client``, no I/O
+    (``Client._use``); (0, None) for tests' stand-ins, which have none."""
+    use = getattr(client, "_use", None)
+    return use() if use is not None else (0, None)
 
 
 def effective(own: float | None, default: float | None) -> float | None:
@@ -63,6 +81,7 @@ class Life:
         self.last_used = time.monotonic()
         self.last_used_wall: float | None = None
         self.recycles = 0
+        self.seen: Any = None  # the client's use mark when last noted (see client_use)
         self.users: dict[Any, int] = {}
         self.draining: list[Any] = []
         self.stale_lists = False  # recycled: the cached lists are refreshed on the next start
@@ -70,11 +89,12 @@ class Life:
         self.deferred: str | None = None  # why a due recycle waits (for status())
         self.recycled_why = ""  # the last recycle, as a recycled client's close() says it
 
-    def began(self, pid: int | None) -> None:
-        """A new connection is up."""
+    def began(self, pid: int | None, seen: Any) -> None:
+        """A new connection is up (``seen``: its use mark now; the handshake is no use)."""
         with self.lock:
             self.started, self.started_wall, self.pid = time.monotonic(), time.time(), pid
             self.last_used = time.monotonic()
+            self.seen = seen
 
     def touch(self) -> None:
         with self.lock:
@@ -136,6 +156,7 @@ class Lease(Generic[C]):
             else:
                 life.users.pop(client, None)
             life.last_used, life.last_used_wall = time.monotonic(), time.time()
+            life.seen = client_use(client)[1]  # (this call's requests are noted already)
             retired = left <= 0 and client in life.draining
             if retired:
                 life.draining.remove(client)

@@ -202,6 +202,11 @@ class PendingTable(dict[RequestId, T]):
         self[request_id] = entry
         return request_id
 
+    @property
+    def issued(self) -> int:
+        """How many ids were handed out: it moves with every request sent."""
+        return self._next_id
+
     def pop(self, request_id: RequestId | None) -> T | None:  # type: ignore[override]
         """The entry for ``request_id``, removed; None when there is none."""
         if request_id is None:

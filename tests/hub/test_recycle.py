@@ -163,6 +163,62 @@ def test_a_client_retired_under_its_call_says_so_after_it(no_leftover_processes)
     no_leftover_processes()
 
 
+@pytest.mark.parametrize("setting", ["max_lifetime", "idle_timeout"])
+def test_a_call_made_on_a_kept_client_is_never_cut_by_a_recycle(
+    setting: str, no_leftover_processes
+) -> None:
+    """A call made on the Client itself (not through the Hub, so no lease) holds the server
+    as a Hub call does: the recycle waits for it, then closes that client."""
+    with Hub({"demo": _demo()}, **{setting: 0.3}) as hub:
+        kept = hub.client("demo")
+        old = hub.status()["demo"].pid
+        assert old is not None
+        results: list[Any] = []
+
+        def slow() -> None:
+            try:
+                results.append(kept.call_tool("countdown", {"n": 12}, timeout=20).text)
+            except Exception as exc:  # (the assertion below shows it)
+                results.append(exc)
+
+        caller = threading.Thread(target=slow)
+        caller.start()
+        time.sleep(0.7)  # twice the setting, well within the 1.2 s call
+        during = hub.status()["demo"]
+        if setting == "idle_timeout":  # a call in flight is a use: not idle
+            assert during.state == "connected" and during.recycles == 0
+        else:  # retired, not stopped: new calls go to a new process
+            assert during.state == "idle" and "in flight" in (during.error or "")
+        assert caller.is_alive() and _running(old), "the server was stopped under its call"
+        caller.join(20)
+        assert results == ["liftoff"], "the recycle cut a call in flight"
+        assert _wait(lambda: hub.status()["demo"].state == "idle", 0.3 + SLACK)
+        assert setting in (hub.status()["demo"].error or "")
+        # Once its call ended, the retired client closes (its server stops), with the reason.
+        assert _wait(lambda: kept.closed, SLACK)
+        assert _wait(lambda: not _running(old), SLACK), "the retired server outlived its call"
+        with pytest.raises(ConnectionClosed, match=f"{setting} of 0.3 s"):
+            kept.list_tools(timeout=20)
+        assert _add(hub) == "5"  # the next Hub call starts a new process
+    no_leftover_processes()
+
+
+def test_short_calls_on_a_kept_client_keep_its_server_from_idling(no_leftover_processes) -> None:
+    """Calls made directly between the Hub's looks (none in flight when it looks) are uses."""
+    with Hub({"demo": _demo()}, idle_timeout=0.3) as hub:
+        kept = hub.client("demo")
+        end = time.monotonic() + 1.5  # five idle timeouts
+        while time.monotonic() < end:
+            assert kept.call_tool("add", {"a": 2, "b": 3}, timeout=20).text == "5"
+            time.sleep(0.05)
+        status = hub.status()["demo"]
+        assert (status.state, status.recycles) == ("connected", 0) and not kept.closed
+        # Unused from now: idle within two timeouts (it is noticed at the Hub's next look).
+        assert _wait(lambda: hub.status()["demo"].state == "idle", 2 * 0.3 + SLACK)
+        assert kept.closed
+    no_leftover_processes()
+
+
 def test_an_entry_s_own_settings_beat_the_hub_s(hub_paths: HubPaths) -> None:
     hub_paths.write(
         hub_paths.project / ".mcp.json",
