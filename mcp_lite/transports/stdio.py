@@ -821,12 +821,17 @@ class StdioTransport:
             pass
         lines.end()
 
-    def _stderr_line(self, raw: bytes | bytearray, dropped: int) -> None:
+    def _stderr_line(self, raw: bytes | bytearray, dropped: int, shown: bool) -> None:
+        """A line of stderr has ended: log it and keep it in the tail (``shown``: the
+        tail's last entry is this line as read so far, replaced now)."""
         line = raw.decode("utf-8", "replace").rstrip()
         if dropped:
             line += f" [... {dropped} more bytes of this line dropped]"
-        if line:
+        if shown:
+            self._stderr_tail[-1] = line  # (one step: a reader sees it once, old or new)
+        elif line:
             self._stderr_tail.append(line)
+        if line:
             stderr_log.info("[%s] %s", self.name, line)
 
 
@@ -887,12 +892,16 @@ class _Watched:
 class _StderrLines:
     """Stderr in chunks to lines: each is logged and kept in the tail, cut at
     ``_STDERR_LINE_MAX`` bytes (the rest of it is dropped and counted), so a server that
-    writes megabytes without a newline costs neither memory nor a syscall per byte."""
+    writes megabytes without a newline costs neither memory nor a syscall per byte.
+
+    A line not ended yet is in the tail too, as read so far: a server that dies while a
+    child holds its stderr open, its reason unterminated, is quoted by the error at once."""
 
     def __init__(self, transport: StdioTransport) -> None:
         self._transport = transport
         self._line = bytearray()
         self._dropped = 0
+        self._shown = False  # the tail's last entry is this unfinished line
 
     def feed(self, chunk: bytes) -> None:
         line = self._line
@@ -900,19 +909,32 @@ class _StderrLines:
         for piece in complete:
             room = _STDERR_LINE_MAX - len(line)
             line += piece[:room]
-            self._transport._stderr_line(line, self._dropped + max(0, len(piece) - room))
-            line.clear()
-            self._dropped = 0
+            self._ended(self._dropped + max(0, len(piece) - room))
         room = _STDERR_LINE_MAX - len(line)
         line += rest[:room]
         self._dropped += max(0, len(rest) - room)
+        if rest[:room]:  # it grew (past the cap it does not: no cost per chunk then)
+            self._show()
 
     def end(self) -> None:
         if self._line or self._dropped:
-            self._transport._stderr_line(self._line, self._dropped)
-            self._line.clear()
-            self._dropped = 0
+            self._ended(self._dropped)
         self._transport._stderr_ended.set()
+
+    def _ended(self, dropped: int) -> None:
+        self._transport._stderr_line(self._line, dropped, self._shown)
+        self._line.clear()
+        self._dropped = 0
+        self._shown = False
+
+    def _show(self) -> None:
+        text = self._line.decode("utf-8", "replace").rstrip()
+        tail = self._transport._stderr_tail
+        if self._shown:
+            tail[-1] = text
+        elif text:
+            tail.append(text)
+            self._shown = True
 
 
 # What wakes the thread: one 8-byte count for an eventfd (any byte would do for a pipe).

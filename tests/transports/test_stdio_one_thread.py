@@ -202,9 +202,11 @@ def test_a_write_to_a_server_that_already_exited_quotes_its_last_words(
             os.waitid(os.P_PID, transport.pid, os.WEXITED | os.WNOWAIT)
         except ChildProcessError:
             pass  # the thread reaped it already
-        ping = Outgoing({"jsonrpc": "2.0", "id": 1, "method": "ping"},
-                        b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
-                        deadline=time.monotonic() + CALL_TIMEOUT)
+        ping = Outgoing(
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+            deadline=time.monotonic() + CALL_TIMEOUT,
+        )
         with pytest.raises(ConnectionClosed) as caught:
             transport.send(ping)
     finally:
@@ -213,3 +215,52 @@ def test_a_write_to_a_server_that_already_exited_quotes_its_last_words(
     # stderr to its end: it waits for those words (bounded) instead of leaving them out
     assert caught.value.exit_code == 3
     assert "cannot start: no config found" in str(caught.value)
+
+
+# Exits with its reason on stderr, unterminated, while a child it leaves holds stderr open.
+HELD_STDERR = """
+import os, sys, time
+sys.stderr.write("fatal: no config found"); sys.stderr.flush()
+if os.fork() == 0:
+    os.close(0); os.close(1); time.sleep(1.5); os._exit(0)
+os._exit(3)
+"""
+
+
+def test_a_death_seen_before_stderr_ends_quotes_its_unterminated_last_line(
+    pidfd: bool, no_leftover_processes: object
+) -> None:
+    """``dead()`` (what a caller sees before the thread reports the close) quotes the last
+    line read so far, though stderr, held by a child, has not ended and it has no newline."""
+    transport = stdio.StdioTransport([sys.executable, "-c", HELD_STDERR], name="held")
+    transport.start(lambda frame: None, lambda error: None)
+    try:
+        end = time.monotonic() + 1.0  # (the child holds stderr for 1.5 s)
+        while (error := transport.dead()) is None and time.monotonic() < end:
+            time.sleep(0.01)
+        assert error is not None, "the exit was not seen"
+        assert not transport._stderr_ended.is_set(), "stderr ended: the test proves nothing"
+    finally:
+        transport.close()
+    assert error.exit_code == 3
+    assert "fatal: no config found" in str(error)
+
+
+def test_an_unfinished_stderr_line_is_in_the_tail_once_as_it_grows() -> None:
+    transport = stdio.StdioTransport([sys.executable, "-c", "pass"], name="lines")
+    lines = stdio._StderrLines(transport)
+    lines.feed(b"first\nsec")
+    assert transport.stderr_tail() == "first\nsec"
+    lines.feed(b"ond half")
+    assert transport.stderr_tail() == "first\nsecond half"
+    lines.feed(b" done\nthi")
+    assert transport.stderr_tail() == "first\nsecond half done\nthi"
+    lines.feed(b"rd\n")
+    assert transport.stderr_tail() == "first\nsecond half done\nthird"
+    lines.feed(b"x" * (stdio._STDERR_LINE_MAX + 10))
+    lines.end()
+    last = transport.stderr_tail().splitlines()[-1]
+    assert last.startswith("x" * 100) and last.endswith("[... 10 more bytes of this line dropped]")
+    kept = list(transport._stderr_tail)  # (stderr_tail() shows its last 4000 characters)
+    assert kept[:3] == ["first", "second half done", "third"] and len(kept) == 4
+    assert transport._stderr_ended.is_set()
