@@ -268,6 +268,9 @@ class Client:
         self._output_schemas: dict[str, dict[str, Any]] = {}
         self._skill_entries: dict[str, Skill] = {}  # uri -> entry last listed (bounded)
         self._task_support: dict[str, str] | None = None  # tool -> execution.taskSupport
+        # Told of each task handle made here: a Hub that owns this client holds its server
+        # while the task may still be collected, however the task was started.
+        self._on_task: Callable[[Task], None] | None = None
         self.cache_results = cache_results
         self._results = _cache.ResultCache()
         self._results_lock = threading.Lock()
@@ -645,7 +648,7 @@ class Client:
         self, deadline: Deadline, name: str, arguments: Mapping[str, Any] | None, ttl: int | None
     ) -> Task:
         """``call_tool_as_task`` on the caller's deadline (``Hub.call_tool_as_task``)."""
-        return _tasks.start_task(self, name, arguments, ttl, deadline)
+        return self._told(_tasks.start_task(self, name, arguments, ttl, deadline))
 
     def resume_task(self, task_id: str, *, timeout: float | None = None) -> Task:
         """The handle of a task started earlier, perhaps by another process that stored
@@ -669,7 +672,13 @@ class Client:
         """``resume_task`` on the caller's deadline (``Hub.resume_task`` passes its own)."""
         self._session(deadline)
         stdio = getattr(self.transport, "pid", None) is not None  # a process we started
-        return _tasks.resume_task(self, task_id, deadline, stdio=stdio)
+        return self._told(_tasks.resume_task(self, task_id, deadline, stdio=stdio))
+
+    def _told(self, task: Task) -> Task:
+        on_task = self._on_task
+        if on_task is not None:
+            on_task(task)
+        return task
 
     def list_tasks(self, *, timeout: float | None = None) -> list[TaskStatus]:
         """The server's tasks for this session (2025-11-25 ``tasks/list``, every page).

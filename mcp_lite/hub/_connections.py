@@ -146,8 +146,9 @@ class ServerStatus:
         pid: the stdio server's process id while it runs; None otherwise.
         via: ``"gateway"`` (reached through the Hub's gateway), ``"local"`` (run or reached by
             this process), or None while the gateway's listing is not fetched yet.
-        live_tasks: tasks started or seen through the Hub (or its gateway) on the current
-            process that a client may still collect; a recycle waits for them.
+        live_tasks: tasks started or seen through the Hub, its gateway or a client from
+            ``hub.client()`` on the current process that a client may still collect; a
+            recycle waits for them.
         recycle_deferred: why a recycle that is due waits (live tasks, and until when at
             most); None when none waits.
     """
@@ -914,6 +915,11 @@ class Connections:
         transport = getattr(client, "transport", None)  # tests' stand-ins may have none
         life = slot.life
         life.began(getattr(transport, "pid", None), client_use(client)[1])
+        # Its task handles, however made (the Hub's calls, or on a Client kept from
+        # hub.client()), hold the server while their tasks may still be collected.
+        if hasattr(client, "_on_task"):  # (tests' stand-ins have no tasks)
+            name = slot.spec.name
+            client._on_task = lambda task: self.hold_task(name, client, task)
         life.tasks.process_ended()  # a new process: the last one's tasks died with it
         life.deferred = None
         if life.stale_lists:  # the server was recycled: its lists come from the new process

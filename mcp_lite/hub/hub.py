@@ -837,9 +837,7 @@ class Hub:
         self._permissions.check(tool, args, in_process=self._conns.spec(server).in_process)
         lease = self._conns.lease(server, deadline)
         return self._held(
-            server,
-            lease,
-            lambda c: c._start_task(capped(deadline, c.timeout), tool.tool_name, args, ttl),
+            lease, lambda c: c._start_task(capped(deadline, c.timeout), tool.tool_name, args, ttl)
         )
 
     def resume_task(self, server: str, task_id: str, *, timeout: float | None = None) -> Task:
@@ -853,17 +851,15 @@ class Hub:
         """
         deadline = _current(_deadline(timeout))
         lease = self._conns.lease(server, deadline)
-        return self._held(
-            server, lease, lambda c: c._resume_task(capped(deadline, c.timeout), task_id)
-        )
+        return self._held(lease, lambda c: c._resume_task(capped(deadline, c.timeout), task_id))
 
-    def _held(self, server: str, lease: Lease[Client], begin: Callable[[Client], Task]) -> Task:
+    def _held(self, lease: Lease[Client], begin: Callable[[Client], Task]) -> Task:
         """``begin(client)`` under ``lease``; the server then holds the task as live until
-        the handle sees it end and collects it (bounded, see ``_live_tasks``): a recycle
-        never stops a server under a task a client may still collect."""
+        the handle sees it end and collects it (bounded, see ``_live_tasks``; the client
+        tells the Hub of its handle, see ``Connections._began``): a recycle never stops a
+        server under a task a client may still collect."""
         try:
             task = begin(lease.client)
-            self._conns.hold_task(server, lease.client, task)
         finally:
             lease.release()
         return task

@@ -92,6 +92,30 @@ def test_an_idle_timeout_waits_for_a_hub_task_and_recycles_after_it(
 
 
 @pytest.mark.parametrize("era", ERAS)
+def test_a_task_started_on_a_kept_client_holds_its_server_too(
+    era: str, no_leftover_processes: Any
+) -> None:
+    """A task started (or resumed) on a Client from hub.client(), not through the Hub, is a
+    live task of the Hub's as well: the recycle waits for it."""
+    options = {"protocol_version": era}
+    with Hub({"tasks": _tasks(era)}, idle_timeout=IDLE, client_options=options) as hub:
+        kept = hub.client("tasks")
+        task = kept.call_tool_as_task("hold", {}, timeout=20)
+        first = hub.status()["tasks"]
+        assert first.live_tasks == 1 and first.pid is not None
+        assert _wait(lambda: hub.status()["tasks"].recycle_deferred is not None)
+        held = hub.status()["tasks"]
+        assert (held.state, held.recycles, held.pid) == ("connected", 0, first.pid)
+        assert not kept.closed and _running(first.pid)
+        again = kept.resume_task(task.id, timeout=20)  # a second handle: still one task
+        assert again.last_status.status == "working" and hub.status()["tasks"].live_tasks == 1
+        _cancel(task)
+        assert _wait(lambda: hub.status()["tasks"].state == "idle")
+        assert hub.status()["tasks"].recycles == 1 and kept.closed
+        assert _wait(lambda: not _running(first.pid))
+
+
+@pytest.mark.parametrize("era", ERAS)
 def test_a_dropped_handle_s_task_is_still_there_to_resume(
     era: str, no_leftover_processes: Any
 ) -> None:
