@@ -261,7 +261,7 @@ class Connection:
         self.events: ConnectionObserver | None = None  # hooks / OpenTelemetry, set by the Client
         self._lock = threading.Lock()
         self._pending: jsonrpc.PendingTable[_Call] = jsonrpc.PendingTable()
-        self._streams = 0  # _STREAMS requests sent (see use())
+        self._streams = 0  # _STREAMS requests sent (see requests_sent)
         self._incoming: dict[jsonrpc.RequestId, _Incoming] = {}
         # Futures between two input_required rounds (in no pending entry): the timer fails
         # them at their deadline too (the entry of their last request stays scheduled).
@@ -297,15 +297,20 @@ class Connection:
             self._shutdown(ConnectionClosed("could not start"))
             raise
 
-    def use(self) -> tuple[int, int]:
-        """(requests in flight, requests sent so far), leaving out notification streams
-        (``_STREAMS``); no lock and no I/O: a hint of how busy and how used this
-        connection is (``Client._use``)."""
-        pending, streams = self._pending, self._streams
-        in_flight = len(pending)
-        if streams:  # (list(): one step under the GIL, as other threads change the table)
-            in_flight -= sum(call.method in _STREAMS for call in list(pending.values()))
-        return in_flight, pending.issued - streams
+    @property
+    def requests_sent(self) -> int:
+        """Requests sent so far, notification streams (``_STREAMS``) left out: it moves
+        with each use. No lock, no I/O."""
+        return self._pending.issued - self._streams
+
+    def in_flight(self) -> int:
+        """Requests waiting for their answer, notification streams left out; no lock and
+        no I/O (a hint: ``Client._in_flight``)."""
+        pending = self._pending
+        if not self._streams:
+            return len(pending)
+        # (list(): one step under the GIL, as other threads change the table)
+        return sum(call.method not in _STREAMS for call in list(pending.values()))
 
     def load_stats(self) -> dict[str, int]:
         """Backlogs and what was shed; see ``Client.load_stats``."""

@@ -332,15 +332,17 @@ class Client:
         conn = self._conn
         return conn.load_stats() if conn is not None else dict.fromkeys(LOAD_STATS_KEYS, 0)
 
-    def _use(self) -> tuple[int, tuple[int, int] | None]:
-        """(calls in flight, a mark that moves with every request sent) on the current
-        connection, no I/O: how a Hub that lent this client out (``hub.client()``) sees
-        the calls made on it directly, which hold no lease (see ``hub._recycle``)."""
+    # How a Hub that lent this client out (``hub.client()``) sees the calls made on it
+    # directly, which hold no lease (see ``hub._recycle``). No I/O.
+
+    def _use_mark(self) -> tuple[int, int] | None:
+        """A mark that moves with every request sent (on this connection or a new one)."""
         conn = self._conn
-        if conn is None:
-            return 0, None
-        in_flight, sent = conn.use()
-        return in_flight, (id(conn), sent)
+        return None if conn is None else (id(conn), conn.requests_sent)
+
+    def _in_flight(self) -> int:
+        conn = self._conn
+        return 0 if conn is None else conn.in_flight()
 
     @property
     def closed(self) -> bool:

@@ -64,10 +64,11 @@ from ._recycle import (
     Lease,
     Life,
     Recycler,
+    calls_in_flight,
     check_seconds,
-    client_use,
     defer_for_tasks,
     effective,
+    use_mark,
 )
 
 if TYPE_CHECKING:
@@ -914,7 +915,7 @@ class Connections:
         """A connection is up: note its start; watch it when it recycles."""
         transport = getattr(client, "transport", None)  # tests' stand-ins may have none
         life = slot.life
-        life.began(getattr(transport, "pid", None), client_use(client)[1])
+        life.began(getattr(transport, "pid", None), use_mark(client))
         # Its task handles, however made (the Hub's calls, or on a Client kept from
         # hub.client()), hold the server while their tasks may still be collected.
         if hasattr(client, "_on_task"):  # (tests' stand-ins have no tasks)
@@ -958,7 +959,7 @@ class Connections:
         # Client from hub.client(): no lease tells when it ends) is looked at again soon.
         waiting = []
         for client, why in retired:
-            if client_use(client)[0]:
+            if calls_in_flight(client):
                 waiting.append((client, why))
             else:
                 client.close(why)
@@ -988,7 +989,7 @@ class Connections:
                     return None, None
                 now = time.monotonic()
                 leases = life.users.get(client, 0)  # the Hub's calls
-                in_flight, mark = client_use(client)  # with those made on it directly
+                in_flight, mark = calls_in_flight(client), use_mark(client)  # and direct ones
                 if in_flight or mark != life.seen:  # used without a lease since last look
                     life.seen = mark
                     life.last_used, life.last_used_wall = now, time.time()

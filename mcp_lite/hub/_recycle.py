@@ -7,7 +7,7 @@ on the client it uses, an idle server is one nobody holds, and a server past its
 with calls in flight is retired (new calls start a new process) and closed when its last
 lease ends. A ``Client`` kept from ``hub.client()`` is called without a lease: its calls in
 flight hold the server too, and a request sent on it since the Hub last looked counts as a
-use at that look (``client_use``), so such a server may live up to one ``idle_timeout``
+use at that look (``use_mark``), so such a server may live up to one ``idle_timeout``
 longer than a Hub-called one, and is never stopped under a call.
 
 ``Life`` is a server's record (start, last use, leases, recycles); ``Recycler`` is one daemon
@@ -33,10 +33,11 @@ __all__ = [
     "Lease",
     "Life",
     "Recycler",
+    "calls_in_flight",
     "check_seconds",
-    "client_use",
     "defer_for_tasks",
     "effective",
+    "use_mark",
 ]
 
 log = logging.getLogger("mcp_lite.hub")
@@ -54,11 +55,18 @@ def check_seconds(name: str, value: float | None) -> float | None:
     return float(value)
 
 
-def client_use(client: Any) -> tuple[int, Any]:
-    """(calls in flight, a mark that moves with every request sent) of ``client``, no I/O
-    (``Client._use``); (0, None) for tests' stand-ins, which have none."""
-    use = getattr(client, "_use", None)
-    return use() if use is not None else (0, None)
+def use_mark(client: Any) -> Any:
+    """A mark of ``client`` that moves with every request sent (``Client._use_mark``);
+    None for tests' stand-ins, which have none. Cheap: a lease's release notes it."""
+    mark = getattr(client, "_use_mark", None)
+    return mark() if mark is not None else None
+
+
+def calls_in_flight(client: Any) -> int:
+    """``client``'s calls waiting for their answer, its own and the Hub's
+    (``Client._in_flight``); 0 for tests' stand-ins."""
+    count = getattr(client, "_in_flight", None)
+    return count() if count is not None else 0
 
 
 def effective(own: float | None, default: float | None) -> float | None:
@@ -81,7 +89,7 @@ class Life:
         self.last_used = time.monotonic()
         self.last_used_wall: float | None = None
         self.recycles = 0
-        self.seen: Any = None  # the client's use mark when last noted (see client_use)
+        self.seen: Any = None  # the client's use mark when last noted (see use_mark)
         self.users: dict[Any, int] = {}
         self.draining: list[Any] = []
         self.stale_lists = False  # recycled: the cached lists are refreshed on the next start
@@ -156,7 +164,7 @@ class Lease(Generic[C]):
             else:
                 life.users.pop(client, None)
             life.last_used, life.last_used_wall = time.monotonic(), time.time()
-            life.seen = client_use(client)[1]  # (this call's requests are noted already)
+            life.seen = use_mark(client)  # (this call's requests are noted already)
             retired = left <= 0 and client in life.draining
             if retired:
                 life.draining.remove(client)
