@@ -54,7 +54,6 @@ from ._connections import (
 )
 from ._gateway_route import GatewayRoute, gateway_of
 from ._llm_names import llm_names
-from ._recycle import Lease
 from ._submit import Submitter
 from .permissions import PermissionHandler, Permissions, parse_rule, rules_match
 from .policy import ServerPolicy, add_allow_rule
@@ -835,10 +834,10 @@ class Hub:
         server, tool = self._tool_for(name, deadline)
         args = dict(arguments or {})
         self._permissions.check(tool, args, in_process=self._conns.spec(server).in_process)
-        lease = self._conns.lease(server, deadline)
-        return self._held(
-            lease, lambda c: c._start_task(capped(deadline, c.timeout), tool.tool_name, args, ttl)
-        )
+        # Under a lease while it starts; then the handle holds the server until its task
+        # is collected (the client tells the Hub of it: see Connections._began).
+        with self._conns.lease(server, deadline) as client:
+            return client._start_task(capped(deadline, client.timeout), tool.tool_name, args, ttl)
 
     def resume_task(self, server: str, task_id: str, *, timeout: float | None = None) -> Task:
         """The handle of a task of ``server`` started earlier, perhaps by another process
@@ -850,19 +849,8 @@ class Hub:
                 this Hub knows no earlier process's tasks: run it behind the gateway).
         """
         deadline = _current(_deadline(timeout))
-        lease = self._conns.lease(server, deadline)
-        return self._held(lease, lambda c: c._resume_task(capped(deadline, c.timeout), task_id))
-
-    def _held(self, lease: Lease[Client], begin: Callable[[Client], Task]) -> Task:
-        """``begin(client)`` under ``lease``; the server then holds the task as live until
-        the handle sees it end and collects it (bounded, see ``_live_tasks``; the client
-        tells the Hub of its handle, see ``Connections._began``): a recycle never stops a
-        server under a task a client may still collect."""
-        try:
-            task = begin(lease.client)
-        finally:
-            lease.release()
-        return task
+        with self._conns.lease(server, deadline) as client:  # (held as for call_tool_as_task)
+            return client._resume_task(capped(deadline, client.timeout), task_id)
 
     def read_resource(
         self, uri: str, *, server: str | None = None, timeout: float | None = None
