@@ -911,9 +911,10 @@ class _StderrLines:
             line += piece[:room]
             self._ended(self._dropped + max(0, len(piece) - room))
         room = _STDERR_LINE_MAX - len(line)
-        line += rest[:room]
-        self._dropped += max(0, len(rest) - room)
-        if rest[:room]:  # it grew (past the cap it does not: no cost per chunk then)
+        kept = rest[:room]
+        line += kept
+        self._dropped += len(rest) - len(kept)
+        if kept:  # it grew (past the cap it does not: no cost per chunk then)
             self._show()
 
     def end(self) -> None:
