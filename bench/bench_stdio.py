@@ -171,10 +171,15 @@ def _threaded(call: Callable[[str, dict[str, Any]], object], args: dict[str, Any
     _loop(call, args)(COUNTS["warmup"])
     start = threading.Barrier(workers + 1)
 
+    failed: list[BaseException] = []
+
     def worker() -> None:
         start.wait()
-        for _ in range(per):
-            call("echo", args)
+        try:
+            for _ in range(per):
+                call("echo", args)
+        except BaseException as exc:  # a figure from fewer calls than counted is wrong
+            failed.append(exc)
 
     threads = [threading.Thread(target=worker) for _ in range(workers)]
     for t in threads:
@@ -184,14 +189,19 @@ def _threaded(call: Callable[[str, dict[str, Any]], object], args: dict[str, Any
     start.wait()
     for t in threads:
         t.join()
-    return Timing(per * workers, time.perf_counter() - t0, time.process_time() - c0)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {workers} threads failed") from failed[0]
+    return Timing(per * workers, wall, cpu)
 
 
-def round_threads_raw(args: dict[str, Any], n: int, workers: int = CONCURRENCY) -> Timing:
-    """The same with bench/raw_client.py's ThreadedRawClient: the floor for sharing."""
-    from raw_client import ThreadedRawClient
+def round_threads_raw(args: dict[str, Any], n: int, workers: int = CONCURRENCY,
+                      turns: bool = False) -> Timing:
+    """The same with bench/raw_client.py's ThreadedRawClient (a reader thread), or with
+    ``turns`` its TurnTakingRawClient (callers take turns to read): the floors for sharing."""
+    from raw_client import ThreadedRawClient, TurnTakingRawClient
 
-    with ThreadedRawClient(ECHO_SERVER) as client:
+    with (TurnTakingRawClient if turns else ThreadedRawClient)(ECHO_SERVER) as client:
         return _threaded(client.call_tool, args, n, workers)
 
 
@@ -290,6 +300,7 @@ ROUNDS: dict[str, Callable[[dict[str, Any], int], Timing]] = {
     "seq-sdk": round_seq_sdk,
     "threads-lite": round_threads_lite,
     "threads-raw": round_threads_raw,
+    "threads-raw-turns": lambda args, n: round_threads_raw(args, n, turns=True),
     "window-lite": round_window_lite,
     "gather-sdk": round_gather_sdk,
     "list-raw": round_list_raw,
@@ -360,6 +371,7 @@ def concurrent() -> dict[str, Timing | None]:
     return run_interleaved({
         "threads": Job("threads-lite", "10 B", c["conc_lite"]),
         "raw_threads": Job("threads-raw", "10 B", c["conc_lite"]),
+        "raw_turns": Job("threads-raw-turns", "10 B", c["conc_lite"]),
         "window": Job("window-lite", "10 B", c["conc_lite"]),
         "sdk": Job("gather-sdk", "10 B", c["conc_sdk"]),
     }, c["rounds"])

@@ -121,14 +121,18 @@ class ThreadedRawClient:
         self._write_lock = threading.Lock()
         self._waiting: dict[int, list[Any]] = {}  # id -> [lock held until answered, answer]
         self._next_id = 0
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+        self._reader: threading.Thread | None = None
+        if self.READER_THREAD:
+            self._reader = threading.Thread(target=self._read, daemon=True)
+            self._reader.start()
         self.request("initialize", {
             "protocolVersion": "2025-11-25",
             "capabilities": {},
             "clientInfo": {"name": "raw-threaded-bench-client", "version": "0"},
         })
         self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    READER_THREAD = True
 
     def _write(self, message: dict[str, Any]) -> None:
         os.write(self._fd, _encode(message).encode() + b"\n")
@@ -144,10 +148,12 @@ class ThreadedRawClient:
         for slot in list(self._waiting.values()):  # the server went away: wake everyone
             slot[0].release()
 
-    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _send(self, method: str, params: dict[str, Any] | None) -> list[Any]:
+        """Register and write a request; its slot: [lock held until answered, answer,
+        a flag for TurnTakingRawClient]."""
         done = threading.Lock()
         done.acquire()
-        slot: list[Any] = [done, None]
+        slot: list[Any] = [done, None, False]
         with self._write_lock:
             self._next_id += 1
             rid = self._next_id
@@ -156,7 +162,14 @@ class ThreadedRawClient:
             if params is not None:
                 message["params"] = params
             self._write(message)
-        done.acquire()
+        return slot
+
+    def _wait(self, slot: list[Any]) -> None:
+        slot[0].acquire()
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        slot = self._send(method, params)
+        self._wait(slot)
         reply = slot[1]
         if reply is None:
             raise ConnectionError("the server closed its stdout")
@@ -169,7 +182,8 @@ class ThreadedRawClient:
 
     def close(self) -> None:
         _stop(self._proc)
-        self._reader.join(2.0)
+        if self._reader is not None:
+            self._reader.join(2.0)
         self._proc.stdout.close()  # type: ignore[union-attr]
 
     def __enter__(self) -> ThreadedRawClient:
@@ -177,3 +191,67 @@ class ThreadedRawClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class TurnTakingRawClient(ThreadedRawClient):
+    """The other way to share one connection: no reader thread; the waiting callers take
+    turns to read (leader/follower). The leader reads and routes every answer until its
+    own is in, then hands the turn to the oldest caller still waiting. Answers for others
+    still wake their callers: this shows what taking turns saves over a reader thread on
+    the machine at that moment (the docs' performance page has the figures). One lock, ``_turn``, orders every hand-over and wake-up: a slot's
+    lock is released only while its ``[2]`` flag is off; the flag is set with the release and
+    reset by the slot's owner when it wakes."""
+
+    READER_THREAD = False
+
+    def __init__(self, command: list[str]) -> None:
+        self._turn = threading.Lock()
+        self._leading = False
+        self._pending = b""
+        super().__init__(command)
+
+    def _wake(self, slot: list[Any]) -> None:  # holding _turn
+        if not slot[2]:
+            slot[2] = True
+            slot[0].release()
+
+    def _hand_over(self) -> None:  # holding _turn, the lead just given up
+        for slot in self._waiting.values():  # the oldest caller still waiting
+            if slot[1] is None:
+                self._wake(slot)
+                return
+
+    def _wait(self, slot: list[Any]) -> None:
+        fd = self._proc.stdout.fileno()  # type: ignore[union-attr]
+        while True:
+            with self._turn:
+                if slot[1] is not None:
+                    if not self._leading:  # a turn handed to us while the answer came
+                        self._hand_over()
+                    return
+                lead = not self._leading
+                self._leading = True
+            if not lead:
+                slot[0].acquire()
+                with self._turn:
+                    slot[2] = False
+                continue
+            try:
+                while slot[1] is None:
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        raise ConnectionError("the server closed its stdout")
+                    *lines, self._pending = (self._pending + chunk).split(b"\n")
+                    for line in lines:
+                        reply = json.loads(line)
+                        with self._turn:
+                            other = self._waiting.pop(reply.get("id"), None)
+                            if other is not None:
+                                other[1] = reply
+                                if other is not slot:
+                                    self._wake(other)
+            finally:
+                with self._turn:
+                    self._leading = False
+                    self._hand_over()
+            return

@@ -153,6 +153,7 @@ def concurrency(targets: Targets, seq: dict[str, dict[str, Timing | None]]) -> N
     for key, name in (("threads", f"mcp_lite, {n} threads sharing one Client (call_tool)"),
                       ("window", f"mcp_lite, 1 thread, submit() keeping {n} in flight (dicts)"),
                       ("raw_threads", f"raw client, {n} threads (a reader thread, a lock each)"),
+                      ("raw_turns", f"raw client, {n} threads taking turns to read"),
                       ("sdk", f"official SDK, {n} tasks (asyncio.gather) on one session")):
         t = conc[key]
         print(f"  {name:<58} " + ("  n/a" if t is None else
@@ -168,9 +169,12 @@ def concurrency(targets: Targets, seq: dict[str, dict[str, Timing | None]]) -> N
     # server take turns on one core), any shared connection pays a cross-thread wake-up per
     # call that one thread does not, and this falls below 1.
     floor = _div(raw_threads and raw_threads.per_s, small["raw"] and small["raw"].per_s)
+    turns = _div(conc["raw_turns"] and conc["raw_turns"].per_s,
+                 small["raw"] and small["raw"].per_s)
     if floor is not None:
         print(f"  (info: the raw client's {n} threads make {floor:.2f}x the calls/s of its one "
-              f"thread here now)")
+              f"thread here now; taking turns to read, with no reader thread, "
+              f"{'n/a' if turns is None else f'{turns:.2f}x'})")
     targets.ratio(f"{n} threads' calls/s vs one thread's (mcp_lite)",
                   _div(threads and threads.per_s, small["lite"] and small["lite"].per_s),
                   ">= 1.2x", 1.2)
