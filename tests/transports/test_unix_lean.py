@@ -173,13 +173,22 @@ def test_the_oversized_head_is_not_held(sock_dir: Path, session_for: Callable[[s
 
 
 def test_a_forked_child_never_uses_the_parents_socket(
-    unix_fault_server: Any, in_fork: Callable[[Callable[[], str]], str]
+    unix_fault_server: Any,
+    in_fork: Callable[[Callable[[], str]], str],
+    wait_until: Callable[..., bool],
 ) -> None:
     with connect(unix_fault_server.url()) as client:
         assert client.call_tool("echo").text == "echo"
-        before = unix_fault_server.accepted
         unix = client.transport._session.__dict__["_mcp_lite_unix"]  # type: ignore[union-attr]
         (pool,) = unix._pools.values()
+        # The GET for the server's stream is made at connect on a thread of its own and a
+        # connection of its own: wait until the server has had it and every connection is
+        # back in the pool, or that one joins the pool after the snapshot (a loaded machine).
+        counts = unix_fault_server.state.counts
+        assert wait_until(
+            lambda: counts["GET /mcp"] >= 1 and len(pool._idle) == unix_fault_server.accepted
+        )
+        before = unix_fault_server.accepted
         idle = list(pool._idle)
         assert idle  # the parent holds a kept-alive connection
 
