@@ -112,6 +112,8 @@ class ThreadedRawClient:
     a lock of its own; a caller writes its request whole under one write lock. Nothing
     else: no timeouts, no bounds, no error handling beyond "the server went away"."""
 
+    READER_THREAD = True  # False: the callers read (TurnTakingRawClient)
+
     def __init__(self, command: list[str]) -> None:
         self._proc = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
@@ -131,8 +133,6 @@ class ThreadedRawClient:
             "clientInfo": {"name": "raw-threaded-bench-client", "version": "0"},
         })
         self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    READER_THREAD = True
 
     def _write(self, message: dict[str, Any]) -> None:
         os.write(self._fd, _encode(message).encode() + b"\n")
@@ -198,9 +198,10 @@ class TurnTakingRawClient(ThreadedRawClient):
     turns to read (leader/follower). The leader reads and routes every answer until its
     own is in, then hands the turn to the oldest caller still waiting. Answers for others
     still wake their callers: this shows what taking turns saves over a reader thread on
-    the machine at that moment (the docs' performance page has the figures). One lock, ``_turn``, orders every hand-over and wake-up: a slot's
-    lock is released only while its ``[2]`` flag is off; the flag is set with the release and
-    reset by the slot's owner when it wakes."""
+    the machine at that moment (the docs' performance page has the figures). One lock,
+    ``_turn``, orders every hand-over and wake-up: a slot's lock is released only while its
+    ``[2]`` flag is off; the flag is set with the release and reset by the slot's owner
+    when it wakes."""
 
     READER_THREAD = False
 
@@ -216,7 +217,8 @@ class TurnTakingRawClient(ThreadedRawClient):
             slot[0].release()
 
     def _hand_over(self) -> None:  # holding _turn, the lead just given up
-        for slot in self._waiting.values():  # the oldest caller still waiting
+        # (a copy: callers register under the write lock, not _turn)
+        for slot in list(self._waiting.values()):  # the oldest caller still waiting
             if slot[1] is None:
                 self._wake(slot)
                 return
