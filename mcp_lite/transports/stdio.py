@@ -133,6 +133,8 @@ _LAST_WORDS = 0.3
 _EXIT_WAIT = 0.5
 # Without a pidfd, how often the thread asks waitpid whether the server is gone.
 _EXIT_POLL = 1.0
+# The pidfd said the server exited but another thread held its wait lock: look again after.
+_REAP_RETRY = 0.01
 _STDERR_TAIL_LINES = 40
 _STDERR_TAIL_CHARS = 4000
 # One stderr line is kept up to this many bytes; the rest of it is dropped (and counted).
@@ -392,14 +394,26 @@ class StdioTransport:
 
     def _last_words(self, deadline: float) -> None:
         """On a caller's thread, about to quote the stderr tail of a server that is gone or
-        going: wait (up to ``_LAST_WORDS``, within ``deadline``) until the connection's
-        thread has read stderr to its end. A server that exits at once is often seen so by
-        a write first, before its thread got to the words that say why."""
-        if self._stderr_ended.is_set() or threading.current_thread() in self._threads:
+        going: wait (up to ``_LAST_WORDS`` in all, within ``deadline``) until the
+        connection's thread has read stderr to its end, then for the exit code. A server
+        that exits at once is often seen so by a write first, before its thread got to the
+        words that say why."""
+        if threading.current_thread() in self._threads:
             return
-        wait = min(_LAST_WORDS, deadline - time.monotonic())
-        if wait > 0:
-            self._stderr_ended.wait(wait)
+        end = time.monotonic() + min(_LAST_WORDS, deadline - time.monotonic())
+        if not self._stderr_ended.is_set() and end > time.monotonic():
+            self._stderr_ended.wait(end - time.monotonic())
+        # ... and its exit code. Popen.poll() answers None while another thread holds the
+        # process's wait lock (the connection's thread in its waitpid check), so a gone
+        # server could be quoted without its code: wait for it within the same budget.
+        proc = self._proc
+        if proc is not None and proc.returncode is None and self._stderr_ended.is_set():
+            left = end - time.monotonic()
+            if left > 0:
+                try:
+                    proc.wait(left)
+                except subprocess.TimeoutExpired:
+                    pass  # alive with stderr closed: quoted without a code
 
     def close(self) -> None:
         """Stop the server and its group; idempotent; ends within ``_CLOSE_LIMIT``."""
@@ -644,11 +658,13 @@ class StdioTransport:
             now = time.monotonic()
             # 1. what is over: the exit, stdout held open after it, stdout's end
             if not watch.exit_at and (watch.exited or (not watch.has_pidfd and now >= next_check)):
-                watch.exited = False
                 next_check = now + _EXIT_POLL
                 if proc.poll() is not None:
+                    watch.exited = False
                     self._exited(proc)
                     watch.exit_at = now
+                # else, after the pidfd said so: poll() answers None while another thread
+                # holds the process's wait lock; watch.exited stays set, to look again soon
             wait = _IDLE_WAIT
             if not reported:
                 if watch.out_open and watch.exit_at:
@@ -681,7 +697,9 @@ class StdioTransport:
                 and (proc.returncode is not None or not watch.has_pidfd)
             ):
                 return None  # everything has ended
-            if not watch.exit_at and (watch.pidfd < 0 or watch.exited):
+            if watch.exited and not watch.exit_at:
+                wait = min(wait, _REAP_RETRY)
+            elif not watch.exit_at and watch.pidfd < 0:
                 wait = min(wait, _EXIT_POLL)  # (no pidfd: the waitpid check)
             # 2. stdout, unless a caller leads or has just led
             if watch.out_open and not self._closing:

@@ -180,6 +180,37 @@ def test_a_server_that_exits_while_its_grandchild_holds_stdout(
     # close() killed the grandchild with the group (no_leftover_processes checks it)
 
 
+def test_an_exit_seen_while_another_thread_holds_the_wait_lock_is_looked_at_again(
+    pidfd: bool, tmp_path: Path, no_leftover_processes: object
+) -> None:
+    """The pidfd fires once. If the thread's poll() then meets the process's wait lock held
+    by another thread (and answers None), the thread looks again: the exit is still seen,
+    though a grandchild keeps stdout open, and the pending call fails with the exit code."""
+    record = tmp_path / "grandchild.pid"
+    with mcp_lite.connect(SERVER, timeout=CALL_TIMEOUT) as client:
+        transport = transport_of(client)
+        proc = transport._proc
+        assert proc is not None
+        busy = proc._waitpid_lock  # type: ignore[attr-defined]
+
+        def hold_through_the_exit() -> None:
+            os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+            time.sleep(0.3)  # the thread's poll() after the pidfd fired meets the lock held
+            busy.release()
+
+        busy.acquire()
+        holder = threading.Thread(target=hold_through_the_exit, daemon=True)
+        holder.start()
+        try:
+            with pytest.raises(ConnectionClosed) as caught:
+                client.call_tool("exit-held", {"code": 5, "record": str(record)})
+        finally:
+            holder.join(CALL_TIMEOUT)
+        assert not holder.is_alive()
+        os.kill(int(record.read_text()), 0)  # the grandchild still holds stdout
+    assert "exit code 5" in str(caught.value)
+
+
 # Writes its last words without a newline and exits before reading anything; a grandchild
 # keeps stderr open a moment longer, so those words reach the thread after a write fails.
 QUITTER = """
@@ -214,6 +245,41 @@ def test_a_write_to_a_server_that_already_exited_quotes_its_last_words(
     # the error is made on the writer's thread, before the connection's thread has read
     # stderr to its end: it waits for those words (bounded) instead of leaving them out
     assert caught.value.exit_code == 3
+    assert "cannot start: no config found" in str(caught.value)
+
+
+def test_a_write_to_an_exited_server_quotes_its_exit_code_while_its_reaping_is_busy(
+    pidfd: bool, no_leftover_processes: object
+) -> None:
+    """Popen.poll() answers None while another thread holds the process's wait lock (as the
+    connection's thread does inside its waitpid check): the writer waits for the code
+    (within its last-words budget) instead of quoting a gone server without it."""
+    transport = stdio.StdioTransport([sys.executable, "-c", QUITTER], name="quitter")
+    transport.start(lambda frame: None, lambda error: None)
+    proc = transport._proc
+    assert proc is not None
+    busy = proc._waitpid_lock  # type: ignore[attr-defined]
+    busy.acquire()  # "another thread is inside waitpid": nobody reaps the server meanwhile
+    release = threading.Timer(0.1, busy.release)
+    try:
+        os.waitid(os.P_PID, transport.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped
+        assert transport._stderr_ended.wait(CALL_TIMEOUT)
+        release.start()  # the lock is free again 0.1 s from now
+        ping = Outgoing(
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+            deadline=time.monotonic() + CALL_TIMEOUT,
+        )
+        with pytest.raises(ConnectionClosed) as caught:
+            transport.send(ping)
+    finally:
+        if release.ident is None:  # never started: the lock is still ours to give back
+            busy.release()
+        else:
+            release.join()
+        transport.close()
+    assert caught.value.exit_code == 3
+    assert "exited with exit code 3" in str(caught.value)
     assert "cannot start: no config found" in str(caught.value)
 
 
