@@ -223,6 +223,14 @@ os._exit(3)
 """
 
 
+def a_ping() -> Outgoing:
+    return Outgoing(
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+        deadline=time.monotonic() + CALL_TIMEOUT,
+    )
+
+
 def test_a_write_to_a_server_that_already_exited_quotes_its_last_words(
     pidfd: bool, no_leftover_processes: object
 ) -> None:
@@ -233,13 +241,8 @@ def test_a_write_to_a_server_that_already_exited_quotes_its_last_words(
             os.waitid(os.P_PID, transport.pid, os.WEXITED | os.WNOWAIT)
         except ChildProcessError:
             pass  # the thread reaped it already
-        ping = Outgoing(
-            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
-            b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
-            deadline=time.monotonic() + CALL_TIMEOUT,
-        )
         with pytest.raises(ConnectionClosed) as caught:
-            transport.send(ping)
+            transport.send(a_ping())
     finally:
         transport.close()
     # the error is made on the writer's thread, before the connection's thread has read
@@ -265,13 +268,8 @@ def test_a_write_to_an_exited_server_quotes_its_exit_code_while_its_reaping_is_b
         os.waitid(os.P_PID, transport.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped
         assert transport._stderr_ended.wait(CALL_TIMEOUT)
         release.start()  # the lock is free again 0.1 s from now
-        ping = Outgoing(
-            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
-            b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
-            deadline=time.monotonic() + CALL_TIMEOUT,
-        )
         with pytest.raises(ConnectionClosed) as caught:
-            transport.send(ping)
+            transport.send(a_ping())
     finally:
         if release.ident is None:  # never started: the lock is still ours to give back
             busy.release()
