@@ -75,6 +75,9 @@ def test_a_connection_the_server_closed_between_calls_is_replaced(
     unix_fault_server.one_shot = True  # every connection ends after one answer
     server = unix_fault_server
     with connect(server.url()) as client:
+        # connect's GET for the server's stream runs on a thread of its own (answered 405,
+        # never sent again): once it came, no connection opens behind the waits below
+        assert wait_until(lambda: server.state.counts["GET /mcp"] >= 1)
         for i in range(5):
             # every connection so far closed by the server (so none of our requests races
             # its close: a server that read a request and closed unanswered is a failure)
