@@ -194,6 +194,25 @@ def test_input_rounds_run_on_the_calls_deadline(kind: str, how: str) -> None:
         client.close()
 
 
+def test_a_call_to_a_server_that_stopped_reading_fails_in_time(wait_until: Any) -> None:
+    """stdio ``deaf``: after the handshake it closes stdin and stderr and keeps running. The
+    call's write fails at once; the wait for the server's last words and exit code that
+    follows (none come) is bounded by the call's deadline."""
+    client = Client(stdio_target("deaf"), timeout=30.0)
+    try:
+        client.open()
+        transport = client.transport
+        assert wait_until(lambda: transport._stderr_ended.is_set())  # type: ignore[union-attr]
+        for timeout in (0.1, TIMEOUT):  # below the last-words cap, and above it
+            ends_in_time(
+                lambda: client.call_tool("echo", {}, timeout=timeout),  # noqa: B023
+                r"tools/call",  # (the Client retries once on a new connection)
+                timeout,
+            )
+    finally:
+        client.close()
+
+
 # --- the Hub ---------------------------------------------------------------------------------------
 
 # entry name -> (the entry, phase of Hub.call_tool, phase in status() after a pool operation)

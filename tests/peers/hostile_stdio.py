@@ -22,6 +22,8 @@ Modes (each reads stdin until it closes, then exits):
 - ``asks``: as ``mute``, but ``tools/call`` (and every retry of it) is answered with a
   2026-07-28 ``input_required`` result asking for ``roots/list``, forever (use ``--era
   stateless``).
+- ``deaf``: as ``mute``, but once ``notifications/initialized`` came it closes its stdin and
+  its stderr and keeps running (a write to it fails; no last words, no exit code).
 - ``no-discover``: never answers ``server/discover``; answers ``initialize`` (handshake era),
   ``ping`` and ``tools/list`` (one tool, ``echo``) and ``tools/call`` of ``echo``.
 """
@@ -29,6 +31,7 @@ Modes (each reads stdin until it closes, then exits):
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -149,6 +152,11 @@ def main(argv: list[str]) -> None:
         reply = peer.answer(message)
         if reply is not None:
             send(reply)
+        if peer.mode == "deaf" and message.get("method") == "notifications/initialized":
+            os.close(0)
+            os.close(2)
+            while True:
+                time.sleep(60)  # running, stopped reading: the client's close kills it
 
 
 def send(message: dict) -> None:
