@@ -483,9 +483,11 @@ class Client:
         try:
             result = self._call(conn, deadline, method, params, on_progress, cancel_event)
             return _not_a_task(method, result) if "resultType" in result else result
-        except SessionExpired:
+        except SessionExpired as exc:
+            first: ConnectionClosed = exc
             log.info("session with %r expired; re-initializing and retrying %s", self.name, method)
         except ConnectionClosed as exc:
+            first = exc
             if getattr(exc, "unsent", False) and self.auto_reconnect:
                 # The server died before the request could be written: nothing reached it,
                 # so the request goes to a new connection (started by _connection()).
@@ -497,13 +499,20 @@ class Client:
                     raise
                 log.info("the answer stream of %s to %r broke; re-issuing it", method, self.name)
         # The one retry (and the reconnect or re-initialize before it) is on the same deadline.
-        deadline.check(f"retrying {method}", f"no time was left for it (MCP server {self.name!r})")
-        return _not_a_task(
-            method,
-            self._call(
+        # Its errors name the phase and carry the first failure, which is why it retried.
+        phase = f"retrying {method}"
+        if deadline.expired():
+            raise deadline.error(
+                phase, f"no time was left for it (MCP server {self.name!r}: {first})"
+            ) from first
+        try:
+            retried = self._call(
                 self._connection(deadline), deadline, method, params, on_progress, cancel_event
-            ),
-        )
+            )
+        except ConnectionClosed as exc:
+            again = type(exc)(f"{phase}: {exc.args[0]}", exc.exit_code, exc.stderr_tail)
+            raise again from exc
+        return _not_a_task(method, retried)
 
     def _call(
         self,

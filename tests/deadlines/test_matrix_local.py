@@ -208,8 +208,9 @@ def test_a_call_to_a_server_that_stopped_reading_fails_in_time(wait_until: Any) 
                 lambda: client.call_tool("echo", {}, timeout=timeout),  # noqa: B023
                 # The Client sends the unsent call once more, on a new connection: to a new
                 # deaf server that either has not closed stdin yet (no answer: the deadline)
-                # or has (the write fails again, and that error is the call's)
-                r"tools/call|stopped reading its input",
+                # or has (the write fails again). Either way the error names the call, and
+                # when no time was left for the retry, why it retried.
+                r"tools/call",
                 timeout,
             )
     finally:
