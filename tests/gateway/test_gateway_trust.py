@@ -253,11 +253,14 @@ def test_gateway_user_admits_the_user_the_gateway_runs_as(
     with Hub(_config(peers), gateway=f"unix://{path}", gateway_user="nobody") as worker:
         assert worker.call_tool("mcp__plain__add", {"a": 1, "b": 2}, timeout=10).text == "planted"
         assert worker.status()["plain"].via == "gateway"
+    files = [str(peers.path)]
+    with Hub.from_config(config_files=files, gateway=f"unix://{path}", gateway_user=NOBODY) as w:
+        assert w.call_tool("mcp__plain__add", {"a": 1, "b": 2}, timeout=10).text == "planted"
     monkeypatch.setenv("MCP_LITE_GATEWAY_USER", str(NOBODY))
     with Hub(_config(peers), gateway=f"unix://{path}") as worker:
         assert worker.call_tool("mcp__plain__add", {"a": 1, "b": 2}, timeout=10).text == "planted"
     calls = [r for r in planted.received() if r["body"] and '"tools/call"' in r["body"]]
-    assert len(calls) == 2
+    assert len(calls) == 3
     monkeypatch.delenv("MCP_LITE_GATEWAY_USER")
     with pytest.raises(ConfigError, match="no user named"):
         Hub(_config(peers), gateway=f"unix://{path}", gateway_user="no-such-user-here")
