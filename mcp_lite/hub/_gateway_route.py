@@ -61,9 +61,21 @@ _STEP_S = 5.0  # the listing fetch's own cap inside the caller's deadline
 _PROBE_S = 0.2  # how often a worker looks for a gateway that is down (a refused connect)
 
 
-# Settings of an entry that change how long a worker waits, not what the server does.
+# Settings of an entry that change how long a worker waits or how its Hub shows the server,
+# not what the server does.
 _NEUTRAL = frozenset(
-    {"type", "timeout", "connectTimeout", "readTimeout", "idleTimeout", "pingInterval", "retry"}
+    {
+        "type",
+        "name",
+        "alwaysLoad",
+        "disabled",
+        "timeout",
+        "connectTimeout",
+        "readTimeout",
+        "idleTimeout",
+        "pingInterval",
+        "retry",
+    }
 )
 
 
@@ -74,7 +86,8 @@ def fingerprint(kind: str, target: Any) -> str | None:
     and the working directory (absolute), of a stdio server; the URL of a remote one; and
     every other setting of the entry (env, headers, authToken, oauth...) by the sha256 of
     its value, so that a worker whose entry differs in any of them (another tenant's key)
-    runs it locally. Only timeouts and retry settings are left out.
+    runs it locally. Only timeouts, retry settings and the Hub's own (``alwaysLoad``) are
+    left out.
     """
     if kind == "sdk" or not isinstance(target, (Mapping, str, list, tuple)):
         return None
@@ -96,11 +109,9 @@ def fingerprint(kind: str, target: Any) -> str | None:
         for key, value in target.items():
             if key in _NEUTRAL or key in skip or key == _peer.TARGET_KEY:
                 continue
-            if key in ("env", "headers") and isinstance(value, Mapping):
-                for name, item in value.items():  # each value alone: names stay comparable
-                    settings[f"{key}.{name}"] = _digest(item)
-            elif value is not None:
-                settings[str(key)] = _digest(value)
+            if value is None or (isinstance(value, (Mapping, list, str)) and not value):
+                continue  # an empty env or headers is no env or headers
+            settings[str(key)] = _digest(value)
     else:
         return None
     if settings:

@@ -442,6 +442,9 @@ def test_the_fingerprint_covers_what_changes_a_server_and_shows_no_value() -> No
         fingerprint("http", {**web, "oauth": {"clientId": "c"}}),
     }
     assert len(marks) == 5
+    assert fingerprint("http", {**web, "alwaysLoad": True, "headers": {}}) == fingerprint(
+        "http", web
+    )
     assert fingerprint("http", {**web, "url": "HTTPS://X.example:443/mcp/"}) == fingerprint(
         "http", web
     )
