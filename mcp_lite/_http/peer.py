@@ -135,10 +135,13 @@ def check(sock: socket.socket, path: str, allowed: frozenset[int] | None) -> Non
     else:
         pid = "" if peer.pid is None else f", pid {peer.pid}"
         found = f"run by {describe(peer.uid)}{pid}"
+    others = sorted(uids - {os.geteuid(), 0})
+    allowed_text = " or ".join(["this user", "root", *map(describe, others)])
+    allowed_text = allowed_text.replace(" or ", ", ", len(others))  # "a, b or c"
     error = ConnectError(
-        f"refused the socket {path}: the process behind it is {found}, not this user or "
-        f"root; nothing was sent to it (if it is your gateway, name its user with "
-        f"gateway_user= or {ENV_USER})"
+        f"refused the socket {path}: the process behind it is {found}, not {allowed_text}; "
+        f"nothing was sent to it (if it is your gateway, name its user with gateway_user= "
+        f"or {ENV_USER})"
     )
     error.refused_peer = True  # type: ignore[attr-defined]
     error.permanent = True  # type: ignore[attr-defined]  # no retry makes it another user
