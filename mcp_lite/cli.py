@@ -286,7 +286,12 @@ def _parser() -> argparse.ArgumentParser:
         "serve the configured servers to every process of this machine on a Unix socket",
         "mcp-lite gateway --socket /run/mcp-lite/gateway.sock --config mcp.json",
     )
-    gateway.add_argument("--socket", required=True, metavar="PATH", help="the socket file")
+    gateway.add_argument(
+        "--socket",
+        required=True,
+        metavar="PATH",
+        help="the socket file, in a folder only you (and root) can write",
+    )
     gateway.add_argument(
         "--group", metavar="G", help="let this group's members connect too (socket 0660)"
     )
