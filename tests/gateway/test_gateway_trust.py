@@ -29,7 +29,7 @@ from mcp_lite.server import Server
 NOBODY = 65534
 SYSTEM_PYTHON = "/usr/bin/python3"
 
-pytestmark = pytest.mark.skipif(
+needs_nobody = pytest.mark.skipif(
     sys.platform != "linux"
     or os.getuid() != 0
     or not os.access(SYSTEM_PYTHON, os.X_OK)
@@ -189,6 +189,7 @@ def _refused(caught: pytest.ExceptionInfo[ConnectError], path: str) -> None:
     assert path in text and "nothing was sent" in text, text
 
 
+@needs_nobody
 def test_a_socket_planted_by_another_user_gets_nothing(
     peers: Peers, shared: Path, plant: Callable[..., Planted]
 ) -> None:
@@ -203,6 +204,7 @@ def test_a_socket_planted_by_another_user_gets_nothing(
     assert server_processes(peers.marker) == []  # and no server started locally instead
 
 
+@needs_nobody
 def test_a_link_to_a_planted_socket_gets_nothing(
     peers: Peers, shared: Path, plant: Callable[..., Planted]
 ) -> None:
@@ -216,6 +218,7 @@ def test_a_link_to_a_planted_socket_gets_nothing(
     assert planted.received() == []
 
 
+@needs_nobody
 def test_a_socket_planted_after_the_gateway_left_gets_nothing(
     peers: Peers, short_dir: Path, private: Path, plant: Callable[..., Planted]
 ) -> None:
@@ -245,6 +248,7 @@ def test_a_socket_planted_after_the_gateway_left_gets_nothing(
     assert planted.received() == []
 
 
+@needs_nobody
 def test_gateway_user_admits_the_user_the_gateway_runs_as(
     peers: Peers, shared: Path, plant: Callable[..., Planted], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -266,6 +270,7 @@ def test_gateway_user_admits_the_user_the_gateway_runs_as(
         Hub(_config(peers), gateway=f"unix://{path}", gateway_user="no-such-user-here")
 
 
+@needs_nobody
 def test_a_plain_unix_url_gets_the_same_check(
     shared: Path, plant: Callable[..., Planted], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -310,6 +315,7 @@ def test_the_gateway_refuses_a_folder_others_can_write(
     assert not (folder / "gw.sock").exists()
 
 
+@needs_nobody
 def test_the_gateway_refuses_another_users_folder_and_one_below_an_open_folder(
     peers: Peers, short_dir: Path
 ) -> None:
@@ -332,6 +338,7 @@ def test_the_gateway_refuses_another_users_folder_and_one_below_an_open_folder(
         assert why in str(caught.value)
 
 
+@needs_nobody
 def test_a_held_path_names_who_holds_it(
     peers: Peers, shared: Path, private: Path, plant: Callable[..., Planted]
 ) -> None:
@@ -348,6 +355,7 @@ def test_a_held_path_names_who_holds_it(
     assert planted.proc.poll() is None and held.exists()  # left alone
 
 
+@needs_nobody
 def test_the_cli_exits_2_on_a_held_path_and_an_open_folder(
     peers: Peers, shared: Path, private: Path, plant: Callable[..., Planted]
 ) -> None:
