@@ -286,7 +286,12 @@ def _parser() -> argparse.ArgumentParser:
         "serve the configured servers to every process of this machine on a Unix socket",
         "mcp-lite gateway --socket /run/mcp-lite/gateway.sock --config mcp.json",
     )
-    gateway.add_argument("--socket", required=True, metavar="PATH", help="the socket file")
+    gateway.add_argument(
+        "--socket",
+        required=True,
+        metavar="PATH",
+        help="the socket file, in a folder only you (and root) can write",
+    )
     gateway.add_argument(
         "--group", metavar="G", help="let this group's members connect too (socket 0660)"
     )
@@ -745,9 +750,17 @@ def _run_gateway(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, stop)
     try:
         gateway.start(args.socket, group=args.group)
-    except (OSError, KeyError) as exc:
+    except errors.ConfigError:
         hub.close()
-        raise errors.ConnectError(f"the gateway cannot listen on {args.socket}: {exc}") from None
+        raise  # a folder others can write: exit 2, the message says what to do
+    except (OSError, KeyError) as exc:
+        # A path held by another process, a folder that cannot be written, an unknown
+        # group: a setting to change, not a connection that failed (exit 2).
+        hub.close()
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        if isinstance(exc, KeyError):
+            why = f"no group {args.group!r}"
+        raise errors.ConfigError(f"the gateway cannot listen on {args.socket}: {why}") from None
     names = ", ".join(s["name"] for s in gateway.servers()) or "(none)"
     print(f"mcp-lite: gateway on {gateway.url} serving {names}", flush=True)
     try:

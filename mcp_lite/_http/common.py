@@ -46,6 +46,7 @@ from ..errors import (
 from ..protocol.param_headers import argument_at, header_map, header_text
 from . import abort as _http_abort
 from . import lean as _http_lean
+from . import peer as _http_peer
 from . import unix as _http_unix
 from . import wire as _http_wire
 from .abort import AbortingAdapter
@@ -189,6 +190,9 @@ class HttpOptions:
     max_message_size: int = 64 * 1024 * 1024
     pool_size: int = 16
     retry: Retry = Retry()
+    # ``unix://``: the uids the process behind the socket may run as (None: ``peer``'s
+    # default, this user, root and ``MCP_LITE_GATEWAY_USER``)
+    peer_uids: frozenset[int] | None = None
 
     def __repr__(self) -> str:  # no header value, token or URL query in a repr
         return f"HttpOptions(url={redact_url(self.url)!r}, name={self.name!r})"
@@ -216,16 +220,21 @@ def make_session(options: HttpOptions) -> requests.Session:
     )
     session.mount("http://", adapter)
     session.mount("https://", adapter)
-    if _http_unix.is_unix_url(options.url):  # HTTP over a Unix socket: no proxy, no TLS
-        session.mount("unix://", _http_unix.UnixAdapter(pool_maxsize=options.pool_size * 4))
+    unix = _http_unix.is_unix_url(options.url)
+    peers = None
+    if unix:  # HTTP over a Unix socket: no proxy, no TLS; only a peer of an allowed user
+        peers = options.peer_uids if options.peer_uids is not None else _http_peer.allowed_uids()
+        session.mount(
+            "unix://", _http_unix.UnixAdapter(pool_maxsize=options.pool_size * 4, peers=peers)
+        )
     session.headers["User-Agent"] = f"mcp-lite/{__version__}"
     # SSE must not be buffered by a decompressor; JSON bodies are small enough.
     session.headers["Accept-Encoding"] = "identity"
     session.headers.update(dict(options.headers))
     # What _send merges under each request's headers, lowercased once (fixed from here on).
     session.__dict__["_mcp_lite_headers"] = base = _base_headers(session)
-    if _http_unix.is_unix_url(options.url):  # its exchanges skip requests (``_http.lean``)
-        session.__dict__["_mcp_lite_unix"] = _http_lean.UnixClient(base)
+    if unix:  # its exchanges skip requests (``_http.lean``)
+        session.__dict__["_mcp_lite_unix"] = _http_lean.UnixClient(base, peers)
     return session
 
 

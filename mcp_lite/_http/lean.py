@@ -46,6 +46,7 @@ from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError,
 
 from .. import _fork
 from . import abort as _http_abort
+from . import peer as _http_peer
 from . import unix as _http_unix
 from . import wire as _http_wire
 
@@ -179,8 +180,9 @@ class _Pool:
     """The kept-alive connections to one socket path (``_put_conn`` as urllib3's pool, for
     ``wire``'s body reader)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, peers: frozenset[int] | None = None) -> None:
         self.path = path
+        self.peers = peers  # the users the process behind the socket may run as (``peer``)
         self._lock = threading.Lock()
         self._idle: list[_Conn] = []
         self.closed = False
@@ -244,8 +246,11 @@ class UnixClient:
     """The lean exchanges of one transport's session (``common.make_session`` makes it for
     a ``unix://`` URL). ``base`` is the session's headers as ``(name, lowercase, value)``."""
 
-    def __init__(self, base: tuple[tuple[str, str, Any], ...]) -> None:
+    def __init__(
+        self, base: tuple[tuple[str, str, Any], ...], peers: frozenset[int] | None = None
+    ) -> None:
         self._base = base
+        self._peers = peers
         self._lock = threading.Lock()
         self._pools: dict[str, _Pool] = {}
         self._urls: dict[str, tuple[_Pool, str]] = {}
@@ -277,7 +282,7 @@ class UnixClient:
                         old.close()
                     self._pools.clear()
                     self._urls.clear()
-                pool = self._pools[path] = _Pool(path)
+                pool = self._pools[path] = _Pool(path, self._peers)
             route = (pool, target)
             if len(self._urls) < 64:
                 self._urls[url] = route
@@ -412,6 +417,11 @@ def _connect(pool: _Pool, seconds: float, slot: _http_abort.Slot | None, sent: _
                 request=sent,  # type: ignore[arg-type]
             )
         raise _cannot_connect(failure, pool.path, sent)
+    try:
+        _http_peer.check(sock, pool.path, pool.peers)  # before the first byte goes out
+    except BaseException:
+        sock.close()
+        raise
     sys.audit("http.client.connect", sock, pool.path, None)
     return _Conn(sock)
 

@@ -14,7 +14,8 @@ A ``unix://`` URL names a socket file and an HTTP path on it:
 ``UnixAdapter`` is the ``AbortingAdapter`` of one socket: its pool's connections open an
 ``AF_UNIX`` socket instead of a TCP one (no DNS; ``Host: localhost``) and register it with the
 exchange's ``Slot``, so deadlines abort reads exactly as on TCP. A connect to a Unix socket
-is immediate: it succeeds or fails at once ("no such socket", "nothing listens on it").
+is immediate: it succeeds or fails at once ("no such socket", "nothing listens on it"). A
+connected socket whose process runs as another user is closed unused (``peer``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from urllib3.exceptions import NewConnectionError
 from .._secrets import redact_url
 from ..errors import ConfigError
 from .abort import AbortingAdapter, _Connection
+from .peer import check as check_peer
 
 __all__ = ["UnixAdapter", "is_unix_url", "split_url"]
 
@@ -90,9 +92,12 @@ def _why(exc: OSError, path: str) -> str:
 class UnixConnection(_Connection):
     """urllib3's HTTP connection on an ``AF_UNIX`` socket; registers with the ``Slot``."""
 
-    def __init__(self, *args: Any, socket_path: str, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, socket_path: str, peers: frozenset[int] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.socket_path = socket_path
+        self.peers = peers
 
     def _new_conn(self) -> socket.socket:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -111,6 +116,11 @@ class UnixConnection(_Connection):
             error = NewConnectionError(self, why)
             error.args = (why,)  # without urllib3's "UnixConnection(host='localhost'...)"
             raise error
+        try:
+            check_peer(sock, self.socket_path, self.peers)  # before the first byte goes out
+        except BaseException:
+            sock.close()
+            raise
         sys.audit("http.client.connect", self, self.socket_path, None)
         return sock
 
@@ -123,13 +133,15 @@ class UnixAdapter(AbortingAdapter):
     """The adapter mounted on ``unix://`` in a transport's session (``make_session``).
 
     Every ``unix://`` URL the session sends goes to the socket its URL names (one pool per
-    socket path); the request line carries only the HTTP path.
+    socket path); the request line carries only the HTTP path. Each new connection's peer
+    is checked before anything is sent on it (``peer.check``; ``peers``: the uids allowed).
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, peers: frozenset[int] | None = None, **kwargs: Any) -> None:
         self._lock = threading.Lock()
         self._unix_pools: dict[str, _UnixPool] = {}
         self._maxsize = int(kwargs.get("pool_maxsize", 10))
+        self._peers = peers
         super().__init__(*args, **kwargs)
 
     def get_connection_with_tls_context(
@@ -143,7 +155,13 @@ class UnixAdapter(AbortingAdapter):
                     for old in self._unix_pools.values():
                         old.close()
                     self._unix_pools.clear()
-                pool = _UnixPool("localhost", maxsize=self._maxsize, block=False, socket_path=sock)
+                pool = _UnixPool(
+                    "localhost",
+                    maxsize=self._maxsize,
+                    block=False,
+                    socket_path=sock,
+                    peers=self._peers,
+                )
                 self._unix_pools[sock] = pool
         return pool
 

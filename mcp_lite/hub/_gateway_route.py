@@ -13,8 +13,15 @@ running it (an unknown session, a 2026-07-28 connection before the fresh gateway
 upstream's era, a request never written) is sent again on a new connection, once, within
 the same deadline; every other failure while the gateway is down says so (``unreachable``).
 
-``fingerprint`` is what both sides compare: a sha256 of the entry's non-secret identity
-(transport type, command and args or URL; never env values or headers).
+Before anything is sent to it (the listing's ``GET`` included), every new connection to the
+gateway's socket is checked: the process behind it runs as this user, root or the user
+``gateway_user=`` / ``MCP_LITE_GATEWAY_USER`` names (``_http.peer``); another user's socket
+planted at the path (or a link to one) is a ``ConnectError`` naming that user, at once.
+
+``fingerprint`` is what both sides compare: a sha256 over everything that changes what a
+server does (transport type, command, args and working directory or URL, and the digests of
+env values, headers and every other setting of the entry); a value never leaves the process,
+nor does anything but the final digest.
 """
 
 from __future__ import annotations
@@ -32,8 +39,9 @@ from typing import Any
 
 from .. import errors
 from .._deadline import Deadline
+from .._http import peer as _peer
 from .._http.unix import is_unix_url, split_url
-from .._server_config import normalize_url
+from .._server_config import ServerTarget, normalize_url
 from ..errors import (
     ConfigError,
     ConnectError,
@@ -53,25 +61,72 @@ _STEP_S = 5.0  # the listing fetch's own cap inside the caller's deadline
 _PROBE_S = 0.2  # how often a worker looks for a gateway that is down (a refused connect)
 
 
+# Settings of an entry that change how long a worker waits or how its Hub shows the server,
+# not what the server does.
+_NEUTRAL = frozenset(
+    {
+        "type",
+        "name",
+        "alwaysLoad",
+        "disabled",
+        "timeout",
+        "connectTimeout",
+        "readTimeout",
+        "idleTimeout",
+        "pingInterval",
+        "retry",
+    }
+)
+
+
 def fingerprint(kind: str, target: Any) -> str | None:
-    """The sha256 hex of a server's identity; None for in-process servers."""
+    """The sha256 hex of a server's identity; None for in-process servers.
+
+    What changes what the server does is in it: the transport type; the command and args,
+    and the working directory (absolute), of a stdio server; the URL of a remote one; and
+    every other setting of the entry (env, headers, authToken, oauth...) by the sha256 of
+    its value, so that a worker whose entry differs in any of them (another tenant's key)
+    runs it locally. Only timeouts, retry settings and the Hub's own (``alwaysLoad``) are
+    left out.
+    """
     if kind == "sdk" or not isinstance(target, (Mapping, str, list, tuple)):
         return None
+    settings: dict[str, str] = {}
     if isinstance(target, str):
         identity: dict[str, Any] = {"type": kind, "url": normalize_url(target)}
     elif isinstance(target, (list, tuple)):
         identity = {"type": kind, "command": [str(x) for x in target]}
-    elif "command" in target:
-        identity = {
-            "type": kind,
-            "command": [str(target["command"]), *[str(a) for a in target.get("args") or ()]],
-        }
-    elif isinstance(target.get("url"), str):
-        identity = {"type": kind, "url": normalize_url(target["url"])}
+    elif "command" in target or isinstance(target.get("url"), str):
+        if "command" in target:
+            command = [str(target["command"]), *[str(a) for a in target.get("args") or ()]]
+            identity = {"type": kind, "command": command}
+            if target.get("cwd"):
+                identity["cwd"] = os.path.abspath(os.fspath(target["cwd"]))
+            skip = {"command", "args", "cwd"}
+        else:
+            identity = {"type": kind, "url": normalize_url(target["url"])}
+            skip = {"url"}
+        for key, value in target.items():
+            if key in _NEUTRAL or key in skip or key == _peer.TARGET_KEY:
+                continue
+            if value is None or (isinstance(value, (Mapping, list, str)) and not value):
+                continue  # an empty env or headers is no env or headers
+            settings[str(key)] = _digest(value)
     else:
         return None
+    if settings:
+        identity["settings"] = settings
     text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _digest(value: Any) -> str:
+    """The sha256 of a setting's value (its JSON text), never the value itself."""
+    try:
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return hashlib.sha256(b"mcp-lite gateway setting\0" + text.encode()).hexdigest()
 
 
 def gateway_of(gateway: str | bool | None) -> str | None:
@@ -89,31 +144,37 @@ def gateway_of(gateway: str | bool | None) -> str | None:
 
 
 class _UnixHTTP(http.client.HTTPConnection):
-    def __init__(self, path: str, timeout: float) -> None:
+    def __init__(self, path: str, timeout: float, peers: frozenset[int] | None) -> None:
         super().__init__("localhost", timeout=timeout)
         self._socket_path = path
+        self._peers = peers
 
     def connect(self) -> None:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.settimeout(self.timeout)
             sock.connect(self._socket_path)
+            _peer.check(sock, self._socket_path, self._peers)  # before the GET goes out
         except BaseException:
             sock.close()
             raise
         self.sock = sock
 
 
-def fetch_listing(socket_path: str, deadline: Deadline) -> dict[str, dict[str, Any]]:
-    """``{name: {"name", "fingerprint", "state"}}`` from the gateway's ``GET /servers``.
+def fetch_listing(
+    socket_path: str, deadline: Deadline, peers: frozenset[int] | None = None
+) -> dict[str, dict[str, Any]]:
+    """``{name: {"name", "fingerprint", "state"}}`` from the gateway's ``GET /servers``
+    (``peers``: the uids the process behind the socket may run as, see ``_http.peer``).
 
     Raises:
-        ConnectError: the gateway cannot be reached or answered nonsense.
+        ConnectError: the gateway cannot be reached, runs as another user or answered
+            nonsense.
         RequestTimeout: ``deadline`` passed first.
     """
     phase = "fetching the gateway's server list"
     deadline.check(phase, f"the gateway on {socket_path} was not asked")
-    conn = _UnixHTTP(socket_path, max(deadline.bound(_STEP_S), 0.001))
+    conn = _UnixHTTP(socket_path, max(deadline.bound(_STEP_S), 0.001), peers)
     try:
         conn.request("GET", "/servers", headers={"Accept": "application/json"})
         response = conn.getresponse()
@@ -145,9 +206,12 @@ def fetch_listing(socket_path: str, deadline: Deadline) -> dict[str, dict[str, A
 class GatewayRoute:
     """Decides, per server, the gateway or a local start; caches the gateway's listing."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, user: str | int | None = None) -> None:
         self.url = url.rstrip("/")
         self.socket_path, _ = split_url(self.url)
+        self.peers = _peer.allowed_uids(user)  # who the gateway's process may run as
+        # each spec's fingerprint, asked on every call (``via``): by the spec object itself
+        self._marks: dict[int, tuple[Spec, str | None]] = {}
         self._lock = threading.Lock()
         self._listing: dict[str, dict[str, Any]] | None = None
         self._known: dict[str, dict[str, Any]] | None = None  # the last listing, for ``via``
@@ -159,7 +223,7 @@ class GatewayRoute:
             ConnectError: the gateway stayed unreachable until ``deadline``, or answered
                 nonsense.
         """
-        mine = fingerprint(spec.type, spec.target)
+        mine = self._mark(spec)
         if mine is None:
             return spec
         listing = self._listing
@@ -171,14 +235,28 @@ class GatewayRoute:
         if theirs is None or theirs.get("fingerprint") != mine:
             return spec
         url = f"unix://{self.socket_path}/servers/{spec.name}/mcp"
-        return replace(spec, type="http", target={"type": "http", "url": url})
+        # Built here, not read from a config: taken as is (``ServerTarget``), its peer rule
+        # included (a frozenset, which no config file can hold).
+        target = ServerTarget(type="http", url=url, **{_peer.TARGET_KEY: self.peers})
+        return replace(spec, type="http", target=target)
+
+    def _mark(self, spec: Spec) -> str | None:
+        """``fingerprint`` of ``spec``, computed once per spec object."""
+        known = self._marks.get(id(spec))
+        if known is not None and known[0] is spec:
+            return known[1]
+        mark = fingerprint(spec.type, spec.target)
+        if len(self._marks) >= 1024:  # bounded: specs replaced by update() are dropped
+            self._marks.clear()
+        self._marks[id(spec)] = (spec, mark)
+        return mark
 
     def _fetch(self, deadline: Deadline) -> dict[str, dict[str, Any]]:
         """The listing; a gateway nobody listens for (restarting) is asked again every
         ``_PROBE_S`` while ``deadline`` leaves time, then its last error stands."""
         while True:
             try:
-                return fetch_listing(self.socket_path, deadline)
+                return fetch_listing(self.socket_path, deadline, self.peers)
             except ConnectError as exc:
                 if not getattr(exc, "unreachable", False) or deadline.remaining() <= _PROBE_S:
                     raise
@@ -189,7 +267,7 @@ class GatewayRoute:
         While it is fetched again (the gateway failed, may have restarted) the last known
         listing answers: the path a server took until then, and most likely takes again."""
         listing = self._known
-        mine = fingerprint(spec.type, spec.target)
+        mine = self._mark(spec)
         if mine is None:
             return "local"
         if listing is None:
@@ -224,6 +302,8 @@ class GatewayRoute:
         """``exc`` (a transport failure through the gateway) as the same class, its message
         saying the gateway on its socket could not be reached in ``phase``."""
         if not isinstance(exc, TransportError) or "the gateway on " in str(exc):
+            return exc
+        if getattr(exc, "refused_peer", False):  # it is reachable: another user's process
             return exc
         try:
             error = type(exc)(

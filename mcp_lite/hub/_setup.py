@@ -36,6 +36,7 @@ HUB_OPTIONS = frozenset(
         "idle_timeout",
         "max_lifetime",
         "gateway",
+        "gateway_user",
     }
 )
 

@@ -30,12 +30,16 @@ every session). Server-to-client requests of the upstream (sampling, elicitation
 are answered by the gateway's Hub handlers, as for any Hub.
 
 The socket is 0600 (``group=``: chgrp and 0660); each connection's peer is checked with
-``SO_PEERCRED``: other users are refused (403), except members of ``group`` when set.
+``SO_PEERCRED``: other users are refused (403), except members of ``group`` when set. It is
+made only in a folder nobody else can write, and a path another process holds is refused
+naming who holds it (``_gateway_socket``); the workers check the gateway's user in turn
+(``_gateway_route``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import grp
 import itertools
 import json
@@ -59,6 +63,7 @@ from ..protocol.types import Progress
 from ..server._http import MAX_BODY, HttpServer, _App, _Handler
 from ..server._http_relay import Relay
 from ._gateway_route import fingerprint
+from ._gateway_socket import check_folder, holder
 from ._recycle import Lease
 from ._start_failures import StartFailures
 from .hub import Hub
@@ -640,26 +645,30 @@ class Gateway:
         """Listen on ``socket`` and serve on a background thread; returns self.
 
         Raises:
-            FileExistsError: another gateway listens there ("another gateway is listening"),
-                or the path is not a socket; a stale socket file is replaced.
+            ConfigError: the socket's folder is not one only this user (and root) can
+                write (``_gateway_socket.check_folder``).
+            FileExistsError: the path is held (a process listens there, or it is not a
+                socket); the message names who holds it. A stale socket file is replaced.
             KeyError: an unknown ``group``.
         """
         if self._http is not None or self._closed.is_set():
             raise RuntimeError("a Gateway starts once (make a new one after close())")
         path = os.fspath(socket)
         gid = None if group is None else _gid_of(group)
+        check_folder(path)
         handler = type("GatewayHandler", (_GatewayHandler,), {"gateway": self})
         try:
             http = HttpServer(
                 _NoServer(), "", 0, False, MAX_BODY,
                 socket_path=path, socket_mode=mode, handler=handler,
             )  # fmt: skip
-        except FileExistsError as exc:
-            if "listens" in str(exc):
-                raise FileExistsError(
-                    exc.errno, f"another gateway is listening on {path}", path
-                ) from None
-            raise
+        except (FileExistsError, PermissionError):
+            who = holder(path)  # a live socket (ours or not), or another kind of file
+            if who is None:
+                raise
+            raise FileExistsError(
+                errno.EADDRINUSE, f"{path} is held by {who}; not replaced", path
+            ) from None
         if gid is not None:
             os.chown(path, -1, gid)
             os.chmod(path, 0o660)

@@ -176,6 +176,10 @@ class Hub:
             (``mcp-lite gateway``) has under the same name and fingerprint through it
             instead of running it here; others run locally. None: ``MCP_LITE_GATEWAY``
             when set; False: no gateway. ``status()`` tells the path (``via``).
+        gateway_user: the user (name or uid) the gateway runs as, when it is not this
+            process's user or root (None: ``MCP_LITE_GATEWAY_USER`` when set). Nothing is
+            sent on a connection to the gateway's socket whose process runs as anyone else:
+            ``ConnectError`` naming that user.
 
     Raises:
         ConfigError: a malformed permission rule or option.
@@ -207,6 +211,7 @@ class Hub:
         idle_timeout: float | None = None,
         max_lifetime: float | None = None,
         gateway: str | bool | None = None,
+        gateway_user: str | int | None = None,
     ) -> None:
         self._permissions = Permissions(allow, deny, permission_handler, default_permission)
         self._rules = (self._permissions.allow, self._permissions.deny)
@@ -247,7 +252,7 @@ class Hub:
             sampling_handler=sampling_handler,
             idle_timeout=idle_timeout,
             max_lifetime=max_lifetime,
-            route=_route_of(gateway),
+            route=_route_of(gateway, gateway_user),
         )
         self._close_lock = threading.Lock()
         self._submitter = Submitter()
@@ -1083,7 +1088,8 @@ def _with_hooks(
     return {**(options or {}), "event_hooks": normalize_hooks(hooks)}
 
 
-def _route_of(gateway: str | bool | None) -> GatewayRoute | None:
-    """The gateway of ``gateway=`` (None: ``MCP_LITE_GATEWAY``; False: none)."""
+def _route_of(gateway: str | bool | None, user: str | int | None = None) -> GatewayRoute | None:
+    """The gateway of ``gateway=`` (None: ``MCP_LITE_GATEWAY``; False: none), run by this
+    user, root or ``user`` (None: ``MCP_LITE_GATEWAY_USER``)."""
     url = gateway_of(gateway)
-    return None if url is None else GatewayRoute(url)
+    return None if url is None else GatewayRoute(url, user)

@@ -222,6 +222,7 @@ def _remote(
         idle_timeout=float(idle) if idle else None,
         max_message_size=max_message_size or 64 * 1024 * 1024,
         retry=as_retry(retry if retry is not None else config.get("retry")),
+        peer_uids=_peer_uids(config) if unix else None,
     )
     if kind in ("sse", "sse-ide"):
         from .sse import SseTransport
@@ -246,6 +247,15 @@ def _check_unix(url: str, auth: Any, oauth: Any) -> None:
             "permissions decide who may connect, and a gateway keeps the OAuth tokens of "
             "the servers it runs; give static headers if the server wants some"
         )
+
+
+def _peer_uids(config: Mapping[str, Any]) -> frozenset[int] | None:
+    """The uids a Hub allows behind its gateway's socket (``_http.peer.TARGET_KEY``); only a
+    frozenset counts, which no JSON config can hold: a config file cannot widen the rule."""
+    from .._http.peer import TARGET_KEY
+
+    uids = config.get(TARGET_KEY)
+    return uids if isinstance(uids, frozenset) else None
 
 
 def _has_authorization(headers: Mapping[str, str]) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import socket
 import stat
 import subprocess
@@ -21,6 +22,7 @@ from gateway_helpers import Peers, server_processes, wait_for
 
 import mcp_lite
 from mcp_lite import Gateway, Hub
+from mcp_lite._http.peer import describe
 from mcp_lite.errors import ConnectError, McpError
 from mcp_lite.hub import Backoff
 from mcp_lite.hub._gateway_route import fingerprint
@@ -134,9 +136,9 @@ def test_get_servers_lists_names_fingerprints_and_states(
     assert listed["plain"]["fingerprint"] == fingerprint("stdio", plain)
     assert len(listed["plain"]["fingerprint"]) == 64
     assert listed["plain"]["state"] == "pending"  # not started until first used
-    # env values never enter the fingerprint; the URL of a remote server does
-    assert fingerprint("stdio", {**plain, "env": {"TOKEN": "x"}}) == fingerprint("stdio", plain)
-    assert fingerprint("http", {"type": "http", "url": http_peer, "headers": {"A": "b"}}) == (
+    # env and headers are part of it (by digest), as the URL of a remote server is
+    assert fingerprint("stdio", {**plain, "env": {"TOKEN": "x"}}) != fingerprint("stdio", plain)
+    assert fingerprint("http", {"type": "http", "url": http_peer, "headers": {"A": "b"}}) != (
         fingerprint("http", {"type": "http", "url": http_peer})
     )
     assert _get(gateway.socket_path, "/servers/nope/mcp")[0] == 404
@@ -164,7 +166,8 @@ def test_socket_is_0600_and_a_second_gateway_is_refused(gateway: Gateway, peers:
     assert gateway.socket_path is not None
     assert stat.S_IMODE(os.stat(gateway.socket_path).st_mode) == 0o600
     second = Gateway(Hub(_config(peers), gateway=False))
-    with pytest.raises(FileExistsError, match="another gateway is listening"):
+    held = re.escape(f"is held by {describe(os.geteuid())}, pid {os.getpid()}")
+    with pytest.raises(FileExistsError, match=held):  # who holds it, not a guess
         second.start(gateway.socket_path)
     second.close()
     # the first still serves

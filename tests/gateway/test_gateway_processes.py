@@ -18,6 +18,7 @@ from gateway_helpers import HERE, ROOT, GatewayProcess, Peers, server_processes,
 
 import mcp_lite
 from mcp_lite import Hub
+from mcp_lite._http.peer import describe
 from mcp_lite.errors import McpError
 
 StartGateway = Callable[..., GatewayProcess]
@@ -52,8 +53,10 @@ def test_a_second_gateway_process_is_refused(peers: Peers, gateway_process: Star
          "--config", str(peers.path)],
         capture_output=True, text=True, timeout=30, env=_env(),
     )  # fmt: skip
-    assert second.returncode != 0
-    assert "another gateway is listening" in second.stderr
+    assert second.returncode == 2  # a configuration error, not a failed connection (3)
+    who = f"is held by {describe(os.geteuid())}, pid {gw.proc.pid}"
+    assert "configuration error: the gateway cannot listen on" in second.stderr
+    assert who in second.stderr, second.stderr
     assert gw.proc.poll() is None  # the first one still runs
 
 
