@@ -44,6 +44,7 @@ class HubOptions(TypedDict, total=False):
     idle_timeout: float | None
     max_lifetime: float | None
     gateway: str | bool | None
+    extensions: Mapping[str, Mapping[str, Any]] | None
 
 
 class LoadConfigOptions(TypedDict, total=False):

@@ -36,6 +36,7 @@ HUB_OPTIONS = frozenset(
         "idle_timeout",
         "max_lifetime",
         "gateway",
+        "extensions",
     }
 )
 
@@ -125,6 +126,7 @@ def _spec_from_entry(entry: Any) -> Spec:
         timeout=getattr(config, "timeout", None),
         idle_timeout=getattr(config, "idleShutdown", None),
         max_lifetime=getattr(config, "maxLifetime", None),
+        extensions=getattr(config, "extensions", None),
     )
 
 

@@ -39,6 +39,7 @@ from ..errors import (
     TransportError,
     UrlElicitationRequired,
 )
+from ..protocol.extensions import check_extensions, declared
 from . import _agent_tools as own
 from . import _setup
 from ._auth_cache import AuthCache, NeedsAuthCache
@@ -176,6 +177,10 @@ class Hub:
             (``mcp-lite gateway``) has under the same name and fingerprint through it
             instead of running it here; others run locally. None: ``MCP_LITE_GATEWAY``
             when set; False: no gateway. ``status()`` tells the path (``via``).
+        extensions: ``{id: settings}`` declared to every server besides mcp_lite's own
+            (see ``connect``); an entry's ``"extensions"`` is laid over these, and these
+            over ``client_options["extensions"]``. Declare ``io.modelcontextprotocol/ui``
+            only if the host renders apps (see ``app_call_tool``).
 
     Raises:
         ConfigError: a malformed permission rule or option.
@@ -207,6 +212,7 @@ class Hub:
         idle_timeout: float | None = None,
         max_lifetime: float | None = None,
         gateway: str | bool | None = None,
+        extensions: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         self._permissions = Permissions(allow, deny, permission_handler, default_permission)
         self._rules = (self._permissions.allow, self._permissions.deny)
@@ -233,6 +239,11 @@ class Hub:
         self._load: Callable[[], Any] | None = None
         specs = self._adopt(config)
         options = dict(client_options or {})
+        if extensions is not None or options.get("extensions") is not None:
+            options["extensions"] = {
+                **check_extensions(options.get("extensions"), "client_options['extensions']"),
+                **check_extensions(extensions),
+            }
         connect_timeout = _setup.env_seconds("MCP_TIMEOUT", os.environ)
         if connect_timeout is not None:
             options.setdefault("connect_timeout", connect_timeout)
@@ -357,7 +368,7 @@ class Hub:
         except McpError as exc:
             log.info("reconnect of %r failed: %s", name, exc)
             return ServerSnapshot(self.status()[name])
-        tools = self._server_list("tools", name, deadline)
+        tools = _for_model(self._server_list("tools", name, deadline))
         resources = self._server_list("resources", name, deadline)
         prompts = self._server_list("prompts", name, deadline)
         return ServerSnapshot(self.status()[name], tools, resources, prompts)
@@ -373,7 +384,10 @@ class Hub:
     # --- the pool ------------------------------------------------------------------------------
 
     def tools(self, *, timeout: float | None = None) -> list[McpTool]:
-        """Every tool of every server that is up (connecting them in batches first).
+        """Every tool of every server that is up (connecting them in batches first), as the
+        model may see them: a tool whose MCP Apps visibility (``_meta.ui.visibility``) leaves
+        out ``"model"`` is never here, nor in anything built on this pool (see
+        ``app_call_tool``; ``hub.client(server).list_tools()`` lists every tool).
         ``timeout``: for all of it; a server not up by then is left out (see ``status()``)."""
         return self._pool("tools", _deadline(timeout))
 
@@ -403,8 +417,7 @@ class Hub:
                 continue
             try:
                 with self._conns.lease(name, deadline) as client:
-                    extensions = client.server_capabilities.get("extensions")
-                    if not (isinstance(extensions, dict) and SKILLS_EXTENSION in extensions):
+                    if SKILLS_EXTENSION not in declared(client.server_capabilities):
                         continue
                     found = (
                         client.list_skills() if deadline is None else client._list_skills(deadline)
@@ -494,7 +507,7 @@ class Hub:
         for name, status in self._conns.status().items():
             if status.state in ("connected", "pending", "idle"):
                 out.extend(self._server_list(kind, name, deadline))
-        return out
+        return _for_model(out) if kind == "tools" else out
 
     def _server_list(
         self,
@@ -618,13 +631,86 @@ class Hub:
         emit(ToolEvent("completed", server, tool.name, elapsed_ms=_ms(start)))
         return result
 
-    def _tool_for(self, name: str, deadline: Deadline | None = None) -> tuple[str, McpTool]:
-        """The server and tool behind a qualified name or a name ``tool_definitions`` gave.
+    def app_call_tool(
+        self,
+        server: str,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        cancel_event: threading.Event | None = None,
+    ) -> CallToolResult:
+        """Call tool ``name`` of ``server`` on behalf of that server's MCP App (its ``ui://``
+        view asked for it), under the permissions of the model's calls (rules, handler,
+        default). ``name`` is the tool's name on its server (or its ``mcp__...`` name).
+
+        Only the app's own server: a name of another server's tool is refused, as is a tool
+        whose ``_meta.ui.visibility`` leaves out ``"app"``. The result is the server's, not
+        truncated or saved to files (it goes to the app, not to the model). ``timeout`` as
+        for ``call_tool``.
 
         Raises:
-            PermissionDenied: a deny rule names it (checked before connecting).
+            PermissionDenied: another server's tool, a tool not visible to ``"app"``, or a
+                rule or the permission handler refused.
+            ConfigError: no such server or tool.
+            AuthRequired, ConnectError, ConnectionClosed, RequestTimeout, RpcError: as for
+                ``call_tool``.
+        """
+        deadline = _deadline(timeout)
+        spec = self._conns.spec(server)  # ConfigError: no such server
+        tool = self._app_tool(server, name, deadline)
+        args = dict(arguments or {})
+        if timeout is None and spec.timeout is None:
+            timeout = self._tool_timeout  # MCP_TOOL_TIMEOUT
+        self._permissions.check(tool, args, in_process=spec.in_process)
+        return self._call(server, tool, args, deadline, timeout, None, cancel_event)
+
+    def _app_tool(self, server: str, name: str, deadline: Deadline | None) -> McpTool:
+        """The tool an app of ``server`` may call by ``name`` (see ``app_call_tool``)."""
+        tools = self._server_list("tools", server, deadline, strict=True)
+        found = [t for t in tools if t.tool_name == name] or [t for t in tools if t.name == name]
+        if not found:
+            try:
+                other = self._resolve(name)[0]
+            except ConfigError:
+                other = server
+            if normalize_name(other) != normalize_name(server):
+                raise PermissionDenied(
+                    f"an app of MCP server {server!r} may call only that server's tools, "
+                    f"not {name!r} of {other!r}",
+                    name,
+                )
+            raise ConfigError(f"MCP server {server!r} has no tool {name!r}")
+        tool: McpTool = found[0]
+        ui = tool.ui
+        if ui is not None and "app" not in ui.visibility:
+            raise PermissionDenied(
+                f"{tool.name} is not visible to apps (its _meta.ui.visibility is "
+                f"{list(ui.visibility)!r})",
+                tool.name,
+            )
+        return tool
+
+    def _tool_for(self, name: str, deadline: Deadline | None = None) -> tuple[str, McpTool]:
+        """The server and tool behind a qualified name or a name ``tool_definitions`` gave,
+        for the model.
+
+        Raises:
+            PermissionDenied: a deny rule names it (checked before connecting), or the tool
+                is visible only to apps.
             ConfigError: no such server or tool.
         """
+        server, tool = self._named_tool(name, deadline)
+        if not _for_model([tool]):
+            raise PermissionDenied(
+                f"{tool.name} is visible only to apps (its _meta.ui.visibility leaves out "
+                f"'model'): an app calls it through app_call_tool",
+                tool.name,
+            )
+        return server, tool
+
+    def _named_tool(self, name: str, deadline: Deadline | None = None) -> tuple[str, McpTool]:
+        """``_tool_for`` without the visibility check."""
         hit = self._aliases.get(name)
         if hit is None:
             try:
@@ -1087,3 +1173,8 @@ def _route_of(gateway: str | bool | None) -> GatewayRoute | None:
     """The gateway of ``gateway=`` (None: ``MCP_LITE_GATEWAY``; False: none)."""
     url = gateway_of(gateway)
     return None if url is None else GatewayRoute(url)
+
+
+def _for_model(tools: list[McpTool]) -> list[McpTool]:
+    """``tools`` without the ones only an MCP App may call (``_meta.ui.visibility``)."""
+    return [t for t in tools if (ui := t.ui) is None or "model" in ui.visibility]
