@@ -173,3 +173,25 @@ def test_changing_an_entry_extensions_reconnects_with_the_new_ones() -> None:
         assert UI not in json.loads(hub.call_tool("mcp__clock__host_sees").text)
         hub.update({"clock": {"type": "sdk", "server": server, "extensions": {UI: UI_SETTINGS}}})
         assert json.loads(hub.call_tool("mcp__clock__host_sees").text)[UI] == UI_SETTINGS
+
+
+def test_the_cli_lists_no_app_only_tool(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_lite import cli
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / ".cache"))
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"clock": stdio_entry()}}))
+    command = f"{sys.executable} {PEER}"
+    for argv in (
+        ["tools", "--config", str(config)],
+        ["tools", "--config", str(config), "--json"],
+        ["tools", "clock", "--config", str(config)],
+        ["tools", "--stdio", command],
+        ["tools", "--stdio", command, "--json"],
+    ):
+        assert cli.main(argv) == 0, argv
+        out = capsys.readouterr().out
+        assert "now" in out and "tick" not in out, argv
