@@ -320,10 +320,13 @@ def _target_of(config: ServerConfig) -> ServerTarget | Server:
         server: Server = config.server
         return server
     if isinstance(config, StdioServerConfig):
-        return ServerTarget(
+        target = ServerTarget(
             command=config.command, args=list(config.args), env=dict(config.env), cwd=config.cwd
         )
-    out = config.model_dump(exclude={"timeout", "disabled", "extensions"}, exclude_none=True)
+        if config.extensions is not None:  # declared by the client connect() makes of it
+            target["extensions"] = config.extensions
+        return target
+    out = config.model_dump(exclude={"timeout", "disabled"}, exclude_none=True)
     if isinstance(config, WsIdeServerConfig):
         out["authHeaderName"] = out.pop("authHeader")
     return ServerTarget(out)

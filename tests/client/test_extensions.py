@@ -120,3 +120,15 @@ def test_a_feature_needs_the_extension_declared(era: str) -> None:
         pytest.raises(LocalProtocolError, match=SKILLS),
     ):
         client.list_skills()
+
+
+def test_an_entry_target_keeps_its_extensions(tmp_path: Any) -> None:
+    from mcp_lite.hub.config import parse_servers
+
+    entries, issues = parse_servers(
+        {"mcpServers": {"s": {"command": "python", "extensions": {"com.example/x": {"k": 1}}}}},
+        "project",
+        str(tmp_path / ".mcp.json"),
+    )
+    assert not issues
+    assert entries["s"].target()["extensions"] == {"com.example/x": {"k": 1}}
