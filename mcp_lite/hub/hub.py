@@ -667,8 +667,14 @@ class Hub:
 
     def _app_tool(self, server: str, name: str, deadline: Deadline | None) -> McpTool:
         """The tool an app of ``server`` may call by ``name`` (see ``app_call_tool``)."""
-        tools = self._server_list("tools", server, deadline, strict=True)
-        found = [t for t in tools if t.tool_name == name] or [t for t in tools if t.name == name]
+        found: list[McpTool] = []
+        for attempt in range(2):  # a miss on a cached list: fetch it anew once
+            if attempt:
+                self._catalog.invalidate(server, "tools")
+            tools = self._server_list("tools", server, deadline, strict=True)
+            found = [t for t in tools if name in (t.tool_name, t.name)]
+            if found:
+                break
         if not found:
             try:
                 other = self._resolve(name)[0]
@@ -681,7 +687,8 @@ class Hub:
                     name,
                 )
             raise ConfigError(f"MCP server {server!r} has no tool {name!r}")
-        tool: McpTool = found[0]
+        # the server's own name first: "a.b" is its tool, not the one normalized to it
+        tool = min(found, key=lambda t: t.tool_name != name)
         ui = tool.ui
         if ui is not None and "app" not in ui.visibility:
             raise PermissionDenied(

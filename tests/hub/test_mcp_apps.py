@@ -195,3 +195,15 @@ def test_the_cli_lists_no_app_only_tool(
         assert cli.main(argv) == 0, argv
         out = capsys.readouterr().out
         assert "now" in out and "tick" not in out, argv
+
+
+def test_app_call_tool_finds_a_tool_added_after_the_list_was_cached() -> None:
+    server = apps_server()
+    with Hub({"clock": server}) as hub:
+        assert hub.app_call_tool("clock", "tick", {"n": 1}).text == "tick 1"  # list cached
+
+        @server.tool(meta={"ui": {"visibility": ["app"]}})
+        def late() -> str:
+            return "late"
+
+        assert hub.app_call_tool("clock", "late").text == "late"
