@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .client import Client, connect
     from .hub import Hub, McpTool, ServerStatus
     from .hub.gateway import Gateway
+    from .protocol.apps import ToolUi
     from .protocol.results import CallToolResult
     from .protocol.types import (
         GetPromptResult,
@@ -85,6 +86,7 @@ __all__ = [
     "Skill",
     "Tool",
     "ToolError",
+    "ToolUi",
     "TransportError",
     "__version__",
     "build_tool_name",
@@ -112,6 +114,7 @@ _LAZY = {
     "Resource": "protocol.types",
     "ResourceTemplate": "protocol.types",
     "Tool": "protocol.tools",
+    "ToolUi": "protocol.apps",
     "Skill": "skills",
     "LoadedSkill": "skills",
     "Retry": "_http.retry",

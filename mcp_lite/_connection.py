@@ -51,6 +51,7 @@ from .errors import (
 from .protocol import jsonrpc
 from .protocol import session as proto
 from .protocol.session import SessionInfo
+from .protocol.skills import SKILLS_EXTENSION
 from .protocol.tasks import RELATED_TASK, TASKS_EXTENSION
 from .transports.base import Outgoing, SendFailed, Transport
 
@@ -115,6 +116,8 @@ class Handlers:
     observer: Callable[[str, dict[str, Any]], None] | None = None
     # 2025-11-25: runs the server's task-augmented sampling/elicitation (connect(task_receiver=))
     task_receiver: TaskReceiver | None = None
+    # connect(extensions=): {id: settings}, checked, declared as given over our own
+    extensions: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -123,8 +126,13 @@ class Handlers:
             elicitation=self.elicitation is not None,
             roots=self.roots is not None or self.roots_handler is not None,
             task_requests=TaskReceiver.CAPABILITY if self.task_receiver is not None else None,
-            extensions=(TASKS_EXTENSION,),  # call_tool follows a task result by itself
+            extensions={**_OWN_EXTENSIONS, **self.extensions},
         )
+
+
+# What mcp_lite itself supports: call_tool follows a task result by itself, and the skills
+# calls are there (servers that serve skills only to a client declaring them exist).
+_OWN_EXTENSIONS: dict[str, dict[str, Any]] = {TASKS_EXTENSION: {}, SKILLS_EXTENSION: {}}
 
 
 @dataclass(eq=False, slots=True)

@@ -48,6 +48,7 @@ class ConnectOptions(TypedDict, total=False):
     retry: bool | Retry | Mapping[str, Any] | None
     event_hooks: Mapping[str, Any] | None
     task_receiver: bool
+    extensions: Mapping[str, Mapping[str, Any]] | None
 
 
 class ClientOptions(ConnectOptions, total=False):

@@ -129,6 +129,8 @@ class _Base(BaseModel):
     timeout: float | None = Field(default=None, gt=0)
     """Seconds per request for this server (the Hub's default when ``None``)."""
     disabled: bool = False
+    extensions: dict[str, dict[str, Any]] | None = None
+    """Extensions to declare to this server, ``{id: settings}`` (see ``connect``)."""
 
     def __repr_args__(self) -> Any:
         shown = (
@@ -318,9 +320,12 @@ def _target_of(config: ServerConfig) -> ServerTarget | Server:
         server: Server = config.server
         return server
     if isinstance(config, StdioServerConfig):
-        return ServerTarget(
+        target = ServerTarget(
             command=config.command, args=list(config.args), env=dict(config.env), cwd=config.cwd
         )
+        if config.extensions is not None:  # declared by the client connect() makes of it
+            target["extensions"] = config.extensions
+        return target
     out = config.model_dump(exclude={"timeout", "disabled"}, exclude_none=True)
     if isinstance(config, WsIdeServerConfig):
         out["authHeaderName"] = out.pop("authHeader")

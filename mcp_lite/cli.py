@@ -622,7 +622,11 @@ def _run(args: argparse.Namespace) -> int:
         target, timeout=_remaining(args), protocol_version=args.protocol_version, **options
     ) as client:
         if args.command == "tools":
+            from .protocol.apps import visible_to
+
+            # as a model would be offered them: no tool only an MCP App may call
             tools = client.list_tools(timeout=_remaining(args))
+            tools = [t for t in tools if visible_to(t.meta, "model")]
             _emit(
                 args,
                 [t.to_wire() for t in tools] if args.json else None,  # (pydantic: --json only)

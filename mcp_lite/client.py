@@ -52,6 +52,8 @@ from .errors import (
 from .protocol import caching as _cache
 from .protocol import session as proto
 from .protocol import versions as v
+from .protocol.apps import visible_to
+from .protocol.extensions import check_extensions, declared
 from .protocol.jsonrpc import ErrorResponse, Response
 from .protocol.results import tool_result
 from .protocol.session import SessionInfo
@@ -172,6 +174,10 @@ class Client:
             task-augmented sampling / elicitation requests as tasks (with the handlers above).
         retry: HTTP transient errors: ``mcp_lite.Retry(...)``, or False to never retry
             (default ``Retry()``: 429/503 with Retry-After, and 5xx on read-only methods).
+        extensions: ``{id: settings}``, extensions to declare besides mcp_lite's own
+            (tasks, skills), in both eras; the settings are sent as given (an id given here
+            replaces mcp_lite's settings for it). A config dict's ``"extensions"`` is laid
+            over these. Declare ``io.modelcontextprotocol/ui`` only if you render apps.
 
     Handlers run on worker threads, never on the reader; each gets the request's params as a
     model (attribute access, unknown fields kept) and may return a model or a plain dict.
@@ -210,6 +216,7 @@ class Client:
         event_hooks: Mapping[str, Any] | None = None,
         task_receiver: bool = False,
         retry: bool | Retry | Mapping[str, Any] | None = None,
+        extensions: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         if timeout is None or timeout <= 0:
             raise ConfigError("timeout must be a positive number of seconds")
@@ -228,6 +235,9 @@ class Client:
                 name = raw["name"]
             if timeout == DEFAULT_TIMEOUT and isinstance(raw.get("timeout"), (int, float)):
                 timeout = float(raw["timeout"])
+            if raw.get("extensions") is not None:
+                entry = check_extensions(raw["extensions"], "the config's extensions")
+                extensions = {**check_extensions(extensions), **entry}
         self.target = target
         self.timeout = float(timeout)
         self.name = name or _target_name(target)
@@ -250,6 +260,7 @@ class Client:
             log_handler=log_handler,
             notification_handler=notification_handler,
             task_receiver=TaskReceiver() if task_receiver else None,
+            extensions=check_extensions(extensions),
         )
         self.reset_timeout_on_progress = reset_timeout_on_progress
         self.max_total_timeout = max_total_timeout
@@ -381,6 +392,13 @@ class Client:
     @property
     def server_capabilities(self) -> dict[str, Any]:
         return self.session.capabilities
+
+    @property
+    def server_extensions(self) -> dict[str, dict[str, Any]]:
+        """The extensions the server declared, ``{id: settings}`` as it sent them (``{}``
+        when none), whichever the era. A feature built on an extension the server did not
+        declare is not used."""
+        return declared(self.session.capabilities)
 
     @property
     def protocol_version(self) -> str:
@@ -1247,13 +1265,14 @@ class Client:
         Names are the server's tool names. One an LLM API would refuse (over 64 characters,
         or characters outside ``[a-zA-Z0-9_-]``) is normalized and shortened with a stable
         hash, as ``Hub.tool_definitions`` does; ``call_tool`` and ``submit_tool`` take such
-        a name back. Each schema is a copy: edit it freely.
+        a name back. Each schema is a copy: edit it freely. A tool only an MCP App may call
+        (``tool.ui.visibility`` without ``"model"``) is left out.
 
         Raises:
             ValueError: an unknown ``format`` (checked before any call).
         """
         check_format(format)
-        tools = self.list_tools(timeout=timeout)
+        tools = [t for t in self.list_tools(timeout=timeout) if visible_to(t.meta, "model")]
         names = safe_names([tool.name for tool in tools])
         self._llm_aliases = {n: t.name for n, t in zip(names, tools, strict=True) if n != t.name}
         out = []

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._deadline import Deadline
-from .errors import LocalProtocolError, RemoteProtocolError, SkillVerificationError
+from .errors import RemoteProtocolError, SkillVerificationError
 from .protocol import skills as sk
+from .protocol.extensions import require
 
 if TYPE_CHECKING:
     from ._requester import Requester
@@ -111,11 +112,7 @@ class LoadedSkill:
 
 def require_extension(client: Requester, deadline: Deadline | None = None) -> None:
     info = client.session if deadline is None else client._session(deadline)
-    extensions = info.capabilities.get("extensions")
-    if not (isinstance(extensions, dict) and SKILLS_EXTENSION in extensions):
-        raise LocalProtocolError(
-            f"MCP server {client.name!r} does not declare the {SKILLS_EXTENSION!r} extension"
-        )
+    require(info.capabilities, SKILLS_EXTENSION, client.name)
 
 
 def list_skills(client: Requester, deadline: Deadline) -> list[Skill]:

@@ -37,6 +37,7 @@ from .errors import (
     RpcError,
     rpc_error_from_wire,
 )
+from .protocol.extensions import require
 from .protocol.tasks import RELATED_TASK, TASKS_EXTENSION, TaskStatus
 
 if TYPE_CHECKING:
@@ -316,11 +317,7 @@ def start_task(
     params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
     info = client._session(deadline)
     if info.era == "stateless":
-        extensions = info.capabilities.get("extensions")
-        if not (isinstance(extensions, dict) and TASKS_EXTENSION in extensions):
-            raise LocalProtocolError(
-                f"MCP server {client.name!r} does not declare the {TASKS_EXTENSION!r} extension"
-            )
+        require(info.capabilities, TASKS_EXTENSION, client.name)
         raw = client._request(deadline, "tools/call", params)
         return Task(client, raw, modern=True, tool=name)
     tasks = info.capabilities.get("tasks")
@@ -359,12 +356,12 @@ def resume_task(client: TaskRequester, task_id: str, deadline: Deadline, *, stdi
     info = client._session(deadline)
     modern = info.era == "stateless"
     if modern:
-        extensions = info.capabilities.get("extensions")
-        if not (isinstance(extensions, dict) and TASKS_EXTENSION in extensions):
-            raise LocalProtocolError(
-                f"MCP server {client.name!r} does not declare the {TASKS_EXTENSION!r} "
-                f"extension: it has no task {task_id} to resume"
-            )
+        require(
+            info.capabilities,
+            TASKS_EXTENSION,
+            client.name,
+            f": it has no task {task_id} to resume",
+        )
     elif not isinstance(info.capabilities.get("tasks"), dict):
         raise LocalProtocolError(
             f"MCP server {client.name!r} does not declare the 'tasks' capability: "

@@ -191,6 +191,9 @@ class Spec:
     # them keeps the connection.
     idle_timeout: float | None = None
     max_lifetime: float | None = None
+    # The entry's "extensions" ({id: settings}), laid over the Hub's; in ``key``: they are
+    # declared when connecting.
+    extensions: dict[str, dict[str, Any]] | None = None
 
     @property
     def remote(self) -> bool:
@@ -238,11 +241,14 @@ def make_spec(
     timeout: float | None = None,
     idle_timeout: float | None = None,
     max_lifetime: float | None = None,
+    extensions: dict[str, dict[str, Any]] | None = None,
 ) -> Spec:
     kind = type or _type_of(target)
     key = memo_key(name, target) if error is None else f"{name}\x00error"
     if timeout is not None:
         key += f"\x00timeout={timeout!r}"
+    if extensions:
+        key += "\x00extensions=" + json.dumps(extensions, sort_keys=True)
     return Spec(
         name,
         scope,
@@ -255,6 +261,7 @@ def make_spec(
         timeout,
         idle_timeout,
         max_lifetime,
+        extensions,
     )
 
 
@@ -1151,6 +1158,8 @@ class Connections:
         options.setdefault("name", name)
         if spec.timeout is not None:
             options["timeout"] = spec.timeout
+        if spec.extensions:
+            options["extensions"] = {**(options.get("extensions") or {}), **spec.extensions}
         return options
 
     def _drop_client(self, slot: _Slot) -> None:

@@ -72,8 +72,9 @@ class ServerEntry:
         stdio: ``{"command", "args", "env", "cwd"}``; remote: ``{"type", "url", "headers",
         ...}`` with the type's fields and any unknown fields kept (``ws-ide`` gives its
         header name as ``authHeaderName``, the key the transport reads); sdk: the
-        ``mcp_lite.Server`` itself. ``timeout`` and ``disabled`` are Hub settings and are
-        left out.
+        ``mcp_lite.Server`` itself (its entry's ``extensions`` only a Hub applies).
+        ``timeout`` and ``disabled`` are Hub settings and are left out; ``extensions`` is
+        kept (``connect`` declares it).
 
         Raises:
             ConfigError: the entry has no valid config (see ``error``).

@@ -45,6 +45,7 @@ class HubOptions(TypedDict, total=False):
     max_lifetime: float | None
     gateway: str | bool | None
     gateway_user: str | int | None
+    extensions: Mapping[str, Mapping[str, Any]] | None
 
 
 class LoadConfigOptions(TypedDict, total=False):

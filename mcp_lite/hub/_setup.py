@@ -37,6 +37,7 @@ HUB_OPTIONS = frozenset(
         "max_lifetime",
         "gateway",
         "gateway_user",
+        "extensions",
     }
 )
 
@@ -126,6 +127,7 @@ def _spec_from_entry(entry: Any) -> Spec:
         timeout=getattr(config, "timeout", None),
         idle_timeout=getattr(config, "idleShutdown", None),
         max_lifetime=getattr(config, "maxLifetime", None),
+        extensions=getattr(config, "extensions", None),
     )
 
 

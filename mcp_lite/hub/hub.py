@@ -39,6 +39,7 @@ from ..errors import (
     TransportError,
     UrlElicitationRequired,
 )
+from ..protocol.extensions import check_extensions, declared
 from . import _agent_tools as own
 from . import _setup
 from ._auth_cache import AuthCache, NeedsAuthCache
@@ -180,6 +181,10 @@ class Hub:
             process's user or root (None: ``MCP_LITE_GATEWAY_USER`` when set). Nothing is
             sent on a connection to the gateway's socket whose process runs as anyone else:
             ``ConnectError`` naming that user.
+        extensions: ``{id: settings}`` declared to every server besides mcp_lite's own
+            (see ``connect``); an entry's ``"extensions"`` is laid over these, and these
+            over ``client_options["extensions"]``. Declare ``io.modelcontextprotocol/ui``
+            only if the host renders apps (see ``app_call_tool``).
 
     Raises:
         ConfigError: a malformed permission rule or option.
@@ -212,6 +217,7 @@ class Hub:
         max_lifetime: float | None = None,
         gateway: str | bool | None = None,
         gateway_user: str | int | None = None,
+        extensions: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         self._permissions = Permissions(allow, deny, permission_handler, default_permission)
         self._rules = (self._permissions.allow, self._permissions.deny)
@@ -238,6 +244,11 @@ class Hub:
         self._load: Callable[[], Any] | None = None
         specs = self._adopt(config)
         options = dict(client_options or {})
+        if extensions is not None or options.get("extensions") is not None:
+            options["extensions"] = {
+                **check_extensions(options.get("extensions"), "client_options['extensions']"),
+                **check_extensions(extensions),
+            }
         connect_timeout = _setup.env_seconds("MCP_TIMEOUT", os.environ)
         if connect_timeout is not None:
             options.setdefault("connect_timeout", connect_timeout)
@@ -362,7 +373,7 @@ class Hub:
         except McpError as exc:
             log.info("reconnect of %r failed: %s", name, exc)
             return ServerSnapshot(self.status()[name])
-        tools = self._server_list("tools", name, deadline)
+        tools = _for_model(self._server_list("tools", name, deadline))
         resources = self._server_list("resources", name, deadline)
         prompts = self._server_list("prompts", name, deadline)
         return ServerSnapshot(self.status()[name], tools, resources, prompts)
@@ -378,7 +389,10 @@ class Hub:
     # --- the pool ------------------------------------------------------------------------------
 
     def tools(self, *, timeout: float | None = None) -> list[McpTool]:
-        """Every tool of every server that is up (connecting them in batches first).
+        """Every tool of every server that is up (connecting them in batches first), as the
+        model may see them: a tool whose MCP Apps visibility (``_meta.ui.visibility``) leaves
+        out ``"model"`` is never here, nor in anything built on this pool (see
+        ``app_call_tool``; ``hub.client(server).list_tools()`` lists every tool).
         ``timeout``: for all of it; a server not up by then is left out (see ``status()``)."""
         return self._pool("tools", _deadline(timeout))
 
@@ -408,8 +422,7 @@ class Hub:
                 continue
             try:
                 with self._conns.lease(name, deadline) as client:
-                    extensions = client.server_capabilities.get("extensions")
-                    if not (isinstance(extensions, dict) and SKILLS_EXTENSION in extensions):
+                    if SKILLS_EXTENSION not in declared(client.server_capabilities):
                         continue
                     found = (
                         client.list_skills() if deadline is None else client._list_skills(deadline)
@@ -499,7 +512,7 @@ class Hub:
         for name, status in self._conns.status().items():
             if status.state in ("connected", "pending", "idle"):
                 out.extend(self._server_list(kind, name, deadline))
-        return out
+        return _for_model(out) if kind == "tools" else out
 
     def _server_list(
         self,
@@ -623,13 +636,93 @@ class Hub:
         emit(ToolEvent("completed", server, tool.name, elapsed_ms=_ms(start)))
         return result
 
-    def _tool_for(self, name: str, deadline: Deadline | None = None) -> tuple[str, McpTool]:
-        """The server and tool behind a qualified name or a name ``tool_definitions`` gave.
+    def app_call_tool(
+        self,
+        server: str,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        cancel_event: threading.Event | None = None,
+    ) -> CallToolResult:
+        """Call tool ``name`` of ``server`` on behalf of that server's MCP App (its ``ui://``
+        view asked for it), under the permissions of the model's calls (rules, handler,
+        default). ``name`` is the tool's name on its server (or its ``mcp__...`` name).
+
+        Only the app's own server: a name of another server's tool is refused, as is a tool
+        whose ``_meta.ui.visibility`` leaves out ``"app"``. The result is the server's, not
+        truncated or saved to files (it goes to the app, not to the model). ``timeout`` as
+        for ``call_tool``.
 
         Raises:
-            PermissionDenied: a deny rule names it (checked before connecting).
+            PermissionDenied: another server's tool, a tool not visible to ``"app"``, or a
+                rule or the permission handler refused.
+            ConfigError: no such server or tool.
+            AuthRequired, ConnectError, ConnectionClosed, RequestTimeout, RpcError: as for
+                ``call_tool``.
+        """
+        deadline = _deadline(timeout)
+        spec = self._conns.spec(server)  # ConfigError: no such server
+        tool = self._app_tool(server, name, deadline)
+        args = dict(arguments or {})
+        if timeout is None and spec.timeout is None:
+            timeout = self._tool_timeout  # MCP_TOOL_TIMEOUT
+        self._permissions.check(tool, args, in_process=spec.in_process)
+        return self._call(server, tool, args, deadline, timeout, None, cancel_event)
+
+    def _app_tool(self, server: str, name: str, deadline: Deadline | None) -> McpTool:
+        """The tool an app of ``server`` may call by ``name`` (see ``app_call_tool``)."""
+        found: list[McpTool] = []
+        for attempt in range(2):  # a miss on a cached list: fetch it anew once
+            if attempt:
+                self._catalog.invalidate(server, "tools")
+            tools = self._server_list("tools", server, deadline, strict=True)
+            found = [t for t in tools if name in (t.tool_name, t.name)]
+            if found:
+                break
+        if not found:
+            try:
+                other = self._resolve(name)[0]
+            except ConfigError:
+                other = server
+            if normalize_name(other) != normalize_name(server):
+                raise PermissionDenied(
+                    f"an app of MCP server {server!r} may call only that server's tools, "
+                    f"not {name!r} of {other!r}",
+                    name,
+                )
+            raise ConfigError(f"MCP server {server!r} has no tool {name!r}")
+        # the server's own name first: "a.b" is its tool, not the one normalized to it
+        tool = min(found, key=lambda t: t.tool_name != name)
+        ui = tool.ui
+        if ui is not None and "app" not in ui.visibility:
+            raise PermissionDenied(
+                f"{tool.name} is not visible to apps (its _meta.ui.visibility is "
+                f"{list(ui.visibility)!r})",
+                tool.name,
+            )
+        return tool
+
+    def _tool_for(self, name: str, deadline: Deadline | None = None) -> tuple[str, McpTool]:
+        """The server and tool behind a qualified name or a name ``tool_definitions`` gave,
+        for the model.
+
+        Raises:
+            PermissionDenied: a deny rule names it (checked before connecting), or the tool
+                is visible only to apps.
             ConfigError: no such server or tool.
         """
+        server, tool = self._named_tool(name, deadline)
+        if not _for_model([tool]):
+            raise PermissionDenied(
+                f"{tool.name} is visible only to apps (its _meta.ui.visibility leaves out "
+                f"'model'): an app calls it through app_call_tool",
+                tool.name,
+            )
+        return server, tool
+
+    def _named_tool(self, name: str, deadline: Deadline | None = None) -> tuple[str, McpTool]:
+        """``_tool_for`` without the visibility check."""
         hit = self._aliases.get(name)
         if hit is None:
             try:
@@ -1093,3 +1186,8 @@ def _route_of(gateway: str | bool | None, user: str | int | None = None) -> Gate
     user, root or ``user`` (None: ``MCP_LITE_GATEWAY_USER``)."""
     url = gateway_of(gateway)
     return None if url is None else GatewayRoute(url, user)
+
+
+def _for_model(tools: list[McpTool]) -> list[McpTool]:
+    """``tools`` without the ones only an MCP App may call (``_meta.ui.visibility``)."""
+    return [t for t in tools if (ui := t.ui) is None or "model" in ui.visibility]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._accel import LruCache, build_tool_name
+from ..protocol.apps import ToolUi
 from ..protocol.tool_formats import ToolFormat, check_format, shape_definition
 
 if TYPE_CHECKING:
@@ -93,6 +94,12 @@ class McpTool:
         schema = copy.deepcopy(self.input_schema) if self.input_schema else {}
         schema.setdefault("type", "object")
         return shape_definition(name or self.name, self.description, schema, format)
+
+    @property
+    def ui(self) -> ToolUi | None:
+        """MCP Apps: the tool's ``_meta.ui`` (``resource_uri``, ``visibility``), or None.
+        The Hub's pool never holds a tool whose visibility leaves out ``"model"``."""
+        return self.tool.ui if self.tool is not None else None
 
 
 @dataclass(frozen=True)

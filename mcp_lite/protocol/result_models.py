@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import Field, PrivateAttr
 
 from ._model import ResourceContents, WireModel
+from .apps import ToolUi, tool_ui
 
 __all__ = ["CallToolResult", "Content", "Tool", "ToolAnnotations"]
 
@@ -67,3 +68,8 @@ class Tool(WireModel):
     annotations: ToolAnnotations | None = None
     icons: list[dict[str, Any]] | None = None
     meta: dict[str, Any] | None = None
+
+    @property
+    def ui(self) -> ToolUi | None:
+        """MCP Apps: the tool's ``_meta.ui`` (see ``mcp_lite.Tool.ui``)."""
+        return tool_ui(self.meta)

@@ -71,12 +71,13 @@ def client_capabilities(
     elicitation: bool,
     roots: bool,
     task_requests: dict[str, Any] | None = None,
-    extensions: tuple[str, ...] = (),
+    extensions: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The capabilities we declare: only what a handler is there to honour.
 
     ``task_requests``: the 2025-11-25 ``tasks`` capability (we run the server's sampling /
-    elicitation requests as tasks); ``extensions``: 2026-07-28 extensions we support.
+    elicitation requests as tasks); ``extensions``: ``{id: settings}``, declared as given
+    in every revision (SEP-2133 allows it in ``initialize`` too).
     """
     caps: dict[str, Any] = {}
     if roots:
@@ -93,7 +94,7 @@ def client_capabilities(
         }
         caps["tasks"] = {**task_requests, "requests": requests}
     if extensions:
-        caps["extensions"] = {name: {} for name in extensions}
+        caps["extensions"] = extensions
     return caps
 
 

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from .._accel import plain_shape
 from ..errors import RemoteProtocolError
 from ._light import _OPT_DICT, _OPT_STR, _STR, WireObject, _field, _problems
+from .apps import ToolUi, tool_ui
 
 __all__ = ["Tool", "ToolAnnotations", "validate_tools"]
 
@@ -159,6 +160,12 @@ class Tool(WireObject):
     def annotations(self, value: ToolAnnotations | dict[str, Any] | None) -> None:
         self._annotations = None
         self._wire["annotations"] = value._wire if isinstance(value, ToolAnnotations) else value
+
+    @property
+    def ui(self) -> ToolUi | None:
+        """MCP Apps: the tool's ``_meta.ui`` (its ``ui://`` resource and who may call it:
+        ``"model"``, ``"app"``), or None when it has none."""
+        return tool_ui(self._wire.get("_meta"))
 
     @property
     def display_name(self) -> str:

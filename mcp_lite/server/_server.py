@@ -32,6 +32,7 @@ from typing import Any
 
 from .._text import plural
 from ..protocol import versions as pv
+from ..protocol.extensions import check_extensions
 from . import _tools as st
 from ._connection import ServerConnection
 from ._context import Context, F, RoutedSend, Send
@@ -51,6 +52,9 @@ class Server:
         page_size: when set, list results are paginated with opaque cursors.
         client_request_timeout: seconds a handler waits for the client's answer to a
             server → client request (handshake era) before ``RequestTimeout``.
+        extensions: ``{id: settings}`` declared in ``capabilities.extensions`` as given,
+            besides the ones the server's registrations imply (skills, tasks); a handler
+            reads the client's in ``ctx.client_capabilities["extensions"]``.
 
     Raises:
         ValueError: an unknown protocol version, or an empty ``versions``.
@@ -64,6 +68,7 @@ class Server:
         versions: tuple[str, ...] | list[str] | None = None,
         page_size: int | None = None,
         client_request_timeout: float = 60.0,
+        extensions: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         chosen = tuple(pv.SUPPORTED_VERSIONS if versions is None else versions)
         unknown = [v for v in chosen if v not in pv.SUPPORTED_VERSIONS]
@@ -81,6 +86,8 @@ class Server:
         self.page_size = page_size
         self.client_request_timeout = client_request_timeout
         self._registry = st.Registry(page_size)
+        # declared as given ({id: settings}); the client's are in ctx.client_capabilities
+        self._registry.extensions = check_extensions(extensions)
         self._connections: set[ServerConnection] = set()
         self._lock = threading.Lock()
         self._secret = os.urandom(32)
@@ -96,6 +103,7 @@ class Server:
         *,
         input_schema: dict[str, Any] | None = None,
         task_support: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> Callable[[F], F]:
         """Register a tool; ``inputSchema`` from the signature, description from the docstring.
 
@@ -107,6 +115,9 @@ class Server:
         ``execution.taskSupport``: the call may (must) run as a task — 2025-11-25
         ``params.task``, or the 2026-07-28 extension ``io.modelcontextprotocol/tasks`` (the
         server makes a task of a ``"required"`` tool for a client declaring the extension).
+
+        ``meta`` is published as the tool's ``_meta`` (e.g. MCP Apps'
+        ``{"ui": {"resourceUri": "ui://...", "visibility": ["app"]}}``).
 
         A parameter annotated ``Context`` is injected and left out of the schema. See
         ``server._tools.ToolSpec`` for how the return annotation maps to ``outputSchema``.
@@ -120,7 +131,15 @@ class Server:
 
         def decorator(fn: F) -> F:
             spec = st.ToolSpec.build(
-                fn, Context, name, description, title, annotations, input_schema, task_support
+                fn,
+                Context,
+                name,
+                description,
+                title,
+                annotations,
+                input_schema,
+                task_support,
+                meta,
             )
             with self._registry.lock:
                 self._registry.tools[spec.name] = spec

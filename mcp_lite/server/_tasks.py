@@ -38,6 +38,7 @@ from ..errors import (
     RpcError,
     rpc_error_from_wire,
 )
+from ..protocol.extensions import declared
 from ._context import RELATED_TASK, Context, _Request, _Workers, log
 
 __all__ = ["RELATED_TASK", "TASKS_EXTENSION", "TaskRecord", "TaskStore"]
@@ -282,10 +283,8 @@ def call_tool(conn: Any, reg: _Reg, req: _Request, ctx: Context) -> dict[str, An
     p = req.params
     support = reg.task_support(p.get("name"))
     if req.modern:
-        extensions = req.client_caps.get("extensions")
-        declared = isinstance(extensions, dict) and TASKS_EXTENSION in extensions
         if support == "required":  # the server decides: "optional" tools run inline
-            if not declared:
+            if TASKS_EXTENSION not in declared(req.client_caps):
                 raise MissingClientCapability(
                     f"tool {p.get('name')!r} runs as a task: declare {TASKS_EXTENSION!r}",
                     data={"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},

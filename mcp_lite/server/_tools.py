@@ -208,6 +208,8 @@ class ToolSpec:
     input_schema: dict[str, Any] | None = None
     # execution.taskSupport: None (not published: forbidden), "optional" or "required"
     task_support: str | None = None
+    # the tool's _meta, published verbatim (MCP Apps' "ui", "anthropic/..." hints)
+    meta: dict[str, Any] | None = None
 
     @classmethod
     def build(
@@ -220,6 +222,7 @@ class ToolSpec:
         annotations: dict[str, Any] | None = None,
         input_schema: dict[str, Any] | None = None,
         task_support: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> ToolSpec:
         if task_support not in (None, "forbidden", "optional", "required"):
             raise ValueError(f"task_support must be 'optional' or 'required', not {task_support!r}")
@@ -235,6 +238,7 @@ class ToolSpec:
             _output_for(sig.return_annotation),
             copy.deepcopy(input_schema) if input_schema is not None else None,
             task_support if task_support != "forbidden" else None,
+            copy.deepcopy(meta) if meta else None,
         )
 
     def definition(self) -> dict[str, Any]:
@@ -255,6 +259,8 @@ class ToolSpec:
             out["annotations"] = dict(self.annotations)
         if self.task_support is not None:
             out["execution"] = {"taskSupport": self.task_support}
+        if self.meta:
+            out["_meta"] = copy.deepcopy(self.meta)
         return out
 
     def result(self, value: Any) -> dict[str, Any]:
@@ -527,6 +533,7 @@ class Registry:
         self.skills = SkillSet()
         self.tasks = TaskStore()
         self.lock = threading.Lock()
+        self.extensions: dict[str, dict[str, Any]] = {}  # Server(extensions=), as given
 
     def capabilities(self) -> dict[str, Any]:
         """``ServerCapabilities``: one entry per kind that has something registered."""
@@ -539,7 +546,7 @@ class Registry:
             caps["prompts"] = {"listChanged": True}
         caps["logging"] = {}
         caps["completions"] = {}
-        extensions: dict[str, Any] = {}
+        extensions: dict[str, Any] = dict(self.extensions)
         if self.skills:
             extensions[SKILLS_EXTENSION] = {}
             caps.setdefault("resources", {"subscribe": True, "listChanged": True})
