@@ -29,6 +29,7 @@ from .._accel import normalize_name
 from .._deadline import Deadline
 from .._text import plural
 from ..errors import (
+    AuthRequired,
     ConfigError,
     ConnectionClosed,
     InvalidRequest,
@@ -39,6 +40,7 @@ from ..errors import (
     TransportError,
     UrlElicitationRequired,
 )
+from ..transports._headers_helper import helper_refused
 from . import _agent_tools as own
 from . import _setup
 from ._auth_cache import AuthCache, NeedsAuthCache
@@ -601,7 +603,7 @@ class Hub:
         self._permissions.check(tool, args, in_process=spec.in_process)
         if on_event is None:  # nobody listens: no events, no progress asked for
             result = self._call(server, tool, args, deadline, timeout, None, cancel_event)
-            return self._results.process(server, tool.tool_name, result)
+            return self._results.process(server, tool.tool_name, result, _meta_of(tool))
         emit = on_event
 
         def on_progress(p: Progress) -> None:
@@ -611,7 +613,7 @@ class Hub:
         start = time.monotonic()
         try:
             result = self._call(server, tool, args, deadline, timeout, on_progress, cancel_event)
-            result = self._results.process(server, tool.tool_name, result)
+            result = self._results.process(server, tool.tool_name, result, _meta_of(tool))
         except BaseException as exc:
             emit(ToolEvent("failed", server, tool.name, elapsed_ms=_ms(start), error=str(exc)))
             raise
@@ -706,7 +708,19 @@ class Hub:
                     return self._call_once(
                         client, server, tool, args, within, on_progress, cancel_event
                     )
-                except (TransportError, InvalidRequest) as exc:
+                except (AuthRequired, TransportError, InvalidRequest) as exc:
+                    if not attempt and self._headers_refused(server, exc):
+                        # A new connection runs the server's headersHelper again.
+                        self._conns.connection_lost(server, client)
+                        log.info(
+                            "MCP server %r refused its headers; re-running its headersHelper "
+                            "and retrying %s once",
+                            server,
+                            tool.tool_name,
+                        )
+                        continue
+                    if isinstance(exc, AuthRequired):
+                        raise
                     if not self._conns.through_gateway(server):
                         if not isinstance(exc, ConnectionClosed):
                             raise
@@ -731,6 +745,13 @@ class Hub:
                         raise
                     raise local from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _headers_refused(self, server: str, exc: McpError) -> bool:
+        """A 401/403 from a server whose headers a headersHelper makes (not through a
+        gateway: the gateway runs the helper and retries itself)."""
+        return not self._conns.through_gateway(server) and helper_refused(
+            self._conns.spec(server).target, exc
+        )
 
     def _call_once(
         self,
@@ -1066,6 +1087,11 @@ class _within:
 
     def __exit__(self, *exc: object) -> None:
         _CURRENT.reset(self._token)
+
+
+def _meta_of(tool: McpTool) -> dict[str, Any] | None:
+    """The tool definition's ``_meta`` (its result size limit may be there)."""
+    return tool.tool.meta if tool.tool is not None else None
 
 
 def _ms(start: float) -> int:
