@@ -535,6 +535,8 @@ class Hub:
             try:
                 return self._catalog.get(kind, name, fetch)
             except (TransportError, InvalidRequest) as exc:
+                if not retried and self._headers_refused(name, exc):
+                    return self._relisted(kind, name, client, deadline, strict)
                 if self._conns.through_gateway(name):
                     phase = f"listing the {kind} of MCP server {name!r}"
                     error = self._conns.lost_through_gateway(name, client, exc, phase)
@@ -552,10 +554,26 @@ class Hub:
                 if strict:
                     raise
             except McpError as exc:
+                if not retried and self._headers_refused(name, exc):
+                    return self._relisted(kind, name, client, deadline, strict)
                 if strict:
                     raise
                 log.warning("MCP server %r: could not list %s: %s", name, kind, exc)
         return []
+
+    def _relisted(
+        self,
+        kind: Literal["tools", "resources", "prompts"],
+        name: str,
+        client: Client,
+        deadline: Deadline | None,
+        strict: bool,
+    ) -> list[Any]:
+        """The list again on a new connection, whose headersHelper runs again (the server
+        refused the headers it made last)."""
+        self._conns.connection_lost(name, client)
+        log.info("MCP server %r refused its headers; re-running its headersHelper", name)
+        return self._server_list(kind, name, deadline, strict=strict, retried=True)
 
     # --- calls ---------------------------------------------------------------------------------
 

@@ -135,6 +135,12 @@ def test_the_hub_re_runs_the_helper_after_a_refusal(
         assert hub.call_tool("mcp__vault__echo").text == "echo"
         assert helper.runs == 2
         assert hub.status()["vault"].state == "connected"
+        # A tool list asked again (as after list_changed) is refused, then had anew.
+        fault_server.state.token = TOKEN_1
+        helper.token(TOKEN_1)
+        hub._catalog.invalidate("vault")
+        assert "mcp__vault__echo" in [t.name for t in hub.tools()]
+        assert helper.runs == 3
         _no_secret(repr(hub.status()), repr(hub))
     assert helper.env["CLAUDE_CODE_MCP_SERVER_NAME"] == "vault"
     _no_secret(caplog.text)
