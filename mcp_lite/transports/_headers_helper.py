@@ -100,7 +100,7 @@ def run_headers_helper(
         if raw is None:
             raise deadline.error(phase, "the helper did not finish")
         try:
-            code = proc.wait(deadline.remaining())
+            code = proc.wait(_seconds(deadline))
         except subprocess.TimeoutExpired:
             raise deadline.error(phase, "the helper did not exit") from None
     except BaseException:
@@ -126,8 +126,7 @@ def _read(stream: IO[bytes], deadline: Deadline) -> bytes | None:
     with selectors.DefaultSelector() as sel:
         sel.register(stream, selectors.EVENT_READ)
         while True:
-            left = deadline.remaining()
-            if left <= 0 or not sel.select(min(left, threading.TIMEOUT_MAX)):
+            if not sel.select(_seconds(deadline)):
                 if deadline.expired():
                     return None
                 continue
@@ -154,10 +153,16 @@ def _read_in_thread(stream: IO[bytes], deadline: Deadline) -> bytes | None:
 
     reader = threading.Thread(target=pump, name="mcp-lite-headers-helper", daemon=True)
     reader.start()
-    reader.join(deadline.remaining())
+    reader.join(_seconds(deadline))
     if too_big.is_set():
         raise _TooBig
     return got[0]
+
+
+def _seconds(deadline: Deadline) -> float | None:
+    """What is left of ``deadline`` for a wait (None: no deadline, wait for the end)."""
+    left = deadline.remaining()
+    return None if left > threading.TIMEOUT_MAX else left
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

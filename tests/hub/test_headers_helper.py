@@ -272,3 +272,40 @@ def test_the_key_is_read_for_remote_entries_only_and_its_command_is_not_shown() 
         mcp_lite.connect({"command": "true", "headersHelper": "echo {}"})
     with pytest.raises(mcp_lite.ConfigError, match="headersHelper"):
         mcp_lite.connect({"type": "http", "url": "http://127.0.0.1:9/mcp", "headersHelper": ""})
+
+
+# --- the CLI ------------------------------------------------------------------------------------
+
+
+def test_the_cli_calls_through_the_helper_and_never_prints_its_output(
+    fault_server: Any,
+    helper: Helper,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from mcp_lite import cli
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home" / ".cache"))
+    fault_server.state.token = TOKEN_1
+    bad = _script(tmp_path, f"print('garbage {TOKEN_2}')")
+    servers = {"vault": _entry(fault_server, helper.command), "broken": _entry(fault_server, bad)}
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": servers}))
+    assert cli.main(["call", "mcp__vault__echo", "--config", str(config)]) == 0
+    assert cli.main(["servers", "--config", str(config)]) == 0
+    code = cli.main(["call", "mcp__broken__echo", "--config", str(config)])
+    out, err = capsys.readouterr()
+    assert code == 3 and "headersHelper" in err
+    assert "echo" in out
+    _no_secret(out, err)
+
+
+def test_without_a_deadline_the_helper_runs_to_its_end() -> None:
+    from mcp_lite._deadline import Deadline
+    from mcp_lite.transports._headers_helper import run_headers_helper
+
+    command = """printf '{"X-Server": "%s"}' "$CLAUDE_CODE_MCP_SERVER_NAME" """
+    made = run_headers_helper(command, server="s", url="http://x", deadline=Deadline.after(None))
+    assert made == {"X-Server": "s"}
