@@ -309,3 +309,27 @@ def test_without_a_deadline_the_helper_runs_to_its_end() -> None:
     command = """printf '{"X-Server": "%s"}' "$CLAUDE_CODE_MCP_SERVER_NAME" """
     made = run_headers_helper(command, server="s", url="http://x", deadline=Deadline.after(None))
     assert made == {"X-Server": "s"}
+
+
+def test_through_a_gateway_the_gateway_runs_the_helper_again(
+    fault_server: Any, helper: Helper
+) -> None:
+    import shutil
+    import tempfile
+
+    from mcp_lite import Gateway
+
+    fault_server.state.token = TOKEN_1
+    folder = tempfile.mkdtemp(prefix="mcphh", dir="/tmp")  # a socket path must be short
+    try:
+        config = {"mcpServers": {"vault": _entry(fault_server, helper.command)}}
+        with Gateway(Hub(config, gateway=False)).start(f"{folder}/gw.sock") as gw:
+            url = f"unix://{gw.socket_path}/servers/vault/mcp"
+            with mcp_lite.connect(url, timeout=20) as client:
+                assert client.call_tool("echo").text == "echo"
+                fault_server.state.token = TOKEN_2
+                helper.token(TOKEN_2)
+                assert client.call_tool("echo").text == "echo"
+                assert helper.runs == 2
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
