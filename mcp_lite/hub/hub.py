@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .._accel import normalize_name
 from .._deadline import Deadline
@@ -89,6 +89,7 @@ if TYPE_CHECKING:
 __all__ = ["Backoff", "Hub", "ServerSnapshot", "ServerStatus", "ToolEvent"]
 
 log = logging.getLogger("mcp_lite.hub")
+_T = TypeVar("_T")
 
 MAX_URL_ELICITATION_ROUNDS = 3
 _MAX_RESOLVED = 4096  # qualified names whose server the Hub remembers (cleared on update)
@@ -850,8 +851,13 @@ class Hub:
         prompts = self._server_list("prompts", server, deadline)
         prompt = self._find(prompts, name, server, "prompts", deadline)
         args = {str(k): str(v) for k, v in (arguments or {}).items()}
-        with self._conns.lease(server, deadline) as client:
-            return client._get_prompt(capped(deadline, client.timeout), prompt.prompt_name, args)
+        return self._on_server(
+            server,
+            deadline,
+            lambda client: client._get_prompt(
+                capped(deadline, client.timeout), prompt.prompt_name, args
+            ),
+        )
 
     def call_tool_as_task(
         self,
@@ -910,10 +916,28 @@ class Hub:
                     else f"several servers list {uri!r} ({', '.join(owners)}); say which one"
                 )
             server = owners[0]
-        with self._conns.lease(server, deadline) as client:
-            return client._read_resource(capped(deadline, client.timeout), uri)
+        return self._on_server(
+            server,
+            deadline,
+            lambda client: client._read_resource(capped(deadline, client.timeout), uri),
+        )
 
     # --- helpers ---------------------------------------------------------------------------------
+
+    def _on_server(
+        self, server: str, deadline: Deadline | None, work: Callable[[Client], _T]
+    ) -> _T:
+        """``work(client)`` on the server's connection; when the server refused the headers
+        its headersHelper made, once more on a new connection (the helper runs again)."""
+        for attempt in range(2):
+            with self._conns.lease(server, deadline) as client:
+                try:
+                    return work(client)
+                except McpError as exc:
+                    if attempt or not self._headers_refused(server, exc):
+                        raise
+                    self._conns.connection_lost(server, client)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _resolve(self, name: str) -> tuple[str, str]:
         """``(server, tool part)`` of a qualified name: the longest configured server prefix."""

@@ -333,3 +333,19 @@ def test_through_a_gateway_the_gateway_runs_the_helper_again(
                 assert helper.runs == 2
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_hub_reads_a_resource_again_after_a_refusal(
+    fault_server: Any, helper: Helper, tmp_path: Path
+) -> None:
+    fault_server.state.token = TOKEN_1
+    config = {"vault": _entry(fault_server, helper.command)}
+    with Hub(config, auth_cache_path=tmp_path / "needs-auth.json") as hub:
+        hub.connect_all()
+        fault_server.state.token = TOKEN_2
+        helper.token(TOKEN_2)
+        # This peer has no resources: the method's own error, from the new connection, shows
+        # that the refusal was not the end.
+        with pytest.raises(mcp_lite.errors.MethodNotFound):
+            hub.read_resource("file:///x", server="vault")
+        assert helper.runs == 2
