@@ -103,6 +103,7 @@ def test_a_rotated_token_is_fetched_again_and_the_call_succeeds(
     assert env["CLAUDE_CODE_MCP_SERVER_NAME"] == "vault"
     assert env["CLAUDE_CODE_MCP_SERVER_URL"] == fault_server.url("/auth")
     assert env["HELPER_TEST_CREDENTIAL"] is None  # the parent's credentials stay there
+    assert "re-running its headersHelper" in caplog.text  # the log is seen, and clean
     _no_secret(caplog.text)
 
 
@@ -143,6 +144,7 @@ def test_the_hub_re_runs_the_helper_after_a_refusal(
         assert helper.runs == 3
         _no_secret(repr(hub.status()), repr(hub))
     assert helper.env["CLAUDE_CODE_MCP_SERVER_NAME"] == "vault"
+    assert "re-running its headersHelper" in caplog.text
     _no_secret(caplog.text)
 
 
