@@ -351,3 +351,19 @@ def test_the_hub_reads_a_resource_again_after_a_refusal(
         with pytest.raises(mcp_lite.errors.MethodNotFound):
             hub.read_resource("file:///x", server="vault")
         assert helper.runs == 2
+
+
+def test_a_refused_connect_is_tried_again_at_the_next_use(
+    fault_server: Any, helper: Helper, tmp_path: Path
+) -> None:
+    # A 401 at connect is needs-auth, but not remembered for 15 minutes as for OAuth: the
+    # helper may print good headers next time (the user logged in to the SSO meanwhile).
+    fault_server.state.token = TOKEN_2
+    auth_file = tmp_path / "needs-auth.json"
+    config = {"vault": _entry(fault_server, helper.command)}
+    with Hub(config, auth_cache_path=auth_file) as hub:
+        assert hub.connect_all()["vault"].state == "needs-auth"
+        helper.token(TOKEN_2)
+        assert hub.call_tool("mcp__vault__echo").text == "echo"
+        assert helper.runs == 2
+    assert not auth_file.exists() or "vault" not in auth_file.read_text()
