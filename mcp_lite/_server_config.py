@@ -184,6 +184,9 @@ class _Remote(_Base):
 
     url: str
     headers: dict[str, str] = Field(default_factory=dict)
+    headersHelper: str | None = Field(default=None, min_length=1)
+    """A shell command printing a JSON object of headers, run at each connect (its output
+    merged over ``headers``); see ``mcp_lite.transports._headers_helper``."""
     retry: bool | dict[str, Any] | None = None
     """HTTP transient-error retries: ``false``, or ``mcp_lite.Retry``'s fields."""
 

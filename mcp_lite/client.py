@@ -35,6 +35,7 @@ from ._deadline import Deadline
 from ._secrets import redact_url
 from ._version import __version__
 from .errors import (
+    AuthRequired,
     ConfigError,
     ConnectError,
     ConnectionClosed,
@@ -60,6 +61,7 @@ from .protocol.session import SessionInfo
 from .protocol.tool_formats import ToolFormat, check_format, safe_names, shape_definition
 from .protocol.tools import validate_tools
 from .tasks import Task, TaskReceiver, TaskStatus
+from .transports._headers_helper import helper_refused
 from .transports.base import Transport
 
 if TYPE_CHECKING:
@@ -502,7 +504,7 @@ class Client:
             result = self._call(conn, deadline, method, params, on_progress, cancel_event)
             return _not_a_task(method, result) if "resultType" in result else result
         except SessionExpired as exc:
-            first: ConnectionClosed = exc
+            first: McpError = exc
             log.info("session with %r expired; re-initializing and retrying %s", self.name, method)
         except ConnectionClosed as exc:
             first = exc
@@ -516,6 +518,14 @@ class Client:
                 if not (stateless and conn.alive and conn is self._conn):
                     raise
                 log.info("the answer stream of %s to %r broke; re-issuing it", method, self.name)
+        except (AuthRequired, ConnectError) as exc:
+            if not (self.auto_reconnect and helper_refused(self.target, exc)):
+                raise
+            first = exc
+            # Its headersHelper's token was refused (expired, rotated): a new connection
+            # runs the helper again; nothing ran on the server, so the request is re-sent.
+            conn.close("the server refused the headers; reconnecting with new ones")
+            log.info("MCP server %r refused its headers; re-running its headersHelper", self.name)
         # The one retry (and the reconnect or re-initialize before it) is on the same deadline.
         # Its errors name the phase and carry the first failure, which is why it retried.
         phase = f"retrying {method}"
@@ -1048,10 +1058,13 @@ class Client:
                 exc.stderr_tail,
             ) from exc
 
-    def _make_transport(self) -> Transport:
+    def _make_transport(self, deadline: Deadline | None = None) -> Transport:
         from .transports import make_transport
 
-        return make_transport(self.target, name=self.name, **self._transport_options)
+        # The deadline: a config's headersHelper runs within the connect's.
+        return make_transport(
+            self.target, name=self.name, deadline=deadline, **self._transport_options
+        )
 
     def _open_connection(self, deadline: Deadline) -> Connection:
         events = _observer.observer(self.name, self._event_hooks, self.target)
@@ -1062,7 +1075,10 @@ class Client:
 
     def _open(self, events: _observer.Observer | None, deadline: Deadline) -> Connection:
         conn = Connection(
-            self._make_transport(), self._handlers, name=self.name, max_workers=self._max_workers
+            self._make_transport(deadline),
+            self._handlers,
+            name=self.name,
+            max_workers=self._max_workers,
         )
         conn.events = events
         conn.start(deadline)

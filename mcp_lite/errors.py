@@ -83,6 +83,10 @@ __all__ = [
 class McpError(Exception):
     """Root of every mcp_lite error. ``str(err)`` is a complete, human-readable sentence."""
 
+    # The HTTP status of the refusal it reports, when one did (a headersHelper's server is
+    # reconnected with fresh headers after a 401 or 403); not kept across pickling.
+    _http_status: int | None = None
+
     def __init__(self, message: str = "") -> None:
         super().__init__(message)
         self.message = message

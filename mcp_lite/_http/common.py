@@ -443,11 +443,15 @@ def status_error(response: requests.Response, what: str, body: str | None = None
     after = response.headers.get("Retry-After") if status in (429, 503) else None
     if after:  # not retried: the wait it asks for is past the deadline, or too long
         message += f" (the server asks to retry after {after[:40]!r}; not retried)"
+    error: McpError
     if status == 401 or (
         status == 403 and _INSUFFICIENT_SCOPE.search(response.headers.get("WWW-Authenticate", ""))
     ):
-        return AuthRequired(message + " (authorization required)")
-    return ConnectError(message)
+        error = AuthRequired(message + " (authorization required)")
+    else:
+        error = ConnectError(message)
+    error._http_status = status
+    return error
 
 
 # --- bearer tokens ------------------------------------------------------------------------------

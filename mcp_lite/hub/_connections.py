@@ -847,7 +847,8 @@ class Connections:
                     answered = isinstance(exc, RpcError)  # the gateway is up, its server not
                     raise self.route.local_error(exc) from exc  # the class a local start gives
             except AuthRequired as exc:
-                self.auth_cache.add(spec.auth_key)
+                if not _has_helper(spec):  # a helper may print good headers next time
+                    self.auth_cache.add(spec.auth_key)
                 slot.set("needs-auth", str(exc) or "authorization required")
                 raise AuthRequired(
                     str(exc) or f"MCP server {spec.name!r} needs authorization", spec.name
@@ -1216,6 +1217,11 @@ class Connections:
 def _starts_task(result: Any) -> bool:
     """A ``tools/call`` result that created a task (either era)."""
     return isinstance(result, dict) and ("task" in result or result.get("resultType") == "task")
+
+
+def _has_helper(spec: Spec) -> bool:
+    """The server's headers come from a headersHelper, run at each connect."""
+    return isinstance(spec.target, Mapping) and bool(spec.target.get("headersHelper"))
 
 
 def _why_dead(client: Client) -> BaseException:

@@ -62,6 +62,7 @@ from ..protocol import versions as pv
 from ..protocol.types import Progress
 from ..server._http import MAX_BODY, HttpServer, _App, _Handler
 from ..server._http_relay import Relay
+from ..transports._headers_helper import helper_refused
 from ._gateway_route import fingerprint
 from ._gateway_socket import check_folder, holder
 from ._recycle import Lease
@@ -324,6 +325,7 @@ class _Failure(Exception):
 
     def __init__(self, server: str, phase: str, exc: BaseException) -> None:
         super().__init__(str(exc))
+        self.cause = exc
         self.wire = {
             "code": -32603,
             "message": f"gateway: MCP server {server!r} ({phase}): {exc}",
@@ -398,6 +400,17 @@ class _Endpoint:
         session: _Forwarder,
         key: str,
     ) -> dict[str, Any]:
+        with self.lease() as client:
+            try:
+                return self._forward(client, method, params, cancel, session, key)
+            except _Failure as failure:
+                if not isinstance(failure.cause, McpError) or not helper_refused(
+                    client.target, failure.cause
+                ):
+                    raise
+                # Its headersHelper's headers were refused (nothing ran): a new connection
+                # runs the helper again, and the request goes there, once.
+                self._gateway.hub._conns.connection_lost(self.name, client)
         with self.lease() as client:
             return self._forward(client, method, params, cancel, session, key)
 

@@ -23,12 +23,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .._accel import normalize_name
 from .._deadline import Deadline
 from .._text import plural
 from ..errors import (
+    AuthRequired,
     ConfigError,
     ConnectionClosed,
     InvalidRequest,
@@ -40,6 +41,7 @@ from ..errors import (
     UrlElicitationRequired,
 )
 from ..protocol.extensions import check_extensions, declared
+from ..transports._headers_helper import helper_refused
 from . import _agent_tools as own
 from . import _setup
 from ._auth_cache import AuthCache, NeedsAuthCache
@@ -88,6 +90,7 @@ if TYPE_CHECKING:
 __all__ = ["Backoff", "Hub", "ServerSnapshot", "ServerStatus", "ToolEvent"]
 
 log = logging.getLogger("mcp_lite.hub")
+_T = TypeVar("_T")
 
 MAX_URL_ELICITATION_ROUNDS = 3
 _MAX_RESOLVED = 4096  # qualified names whose server the Hub remembers (cleared on update)
@@ -551,6 +554,8 @@ class Hub:
             try:
                 return self._catalog.get(kind, name, fetch)
             except (TransportError, InvalidRequest) as exc:
+                if not retried and self._headers_refused(name, exc):
+                    return self._relisted(kind, name, client, deadline, strict)
                 if self._conns.through_gateway(name):
                     phase = f"listing the {kind} of MCP server {name!r}"
                     error = self._conns.lost_through_gateway(name, client, exc, phase)
@@ -568,10 +573,26 @@ class Hub:
                 if strict:
                     raise
             except McpError as exc:
+                if not retried and self._headers_refused(name, exc):
+                    return self._relisted(kind, name, client, deadline, strict)
                 if strict:
                     raise
                 log.warning("MCP server %r: could not list %s: %s", name, kind, exc)
         return []
+
+    def _relisted(
+        self,
+        kind: Literal["tools", "resources", "prompts"],
+        name: str,
+        client: Client,
+        deadline: Deadline | None,
+        strict: bool,
+    ) -> list[Any]:
+        """The list again on a new connection, whose headersHelper runs again (the server
+        refused the headers it made last)."""
+        self._conns.connection_lost(name, client)
+        log.info("MCP server %r refused its headers; re-running its headersHelper", name)
+        return self._server_list(kind, name, deadline, strict=strict, retried=True)
 
     # --- calls ---------------------------------------------------------------------------------
 
@@ -619,7 +640,7 @@ class Hub:
         self._permissions.check(tool, args, in_process=spec.in_process)
         if on_event is None:  # nobody listens: no events, no progress asked for
             result = self._call(server, tool, args, deadline, timeout, None, cancel_event)
-            return self._results.process(server, tool.tool_name, result)
+            return self._results.process(server, tool.tool_name, result, _meta_of(tool))
         emit = on_event
 
         def on_progress(p: Progress) -> None:
@@ -629,7 +650,7 @@ class Hub:
         start = time.monotonic()
         try:
             result = self._call(server, tool, args, deadline, timeout, on_progress, cancel_event)
-            result = self._results.process(server, tool.tool_name, result)
+            result = self._results.process(server, tool.tool_name, result, _meta_of(tool))
         except BaseException as exc:
             emit(ToolEvent("failed", server, tool.name, elapsed_ms=_ms(start), error=str(exc)))
             raise
@@ -804,7 +825,19 @@ class Hub:
                     return self._call_once(
                         client, server, tool, args, within, on_progress, cancel_event
                     )
-                except (TransportError, InvalidRequest) as exc:
+                except (AuthRequired, TransportError, InvalidRequest) as exc:
+                    if not attempt and self._headers_refused(server, exc):
+                        # A new connection runs the server's headersHelper again.
+                        self._conns.connection_lost(server, client)
+                        log.info(
+                            "MCP server %r refused its headers; re-running its headersHelper "
+                            "and retrying %s once",
+                            server,
+                            tool.tool_name,
+                        )
+                        continue
+                    if isinstance(exc, AuthRequired):
+                        raise
                     if not self._conns.through_gateway(server):
                         if not isinstance(exc, ConnectionClosed):
                             raise
@@ -829,6 +862,13 @@ class Hub:
                         raise
                     raise local from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _headers_refused(self, server: str, exc: McpError) -> bool:
+        """A 401/403 from a server whose headers a headersHelper makes (not through a
+        gateway: the gateway runs the helper and retries itself)."""
+        return not self._conns.through_gateway(server) and helper_refused(
+            self._conns.spec(server).target, exc
+        )
 
     def _call_once(
         self,
@@ -909,8 +949,13 @@ class Hub:
         prompts = self._server_list("prompts", server, deadline)
         prompt = self._find(prompts, name, server, "prompts", deadline)
         args = {str(k): str(v) for k, v in (arguments or {}).items()}
-        with self._conns.lease(server, deadline) as client:
-            return client._get_prompt(capped(deadline, client.timeout), prompt.prompt_name, args)
+        return self._on_server(
+            server,
+            deadline,
+            lambda client: client._get_prompt(
+                capped(deadline, client.timeout), prompt.prompt_name, args
+            ),
+        )
 
     def call_tool_as_task(
         self,
@@ -969,10 +1014,28 @@ class Hub:
                     else f"several servers list {uri!r} ({', '.join(owners)}); say which one"
                 )
             server = owners[0]
-        with self._conns.lease(server, deadline) as client:
-            return client._read_resource(capped(deadline, client.timeout), uri)
+        return self._on_server(
+            server,
+            deadline,
+            lambda client: client._read_resource(capped(deadline, client.timeout), uri),
+        )
 
     # --- helpers ---------------------------------------------------------------------------------
+
+    def _on_server(
+        self, server: str, deadline: Deadline | None, work: Callable[[Client], _T]
+    ) -> _T:
+        """``work(client)`` on the server's connection; when the server refused the headers
+        its headersHelper made, once more on a new connection (the helper runs again)."""
+        for attempt in range(2):
+            with self._conns.lease(server, deadline) as client:
+                try:
+                    return work(client)
+                except McpError as exc:
+                    if attempt or not self._headers_refused(server, exc):
+                        raise
+                    self._conns.connection_lost(server, client)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _resolve(self, name: str) -> tuple[str, str]:
         """``(server, tool part)`` of a qualified name: the longest configured server prefix."""
@@ -1164,6 +1227,11 @@ class _within:
 
     def __exit__(self, *exc: object) -> None:
         _CURRENT.reset(self._token)
+
+
+def _meta_of(tool: McpTool) -> dict[str, Any] | None:
+    """The tool definition's ``_meta`` (its result size limit may be there)."""
+    return tool.tool.meta if tool.tool is not None else None
 
 
 def _ms(start: float) -> int:

@@ -12,7 +12,10 @@
   ``MAX_MCP_OUTPUT_TOKENS``), counted as 4 characters per token; the full text is written to
   a ``.txt`` file and the note appended to the result gives its path and size, so the model
   (or the host) can read the rest. **Structured content** whose JSON is over the same budget
-  is written to a ``.json`` file and replaced by a note with its path and size.
+  is written to a ``.json`` file and replaced by a note with its path and size. A tool whose
+  definition has an integer ``_meta["anthropic/maxResultSizeChars"]`` gets that many
+  characters instead when it is more, up to ``MAX_RESULT_SIZE_CHARS`` (500,000): it raises
+  that tool's budget, never lowers it (as Claude Code reads it).
 - **Files**: the output folder is created ``0700`` (a private temporary folder by default),
   every file ``0600``, opened with ``O_CREAT | O_EXCL | O_NOFOLLOW`` (never an existing file
   or a link); names are ``<server>-<tool>-<random><ext>`` with server and tool reduced to
@@ -44,6 +47,7 @@ import secrets
 import stat
 import tempfile
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -55,6 +59,7 @@ from ..protocol.types import CallToolResult
 __all__ = [
     "CHARS_PER_TOKEN",
     "DEFAULT_MAX_OUTPUT_TOKENS",
+    "MAX_RESULT_SIZE_CHARS",
     "ResultProcessor",
     "ToolEvent",
     "max_output_tokens_from_env",
@@ -65,6 +70,10 @@ log = logging.getLogger("mcp_lite.hub")
 DEFAULT_MAX_OUTPUT_TOKENS = 25_000
 CHARS_PER_TOKEN = 4
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_RESULT_SIZE_CHARS = 500_000
+"""The most characters a tool's ``_meta["anthropic/maxResultSizeChars"]`` can raise its
+result's budget to."""
+_SIZE_META = "anthropic/maxResultSizeChars"
 _NAME_PART = 40
 _NAME_TRIES = 100
 _CREATE_FLAGS = (
@@ -190,20 +199,28 @@ class ResultProcessor:
                 self._checked = True
             return self._output_dir
 
-    def process(self, server: str, tool: str, result: CallToolResult) -> CallToolResult:
+    def process(
+        self,
+        server: str,
+        tool: str,
+        result: CallToolResult,
+        tool_meta: Mapping[str, Any] | None = None,
+    ) -> CallToolResult:
         """A new result with binary content persisted and text (and structured content) cut
-        to the budget, the full versions kept in files."""
-        quick = self._unchanged(result)
+        to the budget, the full versions kept in files. ``tool_meta``: the tool definition's
+        ``_meta``, whose ``anthropic/maxResultSizeChars`` may raise the budget."""
+        limit = self._char_limit(tool_meta)
+        quick = self._unchanged(result, limit)
         if quick is not None:
             return quick
         wire = result.to_wire()
         budget = _Budget(self.max_file_bytes)
         blocks = [self._persist(server, tool, b, budget) for b in wire.get("content") or []]
-        wire["content"] = self._truncate(server, tool, blocks, budget)
+        wire["content"] = self._truncate(server, tool, blocks, budget, limit)
         structured = wire.get("structuredContent")
         if structured is not None:
             encoded = json.dumps(structured, ensure_ascii=False)
-            if len(encoded) > self.max_output_tokens * CHARS_PER_TOKEN:
+            if len(encoded) > limit:
                 del wire["structuredContent"]
                 where = self._keep(server, tool, encoded.encode(), ".json", budget)
                 wire["content"].append(
@@ -219,7 +236,17 @@ class ResultProcessor:
         processed._text_json = result._text_json  # ``data`` of a text-only structured tool
         return processed
 
-    def _unchanged(self, result: CallToolResult) -> CallToolResult | None:
+    def _char_limit(self, tool_meta: Mapping[str, Any] | None = None) -> int:
+        """The characters a result may keep: ``max_output_tokens`` x 4, or the tool's
+        integer ``_meta["anthropic/maxResultSizeChars"]`` when larger (at most
+        ``MAX_RESULT_SIZE_CHARS``; any other value is ignored)."""
+        limit = self.max_output_tokens * CHARS_PER_TOKEN
+        asked = tool_meta.get(_SIZE_META) if isinstance(tool_meta, Mapping) else None
+        if type(asked) is int and asked > limit:  # not a bool, a float or a string
+            return max(limit, min(asked, MAX_RESULT_SIZE_CHARS))
+        return limit
+
+    def _unchanged(self, result: CallToolResult, limit: int) -> CallToolResult | None:
         """The common case without pydantic: text blocks only, under the budget, any
         structured content small plain JSON. Then the new result is the one ``process``
         would make (``to_wire`` then ``model_validate``: the same dict, key order and fresh
@@ -229,7 +256,6 @@ class ResultProcessor:
         wire = _plain_wire(result._wire)
         if wire is None:
             return None
-        limit = self.max_output_tokens * CHARS_PER_TOKEN
         if sum(len(b["text"]) for b in wire["content"]) > limit:
             return None
         structured = wire.get("structuredContent")
@@ -319,8 +345,9 @@ class ResultProcessor:
 
     # --- text ----------------------------------------------------------------------------------
 
-    def _truncate(self, server: str, tool: str, blocks: list[Any], budget: _Budget) -> list[Any]:
-        limit = self.max_output_tokens * CHARS_PER_TOKEN
+    def _truncate(
+        self, server: str, tool: str, blocks: list[Any], budget: _Budget, limit: int
+    ) -> list[Any]:
         texts = [
             b.get("text") or "" for b in blocks if isinstance(b, dict) and b.get("type") == "text"
         ]
@@ -345,15 +372,26 @@ class ResultProcessor:
             {
                 "type": "text",
                 "text": (
-                    f"\n[OUTPUT TRUNCATED: the tool returned about {total // CHARS_PER_TOKEN:,} "
-                    f"tokens of text, over the {self.max_output_tokens:,}-token limit "
-                    f"(MAX_MCP_OUTPUT_TOKENS); only the beginning is shown. The full output was "
+                    f"\n[OUTPUT TRUNCATED: the tool returned {self._over(total, limit)}; "
+                    "only the beginning is shown. The full output was "
                     f"{where}. Read that file in parts, or ask the tool for less (a filter or "
                     "pagination) if it supports them.]"
                 ),
             }
         )
         return out
+
+    def _over(self, total: int, limit: int) -> str:
+        """How much text came, and which limit it passed."""
+        if limit == self.max_output_tokens * CHARS_PER_TOKEN:
+            return (
+                f"about {total // CHARS_PER_TOKEN:,} tokens of text, over the "
+                f"{self.max_output_tokens:,}-token limit (MAX_MCP_OUTPUT_TOKENS)"
+            )
+        return (
+            f"{total:,} characters of text, over this tool's limit of {limit:,} characters "
+            f"(its _meta {_SIZE_META})"
+        )
 
 
 # --- the common result, without pydantic ---------------------------------------------------

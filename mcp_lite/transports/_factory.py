@@ -1,6 +1,7 @@
 """``make_transport``: the one place that maps a connect target to a transport.
 
-Besides choosing the transport, it merges and checks the static headers, warns once per origin
+Besides choosing the transport, it merges and checks the static headers (and those a
+``headersHelper`` prints, run here at each connect within its deadline), warns once per origin
 about headers sent over plain text to another machine, and gives a remote server without
 credentials the OAuth tokens ``mcp-lite auth`` stored (``auth/`` sits below the transports).
 """
@@ -15,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import _fork
+from .._deadline import Deadline
 from .._secrets import check_headers, plain_text_off_loopback, redact_url
 from ..errors import ConfigError
 from .base import Transport
@@ -44,8 +46,12 @@ def make_transport(
     headers: Mapping[str, str] | None = None,
     auth: Any = None,
     retry: Any = None,
+    deadline: Deadline | None = None,
 ) -> Transport:
     """The transport for a connect target (see ``mcp_lite.connect``).
+
+    ``deadline``: the connect's, which a config's ``headersHelper`` runs within (default: the
+    config's ``connectTimeout``).
 
     A string is a URL with a scheme (``http``, ``https``, ``ws``, ``wss``), never a command:
     a command is a list (``["python", "srv.py"]``) or a config dict, so that a mistyped
@@ -89,6 +95,7 @@ def make_transport(
                 auth=auth,
                 max_message_size=max_message_size,
                 retry=retry,
+                deadline=deadline,
             )
         if kind != "stdio":
             raise ConfigError(
@@ -155,6 +162,7 @@ def _remote(
     auth: Any = None,
     max_message_size: int | None = None,
     retry: Any = None,
+    deadline: Deadline | None = None,
 ) -> Transport:
     """A remote transport from a config entry (keys as in Claude Code's ``mcpServers``).
 
@@ -163,7 +171,9 @@ def _remote(
     ``auth``/``token_provider`` (a bearer-token provider). Optional ``connectTimeout``,
     ``readTimeout``, ``idleTimeout``, ``pingInterval`` (WebSocket; seconds); ``retry`` (HTTP:
     ``false``, or ``{"attempts", "backoff", "max_backoff", "max_retry_after"}``).
-    ``headers``/``auth``/``retry`` arguments (from ``connect``) override the config's.
+    ``headersHelper``: a shell command printing a JSON object of headers, run now (within
+    ``deadline``) and merged over ``headers``. ``headers``/``auth``/``retry`` arguments (from
+    ``connect``) override the config's.
     """
     from .._http.common import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, HttpOptions, as_auth
     from .._http.retry import as_retry
@@ -184,16 +194,28 @@ def _remote(
     check_headers(config.get("headers"))
     check_headers(headers)
     merged = {str(k): str(val) for k, val in (config.get("headers") or {}).items()}
-    merged.update({str(k): str(val) for k, val in (headers or {}).items()})
+    given = {str(k): str(val) for k, val in (headers or {}).items()}
     if auth is None and kind in ("http", "sse", "proxy"):
         auth = config.get("auth") or config.get("token_provider") or config.get("tokenProvider")
-    if isinstance(auth, str) or merged:
-        _warn_plain_text(url, [*merged, *(["Authorization"] if isinstance(auth, str) else [])])
+    connect_timeout = float(config.get("connectTimeout") or DEFAULT_CONNECT_TIMEOUT)
+    helper = config.get("headersHelper")
+    # Named in the warning: never what the helper printed, not even its header names.
+    named = [*merged, *given, *(["Authorization"] if isinstance(auth, str) else [])]
+    if helper:
+        from ._headers_helper import run_headers_helper
+
+        named.append("(those its headersHelper prints)")
+        made = run_headers_helper(
+            str(helper), server=name, url=url, deadline=Deadline.of(deadline, connect_timeout)
+        )
+        merged.update(made)
+    merged.update(given)
+    if named:
+        _warn_plain_text(url, named)
     if auth is None and kind in ("http", "sse") and not unix and not _has_authorization(merged):
         auth = _stored_oauth(url, config.get("oauth"))
     if kind == "proxy" and auth is None:
         raise ConfigError("a 'proxy' server needs a bearer-token provider under 'auth'")
-    connect_timeout = float(config.get("connectTimeout") or DEFAULT_CONNECT_TIMEOUT)
     if kind in ("ws", "ws-ide"):
         from .websocket import WebSocketTransport
 

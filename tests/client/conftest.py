@@ -26,7 +26,7 @@ class Link:
         self.factory = factory
         self.transports: list[ScriptedTransport] = []
 
-    def new(self) -> ScriptedTransport:
+    def new(self, deadline: Any = None) -> ScriptedTransport:
         self.transports.append(self.factory())
         return self.transports[-1]
 

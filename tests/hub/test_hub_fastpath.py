@@ -78,7 +78,7 @@ def _reference(raw: dict[str, Any]) -> CallToolResult:
     """What ``ResultProcessor.process`` makes of it on its pydantic path (``to_wire``, then
     ``model_validate``), the one it had before the plain path."""
     processor = ResultProcessor()
-    processor._unchanged = lambda result: None  # type: ignore[method-assign]
+    processor._unchanged = lambda result, limit: None  # type: ignore[method-assign]
     return processor.process("s", "t", tool_result(dict(raw), copy=True))
 
 
@@ -132,7 +132,7 @@ def test_text_json_is_kept_on_the_plain_path() -> None:
 
 def _reference_of(result: CallToolResult) -> CallToolResult:
     processor = ResultProcessor()
-    processor._unchanged = lambda result: None  # type: ignore[method-assign]
+    processor._unchanged = lambda result, limit: None  # type: ignore[method-assign]
     return processor.process("s", "t", result)
 
 

@@ -9,7 +9,8 @@ Paths (each is a Streamable HTTP endpoint of the handshake era, sessions require
 - ``/poll``: GET sends ``retry: 10``, one event with an id (a log notification) and ends the
   stream cleanly: the 2025-11-25 polling pattern. Records each ``Last-Event-ID``.
 - ``/get500``: GET always answers 500.
-- ``/auth``: every request needs ``Authorization: Bearer <state.token>`` (else 401).
+- ``/auth``: every request needs ``Authorization: Bearer <state.token>`` (else
+  ``state.auth_status``, 401 by default).
 - ``/redirect``: POST answers 307 to the same path on ``localhost`` (another origin).
 - ``/modern``: also answers ``server/discover`` as a 2026-07-28 server (stateless requests).
 - ``/sse``: legacy HTTP+SSE whose ``endpoint`` event names another origin.
@@ -106,6 +107,7 @@ class State:
     headers: list[dict[str, str]] = field(default_factory=list)
     replay: dict[str, bytes] = field(default_factory=dict)
     token: str = "good"
+    auth_status: int = 401
     resets: int = 3
     expired_once: bool = False
     busy: int = 2
@@ -185,8 +187,9 @@ class Handler(BaseHTTPRequestHandler):
             return True
         if self.headers.get("Authorization") == f"Bearer {self.state.token}":
             return True
-        self.state.count("401")
-        self._send(401, b'{"error": "invalid_token"}', headers={"WWW-Authenticate": "Bearer"})
+        status = self.state.auth_status
+        self.state.count(str(status))
+        self._send(status, b'{"error": "invalid_token"}', headers={"WWW-Authenticate": "Bearer"})
         return False
 
     # --- GET and DELETE -------------------------------------------------------------------------
