@@ -853,7 +853,7 @@ class _HTTPServer(ThreadingHTTPServer):
         not the stdlib's traceback on stderr; anything else is logged with its traceback."""
         exc = sys.exc_info()[1]
         if isinstance(exc, (ConnectionError, TimeoutError)):
-            log.debug("http client %s left: %s", client_address, exc)
+            log.debug("http client %s left (or stalled) mid-request: %s", client_address, exc)
         else:
             log.error("http request from %s failed", client_address, exc_info=True)
 
