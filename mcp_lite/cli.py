@@ -798,9 +798,10 @@ def _configured_command(
         return EXIT_OK
     if command == "tools" and args.server:
         hub.client(args.server)  # raises why it cannot connect
-        tools = [t for t in hub.tools() if t.server == args.server]
+        tools = [t for t in hub.tools(timeout=_listing_time(args)) if t.server == args.server]
     elif command in ("tools", "resources", "prompts"):
-        tools = hub.tools() if command == "tools" else []
+        hub.connect_all()  # each server's start and handshake within the run's time
+        tools = hub.tools(timeout=_listing_time(args)) if command == "tools" else []
         _check_any_up(hub, cut_short=args.deadline.expired())
     if command == "tools":
         _emit_listing(
@@ -823,7 +824,7 @@ def _configured_command(
         _emit(args, result.to_wire(), text)
         return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
     elif command == "resources":
-        resources = hub.resources()
+        resources = hub.resources(timeout=_listing_time(args))
         _emit_listing(
             args,
             "resources",
@@ -838,7 +839,7 @@ def _configured_command(
         wire = read.to_wire()
         _emit(args, wire, _read_text(args, wire))
     elif command == "prompts":
-        prompts = hub.prompts()
+        prompts = hub.prompts(timeout=_listing_time(args))
         _emit_listing(
             args,
             "prompts",
@@ -1175,6 +1176,14 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
         sys.stdout.write("\n")
     elif text:  # nothing to show prints nothing, never a blank line
         print(text)
+
+
+def _listing_time(args: argparse.Namespace) -> float:
+    """The time the servers' lists share: what is left of the run, and at least a moment
+    for the servers that connected just before the deadline to answer (the backstop's
+    grace allows it), so what can be listed at once is printed."""
+    left: float = args.deadline.remaining()
+    return max(left, _BACKSTOP_GRACE / 4)
 
 
 def _emit_listing(args: argparse.Namespace, kind: str, data: Any, text: str) -> None:
