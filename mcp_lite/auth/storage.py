@@ -139,7 +139,8 @@ class TokenSet:
     expires_at: float | None = None
     refresh_token: str | None = field(default=None, repr=False)
     scope: str | None = None
-    lifetime: float | None = None  # the seconds it was issued for (expires_in)
+    # the seconds it was issued for (expires_in): what the refresh margin scales with
+    _lifetime: float | None = field(default=None, repr=False)
 
     @classmethod
     def from_response(
@@ -168,7 +169,7 @@ class TokenSet:
             if refresh
             else (previous.refresh_token if previous else None),
             scope=str(scope) if scope else (previous.scope if previous else None),
-            lifetime=lifetime,
+            _lifetime=lifetime,
         )
 
     def expired(self, skew: float | None = None, now: float | None = None) -> bool:
@@ -179,7 +180,8 @@ class TokenSet:
         if self.expires_at is None:
             return False
         if skew is None:
-            skew = _MARGIN if self.lifetime is None else min(_MARGIN, self.lifetime / 2)
+            life = self._lifetime
+            skew = _MARGIN if life is None else min(_MARGIN, life / 2)
         return (time.time() if now is None else now) >= self.expires_at - skew
 
     def to_json(self) -> dict[str, Any]:
@@ -189,7 +191,7 @@ class TokenSet:
             "expires_at": self.expires_at,
             "refresh_token": self.refresh_token,
             "scope": self.scope,
-            "lifetime": self.lifetime,
+            "lifetime": self._lifetime,
         }
 
     @classmethod
@@ -204,7 +206,7 @@ class TokenSet:
             expires_at=float(expires) if isinstance(expires, (int, float)) else None,
             refresh_token=data.get("refresh_token") or None,
             scope=data.get("scope") or None,
-            lifetime=float(lifetime)
+            _lifetime=float(lifetime)
             if isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool)
             else None,
         )

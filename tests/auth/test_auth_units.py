@@ -215,12 +215,12 @@ def test_the_refresh_margin_is_at_most_half_the_lifetime() -> None:
     short = token(30)  # 30 s: renewed after 15 s, not before every request
     assert not short.expired(now=1014.9) and short.expired(now=1015.0)
     assert token(0).expired(now=1000.0)  # issued already expired
-    assert token("30").lifetime == 30.0
+    assert token("30")._lifetime == 30.0
     again = TokenSet.from_json(short.to_json())  # the lifetime is stored with the token
-    assert again is not None and again.lifetime == 30.0
+    assert again is not None and again._lifetime == 30.0
     assert not again.expired(now=1014.9)
     old = TokenSet.from_json({"access_token": "a", "expires_at": 1030.0})  # stored before
-    assert old is not None and old.lifetime is None and old.expired(now=1000.0)  # 60 s
+    assert old is not None and old._lifetime is None and old.expired(now=1000.0)  # 60 s
     assert not short.expired(skew=5.0, now=1020.0)  # an explicit margin still wins
 
 
