@@ -87,7 +87,8 @@ exit codes:
   3    connection failure (refused, no such host, TLS, the server exited)
   4    authorization needed (run: mcp-lite auth URL)
   5    protocol error
-  124  timeout: --timeout passed (while connecting or waiting for an answer)
+  124  timeout: --timeout passed (while connecting or waiting for an answer; a listing of
+       the configured servers it cut short is partial)
   141  stdout was closed before all output was written (e.g. piped into head)
 
 With --json a failure also prints {"error": {"type", "message", "exit_code"}} on stdout.
@@ -601,6 +602,8 @@ def _run(args: argparse.Namespace) -> int:
         return _run_auth(args)
     if args.command == "gateway":
         return _run_gateway(args)
+    if args.command == "task" and not args.task_id:
+        raise UsageError(f"task {args.action} needs a TASK_ID (the id `call --as-task` printed)")
     arguments = _json_object(args.arguments, "arguments") if hasattr(args, "arguments") else {}
     if not args.stdio and not args.url:
         return _run_configured(args, arguments)
@@ -812,13 +815,15 @@ def _configured_command(
         return EXIT_OK
     if command == "tools" and args.server:
         hub.client(args.server)  # raises why it cannot connect
-        tools = [t for t in hub.tools() if t.server == args.server]
+        tools = [t for t in hub.tools(timeout=_listing_time(args)) if t.server == args.server]
     elif command in ("tools", "resources", "prompts"):
-        tools = hub.tools() if command == "tools" else []
-        _check_any_up(hub)
+        hub.connect_all()  # each server's start and handshake within the run's time
+        tools = hub.tools(timeout=_listing_time(args)) if command == "tools" else []
+        _check_any_up(hub, cut_short=args.deadline.expired())
     if command == "tools":
-        _emit(
+        _emit_listing(
             args,
+            "tools",
             [t.definition("anthropic") | {"server": t.server} for t in tools],
             "\n".join(f"{safe(t.name)}\t{_first_line(t.description)}" for t in tools),
         )
@@ -836,9 +841,10 @@ def _configured_command(
         _emit(args, result.to_wire(), text)
         return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
     elif command == "resources":
-        resources = hub.resources()
-        _emit(
+        resources = hub.resources(timeout=_listing_time(args))
+        _emit_listing(
             args,
+            "resources",
             [
                 {"server": r.server, **(r.resource.to_wire() if r.resource else {})}
                 for r in resources
@@ -850,9 +856,10 @@ def _configured_command(
         wire = read.to_wire()
         _emit(args, wire, _read_text(args, wire))
     elif command == "prompts":
-        prompts = hub.prompts()
-        _emit(
+        prompts = hub.prompts(timeout=_listing_time(args))
+        _emit_listing(
             args,
+            "prompts",
             [{"name": p.name, "server": p.server, "description": p.description} for p in prompts],
             "\n".join(f"{safe(p.name)}\t{_first_line(p.description)}" for p in prompts),
         )
@@ -910,7 +917,7 @@ def _task_command(
         _emit(
             args,
             {"taskId": task.id, "server": where, "status": status.status},
-            task.id,
+            safe(task.id),
         )
         return EXIT_OK
     if on is not None:
@@ -952,7 +959,7 @@ def _status_wire(status: Any, where: str) -> dict[str, Any]:
 
 def _status_text(status: Any) -> str:
     message = f"\t{safe(status.status_message)}" if status.status_message else ""
-    return f"{safe(status.task_id)}\t{status.status}{message}"
+    return f"{safe(status.task_id)}\t{safe(status.status)}{message}"
 
 
 def _move_outputs(args: argparse.Namespace, scratch: str | None, text: str) -> str:
@@ -1079,9 +1086,10 @@ def _none_if_unsupported(list_them: Any, args: argparse.Namespace) -> list[Any]:
         return []
 
 
-def _check_any_up(hub: Any) -> None:
-    """Warn about servers that are down; when none is up, fail with the right exit code."""
-    states = hub.connect_all()
+def _check_any_up(hub: Any, *, cut_short: bool = False) -> None:
+    """Warn about servers that are down; when none is up, fail with the right exit code
+    (``cut_short``: the run's time is up; warn only, connecting nothing more)."""
+    states = hub.status() if cut_short else hub.connect_all()
     down = [s for s in states.values() if s.state in ("failed", "needs-auth", "disabled")]
     for s in down:
         if s.state == "disabled" and (s.error or "").startswith("disabled in its config"):
@@ -1091,6 +1099,8 @@ def _check_any_up(hub: Any) -> None:
             f"{safe(s.error, keep_lines=True)}",
             file=sys.stderr,
         )
+    if cut_short:
+        return  # the timeout is the outcome
     if down and not any(s.state == "connected" for s in states.values()):
         if all(s.state == "disabled" for s in down):
             raise errors.ConfigError("no configured server may start (see the warnings)")
@@ -1183,6 +1193,29 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
         sys.stdout.write("\n")
     elif text:  # nothing to show prints nothing, never a blank line
         print(text)
+
+
+def _listing_time(args: argparse.Namespace) -> float:
+    """The time the servers' lists share: what is left of the run, and at least a moment
+    for the servers that connected just before the deadline to answer (the backstop's
+    grace allows it), so what can be listed at once is printed."""
+    left: float = args.deadline.remaining()
+    return max(left, _BACKSTOP_GRACE / 4)
+
+
+def _emit_listing(args: argparse.Namespace, kind: str, data: Any, text: str) -> None:
+    """A list gathered from the configured servers; when the run's deadline cut the listing
+    short it is partial: printed (not with ``--json``: the JSON error is the whole output),
+    then the run ends as a timeout (124), never as a success a cron job would trust."""
+    if not args.deadline.expired():
+        _emit(args, data, text)
+        return
+    message = f"listing the {kind} of the configured servers did not finish within the "
+    message += args.deadline.describe()
+    if not args.json and text:
+        print(text)
+        message += "; the list printed is partial"
+    raise errors.RequestTimeout(message, args.deadline.timeout)
 
 
 def _print_progress(progress: Any) -> None:

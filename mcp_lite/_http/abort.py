@@ -191,8 +191,10 @@ class _Registering:
                 addresses = lookup(self._dns_host, self.port, allowed_gai_family(), remaining)
         except socket.gaierror as exc:
             raise NameResolutionError(self.host, self, exc) from exc  # type: ignore[arg-type]
-        except (LookupTimeout, TooManyLookups) as exc:
+        except LookupTimeout as exc:
             raise ConnectTimeoutError(self, f"Connection to {self.host} timed out: {exc}") from exc
+        except TooManyLookups as exc:  # refused at once: a connection failure, not a timeout
+            raise NewConnectionError(self, str(exc)) from exc  # type: ignore[arg-type]
         timeout = self.timeout if isinstance(self.timeout, (int, float)) else None
         try:
             sock = connect_to(

@@ -5,7 +5,8 @@ ConnectionRefusedError)))`` and prints "Max retries exceeded with url ..." even 
 retried; websocket-client and the socket module have their own shapes. ``network_cause`` walks
 an exception's chain (``__cause__``, ``__context__``, ``reason`` and exception ``args``) for the
 root and names it: connection refused, no such host, TLS, timed out, reset. Only the standard
-library is imported, so every transport (and the OAuth client) can use it.
+library (and the resolver's own error) is imported, so every transport (and the OAuth client)
+can use it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import errno
 import socket
 import ssl
 from collections.abc import Iterator
+
+from .resolve import TooManyLookups
 
 __all__ = ["network_cause"]
 
@@ -52,6 +55,8 @@ def network_cause(exc: BaseException) -> str:
         if isinstance(e, ssl.SSLError):
             return f"TLS handshake failed: {e.reason or e}"
     for e in chain:
+        if isinstance(e, TooManyLookups):
+            return str(e)
         if isinstance(e, socket.gaierror) or type(e).__name__ == "NameResolutionError":
             return f"no such host {host!r}" if host else "no such host (name resolution failed)"
         if isinstance(e, ConnectionRefusedError):

@@ -65,8 +65,8 @@ def lookup(host: str, port: int, family: int, seconds: float) -> list[AddrInfo]:
     with _pending_lock:
         if _pending >= MAX_PENDING:
             raise TooManyLookups(
-                f"{_pending} host-name lookups are still running (the resolver is not "
-                f"answering): not looking up {host!r}"
+                f"looking up {host!r}: all {MAX_PENDING} host-name lookup slots are full "
+                "(that many earlier lookups got no answer yet: the resolver is not answering)"
             )
         _pending += 1
     outcome: list[Any] = []

@@ -50,7 +50,8 @@ def split_url(url: str) -> tuple[str, str]:
     """``(socket path, HTTP path with query)`` of a ``unix://`` URL (see the module docstring).
 
     Raises:
-        ConfigError: not an absolute socket path, or one too long for ``AF_UNIX``.
+        ConfigError: not an absolute socket path, one with a NUL byte, or one too long for
+            ``AF_UNIX``.
     """
     parts = urlsplit(url)
     if parts.netloc:
@@ -60,6 +61,8 @@ def split_url(url: str) -> tuple[str, str]:
         cut = next((i for i, n in enumerate(names) if n.endswith(".sock")), len(names) - 1)
         sock = "/".join(names[: cut + 1])
         path = "/" + "/".join(names[cut + 1 :]) if cut + 1 < len(names) else DEFAULT_PATH
+    if "\x00" in sock:  # the kernel would cut the path at the NUL: another socket
+        raise ConfigError(f"a unix:// socket path cannot hold a NUL byte, got {redact_url(url)!r}")
     if not sock.startswith("/") or sock.rstrip("/") == "":
         raise ConfigError(
             "a unix:// URL names an absolute socket path (unix:///path/to.sock), got "

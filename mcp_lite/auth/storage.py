@@ -59,6 +59,10 @@ __all__ = [
     "store_lock",
 ]
 
+# A token is renewed this long before it expires (at most half its lifetime), so a request
+# never carries one that runs out on the way.
+_MARGIN = 60.0
+
 
 @runtime_checkable
 class TokenStore(Protocol):
@@ -135,6 +139,8 @@ class TokenSet:
     expires_at: float | None = None
     refresh_token: str | None = field(default=None, repr=False)
     scope: str | None = None
+    # the seconds it was issued for (expires_in): what the refresh margin scales with
+    _lifetime: float | None = field(default=None, repr=False)
 
     @classmethod
     def from_response(
@@ -144,14 +150,15 @@ class TokenSet:
         keeps the previous one (RFC 6749 §6); without ``scope`` the previous scope stays."""
         now = time.time() if now is None else now
         expires_in = data.get("expires_in")
-        expires_at = None
+        expires_at = lifetime = None
         if (
             isinstance(expires_in, (int, float))
             and not isinstance(expires_in, bool)
             or isinstance(expires_in, str)
             and expires_in.isdigit()
         ):
-            expires_at = now + float(expires_in)
+            lifetime = float(expires_in)
+            expires_at = now + lifetime
         refresh = data.get("refresh_token")
         scope = data.get("scope")
         return cls(
@@ -162,12 +169,19 @@ class TokenSet:
             if refresh
             else (previous.refresh_token if previous else None),
             scope=str(scope) if scope else (previous.scope if previous else None),
+            _lifetime=lifetime,
         )
 
-    def expired(self, skew: float = 60.0, now: float | None = None) -> bool:
-        """True when the token expires within ``skew`` seconds (unknown expiry: never)."""
+    def expired(self, skew: float | None = None, now: float | None = None) -> bool:
+        """True when the token expires within ``skew`` seconds (unknown expiry: never).
+
+        The default margin is 60 s, but at most half the token's lifetime: a token issued
+        for 30 s is renewed after 15 s, not before every request."""
         if self.expires_at is None:
             return False
+        if skew is None:
+            life = self._lifetime
+            skew = _MARGIN if life is None else min(_MARGIN, life / 2)
         return (time.time() if now is None else now) >= self.expires_at - skew
 
     def to_json(self) -> dict[str, Any]:
@@ -177,6 +191,7 @@ class TokenSet:
             "expires_at": self.expires_at,
             "refresh_token": self.refresh_token,
             "scope": self.scope,
+            "lifetime": self._lifetime,
         }
 
     @classmethod
@@ -184,12 +199,16 @@ class TokenSet:
         if not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
             return None
         expires = data.get("expires_at")
+        lifetime = data.get("lifetime")
         return cls(
             access_token=data["access_token"],
             token_type=str(data.get("token_type") or "Bearer"),
             expires_at=float(expires) if isinstance(expires, (int, float)) else None,
             refresh_token=data.get("refresh_token") or None,
             scope=data.get("scope") or None,
+            _lifetime=float(lifetime)
+            if isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool)
+            else None,
         )
 
 

@@ -33,6 +33,7 @@ import queue
 import secrets
 import select
 import socket
+import sys
 import threading
 import time
 from http import HTTPStatus
@@ -43,6 +44,7 @@ from urllib.parse import urlsplit
 from .._accel import encode_message
 from ..protocol import versions as pv
 from ._context import _id_key, log
+from ._http_framing import AmbiguousFraming, body_length
 from ._http_hangup import HangupWatch
 from ._http_head import read_headers
 from ._http_headers import check_headers
@@ -192,6 +194,7 @@ class _Handler(BaseHTTPRequestHandler):
     app: _App  # set on the subclass made per HttpServer
     hangups: HangupWatch  # likewise
     versions: tuple[str, ...] = ()  # the server's, read once per POST
+    body_length: int | None = 0  # of the request being served (None: Transfer-Encoding)
 
     def log_message(self, format: str, *args: Any) -> None:
         if log.isEnabledFor(logging.DEBUG):
@@ -249,11 +252,19 @@ class _Handler(BaseHTTPRequestHandler):
                 HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "Too many headers", str(err)
             )
             return False
+        try:
+            self.body_length = body_length(self.headers)
+        except AmbiguousFraming as exc:  # RFC 9112 §6.3: refuse it, read no further
+            self.close_connection = True
+            self._refuse(400, -32600, f"Bad Request: {exc}")
+            return False
         conntype = self.headers.get("Connection", "").lower()
         if conntype == "close":
             self.close_connection = True
         elif conntype == "keep-alive" and self.protocol_version >= "HTTP/1.1":
             self.close_connection = False
+        if self.body_length != 0 and command != "POST":
+            self.close_connection = True  # only a POST's body is read: no next request
         expect = self.headers.get("Expect", "")
         if (
             expect.lower() == "100-continue"
@@ -332,16 +343,16 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._path_ok():
             return
         self.close_connection = keep
-        length = self.headers.get("Content-Length")
-        if length is None or not length.isdigit():
+        length = self.body_length
+        if length is None or "Content-Length" not in self.headers:
             self.close_connection = True
             self._refuse(411, -32600, "Length Required: a Content-Length is required")
             return
-        if int(length) > self.app.max_body:
+        if length > self.app.max_body:
             self.close_connection = True  # the body stays unread
             self._refuse(413, -32600, f"Payload Too Large: more than {self.app.max_body} bytes")
             return
-        body = self.rfile.read(int(length))
+        body = self.rfile.read(length)
         ctype = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if ctype != "application/json":
             self._refuse(415, -32600, "Unsupported Media Type: expected application/json")
@@ -836,6 +847,15 @@ class _HTTPServer(ThreadingHTTPServer):
             with self.app.lock:
                 self.app.requests.discard(request)
             self.app.slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that left (or stalled) mid-request is its own business: one debug line,
+        not the stdlib's traceback on stderr; anything else is logged with its traceback."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            log.debug("http client %s left (or stalled) mid-request: %s", client_address, exc)
+        else:
+            log.error("http request from %s failed", client_address, exc_info=True)
 
     def end_connections(self) -> None:
         """Shut every open client connection down: a kept-alive one would otherwise go on

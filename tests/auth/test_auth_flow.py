@@ -155,7 +155,7 @@ def test_preregistered_client_secret_basic(auth_server: Start) -> None:
 
 
 def test_refresh_before_expiry_keeps_old_refresh_token(auth_server: Start) -> None:
-    server = auth_server(expires_in=30)  # inside the 60 s skew: always "expiring"
+    server = auth_server(expires_in=0)  # expired as soon as issued: refreshed on each use
     oauth = _oauth(server)
     with _connect(server, oauth) as client:
         client.list_tools()
@@ -165,6 +165,22 @@ def test_refresh_before_expiry_keeps_old_refresh_token(auth_server: Start) -> No
     refreshes = [_one([s]) for s in server.requests_to("/token")[1:]]
     assert all(r["refresh_token"] == "rt-original-secretrefresh" for r in refreshes)
     assert len(server.requests_to("/authorize")) == 1
+
+
+@pytest.mark.parametrize("lifetime", [30, 10])
+def test_a_short_lived_token_is_not_refreshed_before_every_request(
+    auth_server: Start, lifetime: int
+) -> None:
+    """The refresh margin is 60 s but at most half the token's lifetime: five calls made
+    well within the first half of a 30 s (or 10 s) token refresh nothing."""
+    server = auth_server(expires_in=lifetime)
+    with _connect(server, _oauth(server)) as client:
+        for _ in range(5):
+            client.list_tools()
+    grants = [_one([s])["grant_type"] for s in server.requests_to("/token")]
+    assert grants == ["authorization_code"]  # no refresh_token grant
+    presented = {s.headers.get("authorization") for s in server.requests_to("/mcp")} - {None}
+    assert len(presented) == 1  # one token for every request
 
 
 def test_tokens_persist_for_the_next_process(auth_server: Start, tmp_path: Any) -> None:
@@ -273,7 +289,7 @@ def test_secrets_never_in_logs_reprs_or_errors(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     server = auth_server(
-        client_secret="dcr-client-secret-value", auth_methods=["client_secret_post"], expires_in=30
+        client_secret="dcr-client-secret-value", auth_methods=["client_secret_post"], expires_in=0
     )
     oauth = _oauth(server)
     with _connect(server, oauth) as client:

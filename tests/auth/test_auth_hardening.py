@@ -61,7 +61,7 @@ def _finishes(fn: Callable[[], Any], within: float = 10.0) -> bool:
 
 
 def test_a_dripping_token_endpoint_cannot_stall_token_past_its_timeout(auth_server: Start) -> None:
-    server = auth_server(expires_in=1)  # stored tokens are always due for a refresh
+    server = auth_server(expires_in=0)  # stored tokens are always due for a refresh
     store = MemoryTokenStore()
     _login(server, store)
     server.b.drip = ("/token",)
@@ -86,7 +86,7 @@ def test_a_dripping_discovery_endpoint_is_cut_by_the_exchange_total(auth_server:
 
 
 def test_the_callers_deadline_reaches_oauth_through_the_transport(auth_server: Start) -> None:
-    server = auth_server(expires_in=1)
+    server = auth_server(expires_in=0)
     store = MemoryTokenStore()
     _login(server, store)
     server.b.drip = ("/token",)
@@ -255,7 +255,7 @@ def test_processes_refreshing_one_rotating_token_all_stay_authorized(
     # Every stored token is due (expires in 1 s, refreshed a minute early), so every request
     # of every process refreshes; each refresh rotates the refresh token, and any reuse of
     # a retired one would revoke the whole family and log everybody out.
-    server = auth_server(expires_in=1, rotate_refresh=True, refresh_delay=0.02)
+    server = auth_server(expires_in=0, rotate_refresh=True, refresh_delay=0.02)
     folder = tmp_path / "oauth"
     _login(server, FileTokenStore(folder))
     processes, calls = 4, 12
@@ -285,7 +285,7 @@ def test_the_server_really_revokes_on_reuse(auth_server: Start) -> None:
     # The control experiment for the test above: two processes that each refresh from their
     # own copy of the credentials (no shared store, so no lock and no re-read) trip the
     # reuse detection and end up logged out. The store's protocol is what prevents it.
-    server = auth_server(expires_in=1, rotate_refresh=True)
+    server = auth_server(expires_in=0, rotate_refresh=True)
     mine, copy = MemoryTokenStore(), MemoryTokenStore()
     _login(server, mine)
     for key in list(mine._data):  # type: ignore[attr-defined]
@@ -358,7 +358,7 @@ class _LaggingStore(MemoryTokenStore):
 
 
 def test_invalid_grant_rereads_the_store_before_giving_up(auth_server: Start) -> None:
-    server = auth_server(expires_in=1, rotate_refresh=True, revoke_on_reuse=False)
+    server = auth_server(expires_in=0, rotate_refresh=True, revoke_on_reuse=False)
     store = MemoryTokenStore()
     _login(server, store)
     old = {key: store.load(key) for key in list(store._data) if key.startswith("tokens ")}

@@ -8,6 +8,7 @@ import hashlib
 import os
 import stat
 import time
+from typing import Any
 
 import pytest
 
@@ -203,6 +204,24 @@ def test_token_set_refresh_keeps_old_refresh_token() -> None:
     second = TokenSet.from_response({"access_token": "a2"}, previous=first)
     assert second.refresh_token == "r1" and second.scope == "s"
     assert "a1" not in repr(first) and "r1" not in repr(first)
+
+
+def test_the_refresh_margin_is_at_most_half_the_lifetime() -> None:
+    def token(expires_in: Any) -> TokenSet:
+        return TokenSet.from_response({"access_token": "a", "expires_in": expires_in}, now=1000.0)
+
+    hour = token(3600)  # a long-lived token: renewed 60 s before it expires
+    assert not hour.expired(now=4539.0) and hour.expired(now=4540.0)
+    short = token(30)  # 30 s: renewed after 15 s, not before every request
+    assert not short.expired(now=1014.9) and short.expired(now=1015.0)
+    assert token(0).expired(now=1000.0)  # issued already expired
+    assert token("30")._lifetime == 30.0
+    again = TokenSet.from_json(short.to_json())  # the lifetime is stored with the token
+    assert again is not None and again._lifetime == 30.0
+    assert not again.expired(now=1014.9)
+    old = TokenSet.from_json({"access_token": "a", "expires_at": 1030.0})  # stored before
+    assert old is not None and old._lifetime is None and old.expired(now=1000.0)  # 60 s
+    assert not short.expired(skew=5.0, now=1020.0)  # an explicit margin still wins
 
 
 def test_reprs_hide_secrets() -> None:

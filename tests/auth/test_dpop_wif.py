@@ -109,7 +109,7 @@ def test_dpop_nonces_from_both_servers_are_honoured(auth_server: Start) -> None:
 
 
 def test_refresh_of_a_bound_token_uses_the_same_key(auth_server: Start) -> None:
-    server = auth_server(dpop=True, expires_in=1)  # expired at once (a minute of skew)
+    server = auth_server(dpop=True, expires_in=0)  # expired as soon as issued
     with _connect(server, _oauth(server)) as client:
         client.list_tools()
         client.call_tool("echo", {})
@@ -156,7 +156,7 @@ def test_workload_identity_reads_the_assertion_file_at_each_token_request(
 ) -> None:
     token_file = tmp_path / "token"
     token_file.write_text("assertion-one\n")
-    server = auth_server(assertions=("assertion-one", "assertion-two"), expires_in=1)
+    server = auth_server(assertions=("assertion-one", "assertion-two"), expires_in=0)
     grant = WorkloadIdentity(assertion_file=token_file, client_id="workload-7")
     assert "assertion-one" not in repr(grant)
     with _connect(server, _oauth(server, grant=grant)) as client:

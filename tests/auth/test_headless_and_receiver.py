@@ -186,7 +186,7 @@ def test_the_receiver_ignores_requests_without_the_logins_state(
 def test_a_token_refresh_ends_by_the_callers_deadline_and_names_the_phase(
     auth_server: Start, how: str
 ) -> None:
-    server = auth_server(expires_in=1)  # stored tokens are always due
+    server = auth_server(expires_in=0)  # stored tokens are always due
     store = MemoryTokenStore()
     _use(server, OAuth(server.url, store=store, authorization_handler=fetch_redirect))
     server.b.drip = ("/token",)
@@ -214,7 +214,7 @@ def test_a_token_refresh_ends_by_the_callers_deadline_and_names_the_phase(
 def test_a_child_forked_during_a_slow_refresh_gets_its_token(
     auth_server: Start, tmp_path: Path, kind: str
 ) -> None:
-    server = auth_server(expires_in=1)  # stored tokens are always due for a refresh
+    server = auth_server(expires_in=0)  # stored tokens are always due for a refresh
     store: Any = MemoryTokenStore() if kind == "memory" else FileTokenStore(tmp_path / "oauth")
     auth = OAuth(server.url, store=store, authorization_handler=fetch_redirect)
     _use(server, auth)

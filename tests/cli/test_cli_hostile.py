@@ -181,3 +181,76 @@ def test_help_names_the_exit_codes_it_uses() -> None:
     for code in (cli.EXIT_TIMEOUT, cli.EXIT_BROKEN_PIPE):
         assert f"\n  {code}  " in text
     assert "timeout while connecting" not in text  # a connect timeout is 124, not 3
+
+
+FAST_SERVER = f'''
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+import mcp_lite
+
+server = mcp_lite.Server("fast")
+
+@server.tool()
+def add(a: int = 1) -> int:
+    return a
+
+server.run_stdio()
+'''
+
+
+# Answers the handshake at once, then nothing more: its tools/list never comes back.
+LISTS_NOTHING = """
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities":
+                  {"tools": {}}, "serverInfo": {"name": "stuck", "version": "1"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"""
+
+
+@pytest.mark.usefixtures("no_leftover_processes")
+@pytest.mark.parametrize(
+    ("script", "says"),
+    [(NEVER_ANSWERS, "server 'slow' is failed"), (LISTS_NOTHING, "'slow': could not list")],
+    ids=["never-connects", "never-lists"],
+)
+def test_a_listing_cut_short_by_the_timeout_exits_124(
+    tmp_path: Path, script: str, says: str
+) -> None:
+    """``tools`` over configured servers, one of which never answers (its handshake, or its
+    tools/list): the run's ``--timeout`` cuts the listing short. The partial list is printed
+    and marked so, and the run ends as a timeout (124), not as a success with a warning."""
+    config = tmp_path / "servers.json"
+    servers = {
+        "fast": {"command": sys.executable, "args": [str(tmp_path / "fast.py")]},
+        "slow": {"command": sys.executable, "args": [str(tmp_path / "slow.py")]},
+    }
+    config.write_text(json.dumps({"mcpServers": servers}))
+    _script(tmp_path, FAST_SERVER, "fast.py")
+    _script(tmp_path, script, "slow.py")
+    project = ("--project", str(tmp_path), "--config", str(config), "--timeout", "6")
+    started = time.monotonic()
+    done = _cli("tools", *project)
+    elapsed = time.monotonic() - started
+    assert done.returncode == cli.EXIT_TIMEOUT, (done.returncode, done.stderr)
+    assert elapsed < 6 + 1.0 + 1.0, elapsed  # timeout + slack + start-up
+    assert done.stdout.startswith("mcp__fast__add\t"), done.stderr  # what was listed stays
+    assert says in done.stderr
+    assert "the list printed is partial" in done.stderr
+    # --json: one JSON object on stdout, the error (a partial list is not a list)
+    as_json = _cli("tools", *project, "--json")
+    assert as_json.returncode == cli.EXIT_TIMEOUT, as_json.stderr
+    (line,) = as_json.stdout.splitlines()
+    assert json.loads(line)["error"]["exit_code"] == cli.EXIT_TIMEOUT
+
+
+def test_a_listing_within_the_timeout_exits_0(tmp_path: Path) -> None:
+    config = tmp_path / "servers.json"
+    servers = {"fast": {"command": sys.executable, "args": [str(tmp_path / "fast.py")]}}
+    config.write_text(json.dumps({"mcpServers": servers}))
+    _script(tmp_path, FAST_SERVER, "fast.py")
+    whole = _cli("tools", "--project", str(tmp_path), "--config", str(config), "--timeout", "6")
+    assert whole.returncode == 0, whole.stderr
+    assert whole.stdout.startswith("mcp__fast__add\t")

@@ -12,6 +12,8 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -190,3 +192,54 @@ def test_stdio_server_refuses_tasks_across_runs() -> None:
     status = mcp_lite("task", "status", *stdio, "some-id")
     assert status.returncode == cli.EXIT_USAGE
     assert "no earlier task" in status.stderr
+
+
+ESC = "\x1b"
+EVIL = f"{ESC}[2K{ESC}]52;c;ZXZpbA=={chr(7)}"
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_hostile_task_id_and_status_are_printed_escaped(
+    era: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server's task id and task status are server-sent strings like any name: shown with
+    their control characters escaped by ``call --as-task`` and ``task status|cancel``."""
+    from mcp_lite.server import _tasks
+
+    ids = iter(range(1000))
+    monkeypatch.setattr(
+        _tasks, "secrets", SimpleNamespace(token_hex=lambda n: f"t{next(ids)}{EVIL}")
+    )
+    wire = _tasks.TaskRecord.wire
+
+    def hostile_wire(self: Any, detailed: bool) -> dict[str, Any]:
+        out: dict[str, Any] = wire(self, detailed)
+        if out["status"] == "working":  # (the terminal ones keep their meaning)
+            out["status"] += EVIL
+        return out
+
+    monkeypatch.setattr(_tasks.TaskRecord, "wire", hostile_wire)
+    with tools(Server("hostile-tasks")).serve_http(port=0) as http:
+        pin = ("--url", http.url, "--protocol-version", era)
+        started = mcp_lite("call", *pin, "hold", "--as-task")
+        assert started.returncode == 0, started.stderr
+        assert ESC not in started.stdout and chr(7) not in started.stdout
+        shown = started.stdout.strip()
+        assert shown.startswith("t") and shown.endswith("\\x1b[2K\\x1b]52;c;ZXZpbA==\\x07")
+        task_id = shown.split("\\", 1)[0] + EVIL  # what the server sent
+        status = mcp_lite("task", "status", *pin, task_id)
+        assert status.returncode == 0, status.stderr
+        assert ESC not in status.stdout and chr(7) not in status.stdout
+        shown_status = status.stdout.rstrip("\n").split("\t")[1]
+        assert shown_status == "working\\x1b[2K\\x1b]52;c;ZXZpbA==\\x07"
+        cancelled = mcp_lite("task", "cancel", *pin, task_id)
+        assert cancelled.returncode == 0, cancelled.stderr
+        assert ESC not in cancelled.stdout and chr(7) not in cancelled.stdout
+
+
+@pytest.mark.parametrize("action", ["status", "result", "cancel"])
+def test_an_empty_task_id_is_a_usage_error(url: str, action: str) -> None:
+    done = mcp_lite("task", action, "--url", url, "")
+    assert done.returncode == cli.EXIT_USAGE, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "needs a TASK_ID" in done.stderr

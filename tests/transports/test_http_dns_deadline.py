@@ -197,3 +197,21 @@ def test_a_child_forked_while_lookups_hang_can_still_look_names_up(
             os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
     assert said == "echo" and status == 0, said
+
+
+def test_full_lookup_slots_fail_the_connect_at_once_and_say_so(
+    fault_server: Any, resolver: Any
+) -> None:
+    """Every lookup slot is held by a lookup the resolver never answers: a connect by name is
+    refused at once, and its error says why (not a bare "connection timed out")."""
+    for _ in range(_resolve.MAX_PENDING):
+        with pytest.raises(_resolve.LookupTimeout):
+            _resolve.lookup(HANG, 80, socket.AF_UNSPEC, 0.01)
+    with pytest.raises(ConnectError) as info:
+        mcp_lite.connect(url(fault_server, LOCAL), timeout=30, protocol_version="2025-11-25")
+    message = str(info.value)
+    assert not isinstance(info.value, RequestTimeout)
+    assert "timed out" not in message, message
+    assert f"all {_resolve.MAX_PENDING} host-name lookup slots are full" in message, message
+    assert f"looking up {LOCAL!r}" in message, message  # the phase it stopped in
+    assert LOCAL not in resolver.asked  # refused before any lookup of its own

@@ -297,3 +297,16 @@ def test_a_bad_unix_url_error_shows_no_query_secret() -> None:
     with pytest.raises(ConfigError) as caught:
         mcp_lite.connect("unix://relative.sock/mcp?token=SECRET-123", timeout=2)
     assert "SECRET-123" not in str(caught.value)
+
+
+def test_a_nul_in_the_socket_path_is_refused_not_cut(sock_dir: Path) -> None:
+    """The kernel reads a socket path up to its first NUL: ``<dir>/a%00x`` would reach the
+    socket ``<dir>/a``, another one than the URL names. Refused before any connect."""
+    path = str(sock_dir / "a")
+    with _server().serve_http(socket=path):
+        encoded = path.replace("/", "%2F")
+        for url in (f"unix://{encoded}%00x/mcp", f"unix://{encoded}%00x", f"unix://{path}\x00x"):
+            with pytest.raises(ConfigError, match="NUL"):
+                mcp_lite.connect(url, timeout=5)
+            with pytest.raises(ConfigError, match="NUL"):
+                Hub({"s": {"type": "http", "url": url}}, gateway=url)
