@@ -266,6 +266,9 @@ class Connection:
         # Futures between two input_required rounds (in no pending entry): the timer fails
         # them at their deadline too (the entry of their last request stays scheduled).
         self._rounds: set[_Call] = set()
+        # Every call whose input round is being answered (blocking ones too), for
+        # ``in_flight``: a call waiting for its user between rounds still holds its server.
+        self._asking: set[_Call] = set()
         self._writing = threading.local()  # .call: the _Call this thread is writing
         self._stopping = False
         # Leader/follower (stdio, compiled kernels): the one blocking call reading the pipe
@@ -307,10 +310,11 @@ class Connection:
         """Requests waiting for their answer, notification streams left out; no lock and
         no I/O (a hint: ``Client._in_flight``)."""
         pending = self._pending
+        asking = _still_asking(self._asking) if self._asking else 0
         if not self._streams:
-            return len(pending)
+            return len(pending) + asking
         # (list(): one step under the GIL, as other threads change the table)
-        return sum(call.method not in _STREAMS for call in list(pending.values()))
+        return asking + sum(call.method not in _STREAMS for call in list(pending.values()))
 
     def load_stats(self) -> dict[str, int]:
         """Backlogs and what was shed; see ``Client.load_stats``."""
@@ -607,6 +611,7 @@ class Connection:
             request_id = call.request_id = pending.register(call)
             call.sent = False
             call.in_round = False
+            self._asking.discard(call)
             blocking = type(call.future) is _Waiter
             if not blocking:  # a blocking call keeps its own deadline
                 self._schedule(call)
@@ -947,6 +952,9 @@ class Connection:
             with self._lock:
                 call.in_round = True
                 call.sent = False  # the answered request needs no cancellation
+                if self._asking:
+                    _still_asking(self._asking)  # (drops those that ended otherwise)
+                self._asking.add(call)
                 if type(call.future) is not _Waiter:
                     self._rounds.add(call)
                     # Again: the entry of its answered request may have fired just now.
@@ -1147,6 +1155,16 @@ class Connection:
             return True
         except RuntimeError:  # pool shut down: the connection is closing
             return False
+
+
+def _still_asking(asking: set[_Call]) -> int:
+    """How many calls of ``asking`` are still between two input rounds; those that ended
+    otherwise (failed, expired, cancelled in the round) are dropped from it here."""
+    calls = list(asking)  # (one step under the GIL: other threads change the set)
+    for call in calls:
+        if not call.in_round or call.future.done():
+            asking.discard(call)
+    return sum(call.in_round and not call.future.done() for call in calls)
 
 
 def _deliver_one(
