@@ -442,6 +442,8 @@ class Connections:
                 "(fn(params)), not both"
             )
         self.sampling_handler = sampling_handler
+        # name -> client handlers for the server's requests (set by a Gateway)
+        self.server_requests: Callable[[str], dict[str, Any]] | None = None
         self.backoff = backoff
         self.auth_cache = auth_cache
         self.catalog = catalog
@@ -1151,6 +1153,8 @@ class Connections:
         options.setdefault("name", name)
         if spec.timeout is not None:
             options["timeout"] = spec.timeout
+        if self.server_requests is not None:  # a gateway's: asked of the worker who called
+            options.update(self.server_requests(name))
         return options
 
     def _drop_client(self, slot: _Slot) -> None:

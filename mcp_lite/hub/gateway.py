@@ -52,13 +52,16 @@ from urllib.parse import unquote, urlsplit
 
 from .._deadline import Deadline
 from ..client import Client
-from ..errors import ConnectionClosed, McpError, RequestCancelled, RpcError
+from ..errors import ConnectionClosed, InvalidParams, McpError, RequestCancelled, RpcError
 from ..events import Event
 from ..protocol import versions as pv
 from ..protocol.types import Progress
 from ..server._http import MAX_BODY, HttpServer, _App, _Handler
 from ..server._http_relay import Relay
+from ._gateway_asks import Answers, Calls, Unroutable, declares, needed_capability
 from ._gateway_route import fingerprint
+from ._gateway_tasks import TaskOwners, current_peer, enter_peer
+from ._live_tasks import unknown_task_note
 from ._recycle import Lease
 from ._start_failures import StartFailures
 from .hub import Hub
@@ -117,6 +120,7 @@ class _Forwarder:
         self._listens: dict[str, tuple[Any, dict[str, Any]]] = {}  # 2026-07-28 streams
         self._closed = False
         self.protocol_version: str | None = None
+        self.client_caps: Any = None  # what the worker declared in its initialize
         endpoint.sessions.add(self)
 
     def receive(self, message: Any) -> None:
@@ -135,8 +139,9 @@ class _Forwarder:
             self._send(_error(None, -32600, "Invalid Request"), None)
             return
         method, params = msg.get("method"), msg.get("params") or {}
-        if not isinstance(method, str):
-            return  # a response: the gateway sends no requests downstream
+        if not isinstance(method, str):  # a response: to a server request asked of it
+            self._endpoint.answers.answer(msg)
+            return
         if "id" not in msg:
             if method == "notifications/cancelled" and isinstance(params, dict):
                 with self._lock:
@@ -146,6 +151,7 @@ class _Forwarder:
                     event.set()
             return  # initialized, roots/list_changed...: nothing to do upstream
         rid, key = msg["id"], _key(msg["id"])
+        owner = current_peer()  # (this is the HTTP connection's thread)
         cancel = threading.Event()
         with self._lock:
             busy = self._closed or key in self._inflight
@@ -163,7 +169,9 @@ class _Forwarder:
             self._send(_error(rid, -32603, "the gateway is busy (too many requests)"), key)
             return
         try:
-            self._endpoint.pool.submit(self._forward, rid, key, method, params, cancel, failure)
+            self._endpoint.pool.submit(
+                self._forward, rid, key, method, params, cancel, failure, owner
+            )
         except RuntimeError:  # the pool is shut down: the gateway is closing
             self._endpoint.slots.release()
             self._done(key)
@@ -197,7 +205,8 @@ class _Forwarder:
         if not self._endpoint.slots.acquire(blocking=False):
             self._done(key)
             return _error(rid, -32603, "the gateway is busy (too many requests)")
-        return self._answer(rid, key, msg["method"], msg.get("params") or {}, cancel, failure)
+        params = msg.get("params") or {}
+        return self._answer(rid, key, msg["method"], params, cancel, failure, current_peer())
 
     def _forward(
         self,
@@ -207,8 +216,9 @@ class _Forwarder:
         params: dict[str, Any],
         cancel: threading.Event,
         failure: _Failure | None = None,
+        owner: int | None = None,
     ) -> None:
-        response = self._answer(rid, key, method, params, cancel, failure)
+        response = self._answer(rid, key, method, params, cancel, failure, owner)
         if response is not None:
             self._send(response, key)
 
@@ -220,15 +230,17 @@ class _Forwarder:
         params: dict[str, Any],
         cancel: threading.Event,
         failure: _Failure | None = None,
+        owner: int | None = None,
     ) -> dict[str, Any] | None:
-        """The response to a request (an acquired slot, released here), None if cancelled."""
+        """The response to a request (an acquired slot, released here), None if cancelled;
+        ``owner``: the peer's user id (see ``_gateway_tasks``)."""
         try:
             if failure is not None:  # the start this request made failed: its answer
                 raise failure
             response: dict[str, Any] | None = {
                 "jsonrpc": "2.0",
                 "id": rid,
-                "result": self._endpoint.forward(method, params, cancel, self, key),
+                "result": self._endpoint.forward(method, params, cancel, self, key, owner),
             }
         except RequestCancelled:
             response = None  # no answer to a cancelled request
@@ -287,6 +299,21 @@ class _Forwarder:
             tagged = {**params, "_meta": {pv.META_SUBSCRIPTION_ID: rid}}
             self._send({"jsonrpc": "2.0", "method": method, "params": tagged}, key)
 
+    def ask(
+        self, key: str, method: str, params: dict[str, Any], cancel: threading.Event
+    ) -> dict[str, Any]:
+        """Send a server's request to this worker on the stream of its request ``key`` and
+        wait for its answer (see ``_gateway_asks``)."""
+        answers = self._endpoint.answers
+        rid = answers.new()
+        message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+        relay = self._relays.get(key)
+        if relay is not None:
+            relay(message)
+        else:
+            self._send(message, key)
+        return answers.wait(rid, method, cancel, self._endpoint.ask_timeout)
+
     def progress(self, key: str, token: Any, p: Progress) -> None:
         params: dict[str, Any] = {"progressToken": token, "progress": p.progress}
         if p.total is not None:
@@ -335,6 +362,9 @@ class _Endpoint:
         self.pool = gateway._pool
         self.slots = gateway._slots
         self.sessions: weakref.WeakSet[_Forwarder] = weakref.WeakSet()
+        self.calls = Calls()  # forwarded calls in flight: whom a server request asks
+        self.answers = gateway._answers
+        self.ask_timeout = gateway.request_timeout
         # a start that failed while the era was asked, for the connection that asked
         self._start_failures: StartFailures[_Failure] = StartFailures()
 
@@ -392,9 +422,35 @@ class _Endpoint:
         cancel: threading.Event,
         session: _Forwarder,
         key: str,
+        owner: int | None = None,
     ) -> dict[str, Any]:
-        with self.lease() as client:
-            return self._forward(client, method, params, cancel, session, key)
+        # a worker sees only its own tasks (their owner: the peer's user id)
+        owners = self._gateway._task_owners
+        foreign = owners.foreign(self.name, owner, method, params)
+        if foreign is not None:
+            raise self._unknown_task(foreign)
+        n = self.calls.enter(session, key, cancel)
+        try:
+            with self.lease() as client:
+                result = self._forward(client, method, params, cancel, session, key)
+        finally:
+            self.calls.leave(n)
+        return owners.answered(self.name, owner, method, params, result)
+
+    def _unknown_task(self, task_id: str) -> RpcError:
+        """Another user's task: the answer an id gets that the server does not know."""
+        conns = self._gateway.hub._conns
+        slot = conns._slot(self.name)
+        life = slot.life
+        note = unknown_task_note(
+            self.name,
+            task_id,
+            lost=False,
+            stdio=slot.spec.type == "stdio",
+            started_wall=life.started_wall,
+            recycles=life.recycles,
+        )
+        return InvalidParams(f"Unknown task: {task_id!r} ({note})")
 
     def _forward(
         self,
@@ -506,6 +562,7 @@ class _Endpoint:
             asked = params.get("protocolVersion")
             version = asked if asked in pv.HANDSHAKE_VERSIONS else pv.LATEST_HANDSHAKE_VERSION
         session.protocol_version = version
+        session.client_caps = params.get("capabilities")
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": dict(info.capabilities),
@@ -522,6 +579,7 @@ class _GatewayHandler(_Handler):
     gateway: Gateway
 
     def handle(self) -> None:
+        enter_peer(_peer_uid(self.connection))  # whose tasks this connection sees
         if not self.gateway._peer_allowed(self.connection):
             with contextlib.suppress(OSError):
                 self.connection.sendall(
@@ -622,6 +680,10 @@ class Gateway:
         # forwarded requests' progress, by (server, the gateway's own token)
         self._progress: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {}
         self._tokens = itertools.count(1)
+        self._task_owners = TaskOwners()
+        # a server's requests to its client go to the worker whose call made them
+        self._answers = Answers()
+        hub._conns.server_requests = self._asking_handlers
 
     @property
     def url(self) -> str:
@@ -725,6 +787,45 @@ class Gateway:
             for session in list(endpoint.sessions):
                 session.notify(event.method, dict(event.params or {}))
 
+    def _asking_handlers(self, server: str) -> dict[str, Any]:
+        """The upstream client's handlers for ``server``'s requests: each asks the worker."""
+        from ..protocol.types import dump  # (the handlers' params are wire models)
+
+        def elicit(params: Any) -> dict[str, Any]:
+            return self._ask_worker(server, "elicitation/create", dump(params))
+
+        def sample(params: Any) -> dict[str, Any]:
+            return self._ask_worker(server, "sampling/createMessage", dump(params))
+
+        def roots() -> list[Any]:
+            roots = self._ask_worker(server, "roots/list", {}).get("roots")
+            return roots if isinstance(roots, list) else []
+
+        return {"elicitation_handler": elicit, "sampling_handler": sample, "roots_handler": roots}
+
+    def _ask_worker(self, server: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Ask ``server``'s request of the worker whose forwarded call is in flight."""
+        with self._lock:
+            app = self._apps.get(server)
+        endpoint = app.server if app is not None else None
+        if not isinstance(endpoint, _Endpoint):
+            raise Unroutable(f"the mcp-lite gateway serves no MCP server {server!r}")
+        session: _Forwarder
+        session, key, cancel = endpoint.calls.caller(server, method)
+        if session.protocol_version is None:
+            raise Unroutable(
+                f"the mcp-lite gateway cannot forward {method} of MCP server {server!r} to a "
+                "2026-07-28 worker (that era asks with input_required results, not passed "
+                "through the gateway)"
+            )
+        if not declares(session.client_caps, method, params):
+            cap, _ = needed_capability(method, params)
+            raise Unroutable(
+                f"the worker calling MCP server {server!r} through the mcp-lite gateway did "
+                f"not declare the {cap!r} capability"
+            )
+        return session.ask(key, method, params, cancel)
+
     def _hears(self, client: Client) -> bool:
         """``client`` carries the gateway's notification hook (made after the gateway)."""
         hooks = getattr(client, "_event_hooks", None) or {}
@@ -767,6 +868,17 @@ class Gateway:
 
     def __repr__(self) -> str:
         return f"<mcp_lite.Gateway on {self.socket_path or '(not started)'}>"
+
+
+def _peer_uid(conn: socket.socket) -> int | None:
+    """The user id of the process at the other end of ``conn`` (None: unknown)."""
+    if _SO_PEERCRED is None:
+        return None
+    try:
+        raw = conn.getsockopt(socket.SOL_SOCKET, _SO_PEERCRED, struct.calcsize("3i"))
+    except OSError:
+        return None
+    return int(struct.unpack("3i", raw)[1])
 
 
 def _gid_of(group: str | int) -> int:

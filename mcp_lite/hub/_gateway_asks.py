@@ -1,0 +1,151 @@
+"""A server's requests to its client (elicitation, sampling, roots), asked of the worker whose
+forwarded call made them.
+
+The gateway's upstream connection to a server declares the three capabilities, and answers
+each such request by sending it to a worker on the stream of a forwarded request (a
+handshake-era worker's POST answered as SSE), with the worker's own handlers, then relaying
+the worker's answer. Which worker: the one whose forwarded calls are in flight on that
+server. The server's request names no call (the handshake era has no such field, and a
+stdio server has one pipe for all), so when the calls in flight come from more than one
+downstream session, or from none, the gateway cannot tell and answers the server with an
+error that names the gateway (``Unroutable``); so does a worker that did not declare the
+capability (the server's own check would have refused it had the worker called directly),
+and a 2026-07-28 worker, to which a server cannot send requests (that era asks with
+``input_required`` results, which the gateway does not pass through yet).
+
+``Calls`` is one server's forwarded calls in flight; ``Answers`` the workers' answers the
+gateway waits for, by the request id it made.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from typing import Any
+
+from ..errors import MethodNotFound, RequestCancelled, RequestTimeout, RpcError
+
+__all__ = ["Answers", "Calls", "Unroutable", "needed_capability"]
+
+_ids = itertools.count(1)
+_LOOK_S = 0.1
+
+
+class Unroutable(MethodNotFound):
+    """The gateway cannot ask a worker this server request (its message says why)."""
+
+
+def needed_capability(method: str, params: dict[str, Any]) -> tuple[str, str | None]:
+    """The client capability a server request needs: ``(name, sub)`` (``sub``: an
+    elicitation mode, or None)."""
+    if method == "elicitation/create":
+        return "elicitation", "url" if params.get("mode") == "url" else "form"
+    if method == "sampling/createMessage":
+        return "sampling", None
+    return "roots", None
+
+
+def declares(caps: Any, method: str, params: dict[str, Any]) -> bool:
+    """Did a worker's ``initialize`` capabilities declare what ``method`` needs? (An empty
+    ``elicitation`` object means form mode.)"""
+    cap, sub = needed_capability(method, params)
+    have = caps.get(cap) if isinstance(caps, dict) else None
+    if not isinstance(have, dict):
+        return False
+    return sub is None or sub in have or (sub == "form" and not have)
+
+
+class Calls:
+    """One server's forwarded calls in flight: ``(session, key, cancel)`` by a counter."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: dict[int, tuple[Any, str, threading.Event]] = {}
+        self._next = itertools.count(1)
+
+    def enter(self, session: Any, key: str, cancel: threading.Event) -> int:
+        n = next(self._next)
+        with self._lock:
+            self._calls[n] = (session, key, cancel)
+        return n
+
+    def leave(self, n: int) -> None:
+        with self._lock:
+            self._calls.pop(n, None)
+
+    def caller(self, server: str, method: str) -> tuple[Any, str, threading.Event]:
+        """The one downstream session whose calls are in flight, with its latest call.
+
+        Raises:
+            Unroutable: none, or more than one session (the gateway cannot tell whose).
+        """
+        with self._lock:
+            calls = list(self._calls.values())
+        sessions = {id(session) for session, _, _ in calls}
+        if len(sessions) == 1:
+            return calls[-1]
+        why = (
+            "outside any forwarded call"
+            if not sessions
+            else f"while calls of {len(sessions)} workers are in flight (it names no call)"
+        )
+        raise Unroutable(
+            f"the mcp-lite gateway cannot forward {method} of MCP server {server!r} to a "
+            f"worker: it came {why}"
+        )
+
+
+class Answers:
+    """The workers' answers the gateway waits for, by the id of the request it sent."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: dict[str, list[Any]] = {}  # id -> [event, response]
+
+    def new(self) -> str:
+        rid = f"mcp-lite-gateway-ask-{next(_ids)}"
+        with self._lock:
+            self._waiting[rid] = [threading.Event(), None]
+        return rid
+
+    def answer(self, message: dict[str, Any]) -> bool:
+        """A worker's response; False when no one waits for it."""
+        rid = message.get("id")
+        with self._lock:
+            entry = self._waiting.get(rid) if isinstance(rid, str) else None
+        if entry is None:
+            return False
+        entry[1] = message
+        entry[0].set()
+        return True
+
+    def wait(
+        self, rid: str, method: str, cancel: threading.Event, timeout: float
+    ) -> dict[str, Any]:
+        """The worker's result for request ``rid``; gives up when the forwarded call ends
+        (``cancel``) or after ``timeout`` seconds.
+
+        Raises:
+            RpcError: the worker's error answer, as is.
+            RequestCancelled, RequestTimeout: no answer came.
+        """
+        with self._lock:
+            event = self._waiting[rid][0]
+        end = time.monotonic() + timeout
+        try:
+            while not event.wait(min(max(end - time.monotonic(), 0.0), _LOOK_S)):
+                if cancel.is_set():  # (looked at every _LOOK_S: a call's end is no hurry)
+                    raise RequestCancelled(f"{method}: the worker's call ended first")
+                if time.monotonic() >= end:
+                    raise RequestTimeout(f"{method}: no answer from the worker in {timeout} s")
+            with self._lock:
+                response = self._waiting[rid][1]
+        finally:
+            with self._lock:
+                self._waiting.pop(rid, None)
+        error = response.get("error")
+        if isinstance(error, dict):
+            raise RpcError(str(error.get("message")), error.get("code"), error.get("data"))
+        result = response.get("result")
+        return result if isinstance(result, dict) else {}

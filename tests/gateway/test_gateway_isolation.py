@@ -1,0 +1,103 @@
+"""Isolation of the workers behind one gateway: every downstream session of a server shares
+the gateway's one upstream connection, yet a worker sees only its own tasks (another user,
+admitted by ``group=``, neither lists nor reads nor cancels them), a server's requests to its
+client (elicitation, sampling, roots) made during a forwarded call reach the worker that made
+the call, and a resource subscription lives through a recycle of its server.
+
+The other user is real (``setpriv`` as nobody/nogroup, a raw client: ``other_user.py``); the
+servers are real stdio processes (``tests/peers``) behind an in-process ``Gateway``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gateway_helpers import HERE, PEERS
+
+import mcp_lite
+from mcp_lite import Gateway, Hub
+from mcp_lite.errors import McpError
+
+NOBODY = 65534
+SETPRIV = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+
+
+def _as_nobody_possible() -> bool:
+    return os.getuid() == 0 and os.path.exists("/usr/bin/python3")
+
+
+@pytest.mark.skipif(not _as_nobody_possible(), reason="needs root and /usr/bin/python3")
+def test_another_user_neither_lists_nor_reads_a_worker_s_tasks(short_dir: Path) -> None:
+    short_dir.chmod(0o711)  # (nobody reaches the socket in it)
+    task_server = [str(PEERS / "task_server.py"), "stdio", "2025-11-25"]
+    hub = Hub({"mcpServers": {"tasks": {"command": sys.executable, "args": task_server}}},
+              gateway=False)  # fmt: skip
+    with Gateway(hub).start(str(short_dir / "iso.sock"), group=NOBODY) as gw:
+        url = f"{gw.url}/servers/tasks/mcp"
+        with mcp_lite.connect(url, protocol_version="2025-11-25", timeout=20) as worker:
+            mine = worker.call_tool_as_task("slow", {"seconds": 30})
+            other = subprocess.run(
+                [*SETPRIV, "/usr/bin/python3", str(HERE / "other_user.py"),
+                 str(short_dir / "iso.sock"), "tasks", mine.id],
+                capture_output=True, text=True, timeout=60, env={"PATH": os.environ["PATH"]},
+            )  # fmt: skip
+            assert other.returncode == 0, other.stderr[-2000:]
+            seen = json.loads(other.stdout)
+            # the other user: its own task only, and the worker's is as if it did not exist
+            assert seen["listed"] == [seen["own"]]
+            for asked in ("get", "result", "cancel"):
+                error = seen[asked]["error"]
+                assert error["code"] == -32602 and mine.id in error["message"], asked
+                assert "result" not in seen[asked]
+            # the worker: its task untouched, and only its own listed
+            assert mine.status(timeout=10).status == "working"
+            assert [t.task_id for t in worker.list_tasks(timeout=10)] == [mine.id]
+            mine.cancel(timeout=10)
+
+
+ASKING = str(PEERS / "asking_server.py")
+ROOTS = [{"uri": "file:///srv/worker-a", "name": "a"}]
+
+
+def _elicit(server: str, params: Any) -> dict[str, Any]:
+    return {"action": "accept", "content": {"answer": f"blue for {params.message}"}}
+
+
+def _sample(server: str, params: Any) -> dict[str, Any]:
+    text = params.messages[0]["content"]["text"]
+    return {"role": "assistant", "content": {"type": "text", "text": f"re: {text}"}, "model": "m"}
+
+
+@pytest.mark.parametrize("upstream", ["2025-11-25", "2026-07-28"])
+def test_a_server_s_questions_reach_the_worker_whose_call_asks(
+    short_dir: Path, upstream: str
+) -> None:
+    config = {"mcpServers": {"ask": {"command": sys.executable, "args": [ASKING, upstream]}}}
+    with Gateway(Hub(config, gateway=False)).start(str(short_dir / "ask.sock")) as gw:
+        options = {"protocol_version": "2025-11-25", "roots": ROOTS}
+        with Hub(
+            config, gateway=gw.url, elicitation_handler=_elicit, sampling_handler=_sample,
+            client_options=options,
+        ) as worker:  # fmt: skip
+            asked = worker.call_tool("mcp__ask__ask", {"question": "colour?"}, timeout=20)
+            assert worker.status()["ask"].via == "gateway"
+            assert asked.text == "accept: blue for colour?"
+            sampled = worker.call_tool("mcp__ask__sample", {"prompt": "hi"}, timeout=20)
+            assert sampled.text == "re: hi"
+            roots = worker.call_tool("mcp__ask__roots", {}, timeout=20)
+            assert roots.text == "file:///srv/worker-a"
+        # a worker that declared none: the server's request fails, and says where
+        url = f"{gw.url}/servers/ask/mcp"
+        with mcp_lite.connect(url, protocol_version="2025-11-25", timeout=20) as bare:
+            try:  # (2025-11-25: the tool's error; 2026-07-28: the call's, as locally)
+                refused = bare.call_tool("ask", {"question": "colour?"}, timeout=20)
+                assert refused.is_error
+                message = refused.text
+            except McpError as exc:
+                message = str(exc)
+            assert "gateway" in message and "did not declare the 'elicitation'" in message
