@@ -50,6 +50,7 @@ from .errors import (
 )
 from .protocol import jsonrpc
 from .protocol import session as proto
+from .protocol import versions as pv
 from .protocol.session import SessionInfo
 from .protocol.tasks import RELATED_TASK, TASKS_EXTENSION
 from .transports.base import Outgoing, SendFailed, Transport
@@ -150,6 +151,9 @@ class _Call:
     cancelled: bool = False  # withdrawn by the caller: never (re-)sent after this
     in_round: bool = False  # an input_required round is being answered for it
     timer: _timer.Handle | None = None  # a future's deadline on the process-wide timer
+    # A relayed request (the gateway's): an input_required result is its answer, for the
+    # caller to pass on, and the client capabilities in its own _meta are the ones sent.
+    relayed: bool = False
 
 
 class _Waiter:
@@ -432,12 +436,14 @@ class Connection:
         reset_on_progress: bool = False,
         cancel_event: threading.Event | None = None,
         deadline: float | None = None,
+        relayed: bool = False,
     ) -> dict[str, Any]:
         """Send a request and wait for its result dict, on this thread.
 
         Raises what ``submit`` describes, and ``RequestCancelled`` when ``cancel_event`` is
         set first. A ``KeyboardInterrupt`` (or any exception raised into the waiting thread)
         withdraws the request, tells the server, and propagates. ``deadline``: see ``submit``.
+        ``relayed``: see ``_Call.relayed``.
         """
         waiter = _Waiter()
         call = self._new_call(
@@ -450,6 +456,7 @@ class Connection:
             on_progress,
             reset_on_progress,
         )
+        call.relayed = relayed
         if cancel_event is not None and cancel_event.is_set():
             raise RequestCancelled(f"{method} to MCP server {self.name!r} was cancelled")
         # Nothing but the deadline to watch: HTTP may do the exchange on this thread (its
@@ -630,7 +637,7 @@ class Connection:
         params = call.params
         info = self.info
         if info is not None and info.era == "stateless":  # its _meta goes on every request
-            params = self._stateless_params(info, params)
+            params = self._stateless_params(info, params, call.relayed)
         if call.on_progress is not None or call.reset_on_progress:
             params = dict(params or {})
             params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
@@ -684,12 +691,17 @@ class Connection:
         self._write(jsonrpc.make_notification(method, params), deadline)
 
     def _stateless_params(
-        self, info: SessionInfo, params: dict[str, Any] | None
+        self, info: SessionInfo, params: dict[str, Any] | None, relayed: bool = False
     ) -> dict[str, Any] | None:
+        caps = self.handlers.capabilities
+        if relayed:  # the capabilities of the client it is relayed for, when it says them
+            meta = (params or {}).get("_meta")
+            theirs = meta.get(pv.META_CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
+            caps = theirs if isinstance(theirs, dict) else caps
         return proto.add_stateless_meta(
             params,
             version=info.protocol_version,
-            capabilities=self.handlers.capabilities,
+            capabilities=caps,
             client_info=self.handlers.client_info,
             log_level=self.handlers.log_level,
         )
@@ -941,7 +953,8 @@ class Connection:
     def _resolve_answer(self, call: _Call, result: dict[str, Any]) -> None:
         try:
             input_required = (
-                self.info is not None
+                not call.relayed
+                and self.info is not None
                 and self.info.era == "stateless"
                 and proto.is_input_required(result)
             )

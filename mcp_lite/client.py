@@ -447,6 +447,24 @@ class Client:
         deadline = Deadline.after(self._timeout(timeout))
         return self._request(deadline, method, params, on_progress, cancel_event)
 
+    def _relay(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        timeout: float | None = None,
+        on_progress: Callable[[Progress], Any] | None = None,
+        cancel_event: threading.Event | None = None,
+    ) -> dict[str, Any]:
+        """``request`` for another client (the gateway's): a 2026-07-28 ``input_required``
+        result is returned as is, for that client to answer, and the client capabilities
+        in ``params["_meta"]`` (that client's) are the ones sent; never cached."""
+        deadline = Deadline.after(self._timeout(timeout))
+        conn = self._connection(deadline)
+        return self._request_once(
+            conn, deadline, method, params, on_progress, cancel_event, relayed=True
+        )
+
     def _request(
         self,
         deadline: Deadline,
@@ -479,9 +497,10 @@ class Client:
         params: dict[str, Any] | None,
         on_progress: Callable[[Progress], Any] | None,
         cancel_event: threading.Event | None = None,
+        relayed: bool = False,
     ) -> dict[str, Any]:
         try:
-            result = self._call(conn, deadline, method, params, on_progress, cancel_event)
+            result = self._call(conn, deadline, method, params, on_progress, cancel_event, relayed)
             return _not_a_task(method, result) if "resultType" in result else result
         except SessionExpired:
             log.info("session with %r expired; re-initializing and retrying %s", self.name, method)
@@ -501,7 +520,13 @@ class Client:
         return _not_a_task(
             method,
             self._call(
-                self._connection(deadline), deadline, method, params, on_progress, cancel_event
+                self._connection(deadline),
+                deadline,
+                method,
+                params,
+                on_progress,
+                cancel_event,
+                relayed,
             ),
         )
 
@@ -513,6 +538,7 @@ class Client:
         params: dict[str, Any] | None,
         on_progress: Callable[[Progress], Any] | None,
         cancel_event: threading.Event | None,
+        relayed: bool = False,
     ) -> dict[str, Any]:
         """One blocking round trip on ``conn`` (no Future, no deadline thread)."""
         info = conn.info
@@ -528,6 +554,7 @@ class Client:
             reset_on_progress=self.reset_timeout_on_progress,
             cancel_event=cancel_event,
             deadline=deadline.at,
+            relayed=relayed,
         )
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:

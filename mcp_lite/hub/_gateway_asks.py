@@ -22,14 +22,23 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
-from ..errors import MethodNotFound, RequestCancelled, RequestTimeout, RpcError
+from ..errors import (
+    MethodNotFound,
+    RemoteProtocolError,
+    RequestCancelled,
+    RequestTimeout,
+    RpcError,
+)
+from ..protocol import session as proto
 
-__all__ = ["Answers", "Calls", "Unroutable", "needed_capability"]
+__all__ = ["Answers", "Calls", "Unroutable", "declares", "needed_capability", "relay_rounds"]
 
 _ids = itertools.count(1)
 _LOOK_S = 0.1
+MAX_ROUNDS = 16  # input rounds of one relayed request (as a Client allows its own)
 
 
 class Unroutable(MethodNotFound):
@@ -149,3 +158,29 @@ class Answers:
             raise RpcError(str(error.get("message")), error.get("code"), error.get("data"))
         result = response.get("result")
         return result if isinstance(result, dict) else {}
+
+
+def relay_rounds(
+    method: str,
+    params: dict[str, Any],
+    send: Callable[[dict[str, Any]], dict[str, Any]],
+    ask: Callable[[str, dict[str, Any]], dict[str, Any]],
+) -> dict[str, Any]:
+    """``send`` a request to a 2026-07-28 server for a handshake-era worker: each
+    ``input_required`` answer's requests are asked of the worker (``ask``) and the request
+    sent again with the answers, until its final result."""
+    result = send(params)
+    rounds = 0
+    while proto.is_input_required(result):
+        rounds += 1
+        if rounds > MAX_ROUNDS:
+            raise RemoteProtocolError(
+                f"{method}: the server asked for input more than {MAX_ROUNDS} times"
+            )
+        responses = {
+            key: ask(request["method"], request.get("params") or {})
+            for key, request in proto.input_requests(result).items()
+        }
+        params = proto.retry_params(params, result, responses)
+        result = send(params)
+    return result

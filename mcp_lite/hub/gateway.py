@@ -58,7 +58,14 @@ from ..protocol import versions as pv
 from ..protocol.types import Progress
 from ..server._http import MAX_BODY, HttpServer, _App, _Handler
 from ..server._http_relay import Relay
-from ._gateway_asks import Answers, Calls, Unroutable, declares, needed_capability
+from ._gateway_asks import (
+    Answers,
+    Calls,
+    Unroutable,
+    declares,
+    needed_capability,
+    relay_rounds,
+)
 from ._gateway_route import fingerprint
 from ._gateway_tasks import TaskOwners, current_peer, enter_peer
 from ._live_tasks import unknown_task_note
@@ -491,7 +498,12 @@ class _Endpoint:
             if info.instructions is not None:
                 result["instructions"] = info.instructions
             return result
-        meta = {k: v for k, v in params["_meta"].items() if k not in _MODERN_META}
+        # (the worker's capabilities are kept: a relayed request declares them upstream)
+        meta = {
+            k: v
+            for k, v in params["_meta"].items()
+            if k not in _MODERN_META or k == pv.META_CLIENT_CAPABILITIES
+        }
         params = {k: v for k, v in params.items() if k != "_meta"}
         if meta:
             params["_meta"] = meta
@@ -531,13 +543,16 @@ class _Endpoint:
 
         conns = self._gateway.hub._conns
         try:
-            result = client.request(
-                method,
-                params,
-                timeout=gw.request_timeout,
-                on_progress=on_progress,
-                cancel_event=cancel,
-            )
+            if client.session.era == "stateless" and method not in _CACHEABLE:
+                result = self._relayed(client, method, params, cancel, session, key, on_progress)
+            else:
+                result = client.request(
+                    method,
+                    params,
+                    timeout=gw.request_timeout,
+                    on_progress=on_progress,
+                    cancel_event=cancel,
+                )
         except RpcError as exc:  # an unknown task id gets its likely cause (see task_error)
             raise conns.task_error(self.name, client, method, params, exc) from None
         except RequestCancelled:
@@ -552,6 +567,45 @@ class _Endpoint:
                 gw._progress.pop((self.name, mine), None)
         conns.task_answer(self.name, client, method, params, result)  # live tasks: no recycle
         return result
+
+    def _relayed(
+        self,
+        client: Client,
+        method: str,
+        params: dict[str, Any],
+        cancel: threading.Event,
+        session: _Forwarder,
+        key: str,
+        on_progress: Callable[[Progress], Any] | None,
+    ) -> dict[str, Any]:
+        """A request to a 2026-07-28 upstream, which asks its client with input_required
+        results: a 2026-07-28 worker gets them as they are (and answers them itself), a
+        handshake-era worker is asked each input request on this request's stream (and the
+        gateway retries for it). The server sees the worker's capabilities either way."""
+        meta = params.get("_meta")
+        meta = dict(meta) if isinstance(meta, dict) else {}
+        modern = pv.META_CLIENT_CAPABILITIES in meta
+        if not modern:
+            caps = session.client_caps
+            meta[pv.META_CLIENT_CAPABILITIES] = dict(caps) if isinstance(caps, dict) else {}
+            params = {**params, "_meta": meta}
+
+        def send(params: dict[str, Any]) -> dict[str, Any]:
+            return client._relay(
+                method,
+                params,
+                timeout=self._gateway.request_timeout,
+                on_progress=on_progress,
+                cancel_event=cancel,
+            )
+
+        if modern:
+            return send(params)
+
+        def ask(asked: str, asked_params: dict[str, Any]) -> dict[str, Any]:
+            return session.ask(key, asked, asked_params, cancel)
+
+        return relay_rounds(method, params, send, ask)
 
     def _initialize(
         self, client: Client, params: dict[str, Any], session: _Forwarder

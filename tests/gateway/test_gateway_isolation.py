@@ -21,7 +21,7 @@ from gateway_helpers import HERE, PEERS
 
 import mcp_lite
 from mcp_lite import Gateway, Hub
-from mcp_lite.errors import McpError
+from mcp_lite.errors import MissingClientCapability
 
 NOBODY = 65534
 SETPRIV = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
@@ -73,31 +73,40 @@ def _sample(server: str, params: Any) -> dict[str, Any]:
     return {"role": "assistant", "content": {"type": "text", "text": f"re: {text}"}, "model": "m"}
 
 
-@pytest.mark.parametrize("upstream", ["2025-11-25", "2026-07-28"])
+@pytest.mark.parametrize(
+    ("upstream", "era"),
+    [("2025-11-25", "2025-11-25"), ("2026-07-28", "2025-11-25"), ("2026-07-28", "2026-07-28")],
+)
 def test_a_server_s_questions_reach_the_worker_whose_call_asks(
-    short_dir: Path, upstream: str
+    short_dir: Path, upstream: str, era: str
 ) -> None:
+    """The server's era, and the worker's (a 2026-07-28 worker answers input_required
+    itself; a handshake-era one is asked on its request's stream)."""
     config = {"mcpServers": {"ask": {"command": sys.executable, "args": [ASKING, upstream]}}}
     with Gateway(Hub(config, gateway=False)).start(str(short_dir / "ask.sock")) as gw:
-        options = {"protocol_version": "2025-11-25", "roots": ROOTS}
+        options = {"protocol_version": era, "roots": ROOTS}
         with Hub(
             config, gateway=gw.url, elicitation_handler=_elicit, sampling_handler=_sample,
             client_options=options,
         ) as worker:  # fmt: skip
             asked = worker.call_tool("mcp__ask__ask", {"question": "colour?"}, timeout=20)
             assert worker.status()["ask"].via == "gateway"
+            assert worker.client("ask").session.protocol_version == era
             assert asked.text == "accept: blue for colour?"
             sampled = worker.call_tool("mcp__ask__sample", {"prompt": "hi"}, timeout=20)
             assert sampled.text == "re: hi"
             roots = worker.call_tool("mcp__ask__roots", {}, timeout=20)
             assert roots.text == "file:///srv/worker-a"
-        # a worker that declared none: the server's request fails, and says where
+        # a worker that declared none: refused as the server itself refuses it (it sees the
+        # worker's capabilities), or, where it cannot (a handshake-era server asks the
+        # gateway's connection), by the gateway, which says so
         url = f"{gw.url}/servers/ask/mcp"
-        with mcp_lite.connect(url, protocol_version="2025-11-25", timeout=20) as bare:
-            try:  # (2025-11-25: the tool's error; 2026-07-28: the call's, as locally)
+        with mcp_lite.connect(url, protocol_version=era, timeout=20) as bare:
+            if upstream == "2026-07-28":
+                with pytest.raises(MissingClientCapability, match="'elicitation'"):
+                    bare.call_tool("ask", {"question": "colour?"}, timeout=20)
+            else:
                 refused = bare.call_tool("ask", {"question": "colour?"}, timeout=20)
                 assert refused.is_error
-                message = refused.text
-            except McpError as exc:
-                message = str(exc)
-            assert "gateway" in message and "did not declare the 'elicitation'" in message
+                assert "gateway" in refused.text
+                assert "did not declare the 'elicitation'" in refused.text
