@@ -67,6 +67,7 @@ from ._gateway_asks import (
     relay_rounds,
 )
 from ._gateway_route import fingerprint
+from ._gateway_subs import Subscriptions
 from ._gateway_tasks import TaskOwners, current_peer, enter_peer
 from ._live_tasks import unknown_task_note
 from ._recycle import Lease
@@ -156,6 +157,7 @@ class _Forwarder:
                     self._listens.pop(_key(params.get("requestId")), None)
                 if event is not None:
                     event.set()
+                self._endpoint.unwatch_listen(self, _key(params.get("requestId")))
             return  # initialized, roots/list_changed...: nothing to do upstream
         rid, key = msg["id"], _key(msg["id"])
         owner = current_peer()  # (this is the HTTP connection's thread)
@@ -279,19 +281,40 @@ class _Forwarder:
 
     def _listen(self, rid: Any, key: str, params: dict[str, Any]) -> None:
         """A 2026-07-28 ``subscriptions/listen``: acknowledged, then open (no response)
-        until the client goes away; the upstream's list_changed go on it."""
+        until the client goes away; the upstream's list_changed go on it, and the updates
+        of the resources it subscribes to."""
         wanted = params.get("notifications")
-        agreed = {
+        agreed: dict[str, Any] = {
             flag: True
             for flag in _LISTEN_FLAGS.values()
             if isinstance(wanted, dict) and wanted.get(flag) is True
         }
+        uris = wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None
+        if isinstance(uris, list):
+            agreed["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
         with self._lock:
             self._listens[key] = (rid, agreed)
         ack = {"_meta": {pv.META_SUBSCRIPTION_ID: rid}, "notifications": agreed}
         self._send(
             {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": ack},
             key,
+        )
+        if agreed.get("resourceSubscriptions"):
+            self._endpoint.watch_listen(self, key, agreed["resourceSubscriptions"])
+
+    def updated(self, uri: str, key: str | None) -> None:
+        """A resource this session (``key``: its listen stream) watches has changed."""
+        params: dict[str, Any] = {"uri": uri}
+        if key is not None:
+            with self._lock:
+                listen = self._listens.get(key)
+            if listen is None:
+                return
+            params["_meta"] = {pv.META_SUBSCRIPTION_ID: listen[0]}
+        elif self.protocol_version is None:
+            return
+        self._send(
+            {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": params}, key
         )
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
@@ -346,6 +369,7 @@ class _Forwarder:
         self._endpoint.sessions.discard(self)
         for event in events:
             event.set()
+        self._endpoint.unwatch_session(self)
 
 
 class _Failure(Exception):
@@ -372,6 +396,7 @@ class _Endpoint:
         self.calls = Calls()  # forwarded calls in flight: whom a server request asks
         self.answers = gateway._answers
         self.ask_timeout = gateway.request_timeout
+        self.subs = Subscriptions()  # watchers: a session, or (session, listen key)
         # a start that failed while the era was asked, for the connection that asked
         self._start_failures: StartFailures[_Failure] = StartFailures()
 
@@ -439,6 +464,7 @@ class _Endpoint:
         n = self.calls.enter(session, key, cancel)
         try:
             with self.lease() as client:
+                self._resubscribe(client)
                 result = self._forward(client, method, params, cancel, session, key)
         finally:
             self.calls.leave(n)
@@ -477,7 +503,93 @@ class _Endpoint:
             return result
         if method == "initialize":
             return self._initialize(client, params, session)
+        if method in ("resources/subscribe", "resources/unsubscribe"):
+            return self._subscription(client, method, params, session)
         return self._request(client, method, params, cancel, session, key)
+
+    # --- resource subscriptions (see _gateway_subs) ------------------------------------
+
+    def _subscription(
+        self, client: Client, method: str, params: dict[str, Any], watcher: Any
+    ) -> dict[str, Any]:
+        """A worker's resources/subscribe or /unsubscribe, made (or undone) upstream only
+        for the first (or last) watcher of the URI."""
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise InvalidParams(f"{method}: uri must be a string")
+        timeout = self._gateway.request_timeout
+        try:
+            if method == "resources/unsubscribe":
+                for left in self.subs.unwatch(watcher, uri):
+                    client.unsubscribe_resource(left, timeout=timeout)
+            elif self.subs.watch(watcher, uri, client):
+                try:
+                    client.subscribe_resource(uri, timeout=timeout)
+                except BaseException:
+                    self.subs.unwatch(watcher, uri)
+                    raise
+        except RpcError:
+            raise
+        except McpError as exc:
+            raise _Failure(self.name, f"forwarding {method}", exc) from None
+        return {}
+
+    def watch_listen(self, session: _Forwarder, key: str, uris: list[str]) -> None:
+        """A 2026-07-28 listen stream's resource subscriptions (failures are logged)."""
+        try:
+            with self.lease() as client:
+                self._resubscribe(client)
+                for uri in uris:
+                    self._subscription(client, "resources/subscribe", {"uri": uri}, (session, key))
+        except (McpError, _Failure) as exc:
+            log.warning(
+                "gateway: MCP server %r: subscribing for a listen stream: %s", self.name, exc
+            )
+
+    def unwatch_listen(self, session: _Forwarder, key: str) -> None:
+        self._unsubscribe(self.subs.unwatch((session, key)))
+
+    def unwatch_session(self, session: _Forwarder) -> None:
+        """A session ended: its subscriptions and those of its listen streams."""
+        left = self.subs.unwatch(session)
+        for key in list(session._listens):
+            left += self.subs.unwatch((session, key))
+        self._unsubscribe(left)
+
+    def _unsubscribe(self, uris: list[str]) -> None:
+        """Undo upstream the subscriptions nobody watches any more (on the pool: a closing
+        session does not wait for the server; a server not running has none to undo)."""
+        client = self._gateway.hub._conns._slot(self.name).client
+        if not uris or client is None or not client.connected:
+            return
+
+        def undo() -> None:
+            for uri in uris:
+                try:
+                    client.unsubscribe_resource(uri, timeout=self._gateway.connect_timeout)
+                except McpError as exc:
+                    log.debug("gateway: MCP server %r: unsubscribing %s: %s", self.name, uri, exc)
+
+        with contextlib.suppress(RuntimeError):  # the gateway is closing: nothing to undo
+            self.pool.submit(undo)
+
+    def _resubscribe(self, client: Client) -> None:
+        """The server runs on a new process (recycled, restarted): the subscriptions made
+        on the last one are made again on it, and their watchers told to read again."""
+        uris = self.subs.lost(client)
+        for uri in uris:
+            try:
+                client.subscribe_resource(uri, timeout=self._gateway.connect_timeout)
+            except McpError as exc:
+                log.warning("gateway: MCP server %r: re-subscribing %s: %s", self.name, uri, exc)
+        for uri in uris:
+            self.updated(uri)
+
+    def updated(self, uri: str) -> None:
+        """The server says ``uri`` changed: its watchers only are told."""
+        for watcher in self.subs.watchers(uri):
+            session, key = watcher if isinstance(watcher, tuple) else (watcher, None)
+            session.updated(uri, key)
 
     def _forward_modern(
         self,
@@ -837,7 +949,11 @@ class Gateway:
         with self._lock:
             app = self._apps.get(event.server)
         endpoint = app.server if app is not None else None
-        if isinstance(endpoint, _Endpoint):
+        if isinstance(endpoint, _Endpoint) and event.method == "notifications/resources/updated":
+            uri = (event.params or {}).get("uri")
+            if isinstance(uri, str):  # to the workers that subscribed to it only
+                endpoint.updated(uri)
+        elif isinstance(endpoint, _Endpoint):
             for session in list(endpoint.sessions):
                 session.notify(event.method, dict(event.params or {}))
 

@@ -13,6 +13,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +112,50 @@ def test_a_server_s_questions_reach_the_worker_whose_call_asks(
                 assert refused.is_error
                 assert "gateway" in refused.text
                 assert "did not declare the 'elicitation'" in refused.text
+
+
+def _wait(check: Callable[[], bool], timeout: float = 20.0) -> bool:
+    end = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+def test_a_subscription_lives_through_a_recycle_and_reaches_its_worker_only(
+    short_dir: Path, era: str
+) -> None:
+    config = {"mcpServers": {"ask": {"command": sys.executable, "args": [ASKING, era]}}}
+    hub = Hub(config, gateway=False, idle_timeout=0.3)
+    updates: dict[str, list[str]] = {"a": [], "b": []}
+
+    def heard(who: str) -> Callable[[str, Any], None]:
+        def handler(method: str, params: Any) -> None:
+            if method == "notifications/resources/updated":
+                updates[who].append(params.uri)
+
+        return handler
+
+    with Gateway(hub).start(str(short_dir / "sub.sock")) as gw:
+        url = f"{gw.url}/servers/ask/mcp"
+        with (
+            mcp_lite.connect(url, protocol_version=era, notification_handler=heard("a")) as a,
+            mcp_lite.connect(url, protocol_version=era, notification_handler=heard("b")) as b,
+        ):
+            a.subscribe_resource("mem://counter", timeout=20)
+            before = b.call_tool("pid", timeout=20).text
+            assert b.call_tool("bump", timeout=20).text == "bumped"
+            assert _wait(lambda: updates["a"] == ["mem://counter"])
+            # the gateway recycles the idle server; the next call starts a new process, on
+            # which A's subscription is made again (and A told to read again)
+            assert _wait(lambda: hub.status()["ask"].state == "idle")
+            assert b.call_tool("pid", timeout=20).text != before
+            assert _wait(lambda: len(updates["a"]) >= 2)
+            heard_so_far = len(updates["a"])
+            assert b.call_tool("bump", timeout=20).text == "bumped"
+            assert _wait(lambda: len(updates["a"]) > heard_so_far), "no update after a recycle"
+            assert set(updates["a"]) == {"mem://counter"}
+            # B, which subscribed to nothing, heard nothing of A's subscription
+            assert updates["b"] == []
