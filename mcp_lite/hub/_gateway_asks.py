@@ -1,17 +1,22 @@
 """A server's requests to its client (elicitation, sampling, roots), asked of the worker whose
 forwarded call made them.
 
-The gateway's upstream connection to a server declares the three capabilities, and answers
-each such request by sending it to a worker on the stream of a forwarded request (a
-handshake-era worker's POST answered as SSE), with the worker's own handlers, then relaying
-the worker's answer. Which worker: the one whose forwarded calls are in flight on that
-server. The server's request names no call (the handshake era has no such field, and a
-stdio server has one pipe for all), so when the calls in flight come from more than one
-downstream session, or from none, the gateway cannot tell and answers the server with an
+A 2026-07-28 server asks within the answer to the call itself (``input_required``), so the
+worker is known exactly: the gateway relays the request with the worker's own capabilities
+(the server checks them as it would for a direct client) and passes the ``input_required``
+result to a 2026-07-28 worker as it is (its Client answers and retries), or, for a
+handshake-era worker, asks each input request on the stream of the worker's request and
+retries for it (``relay_rounds``).
+
+A handshake-era server sends a request of its own on the gateway's upstream connection,
+which declares the three capabilities; the gateway sends it to a worker on the stream of a
+forwarded request (as SSE) and relays the answer. Which worker: the one whose forwarded
+calls are in flight on that server. The request names no call (the handshake era has no
+such field, and a stdio server has one pipe for all), so when the calls in flight come from
+more than one downstream session, or from none (a request outside any call, e.g. a
+``roots/list`` after ``initialized``), the gateway cannot tell and answers the server with an
 error that names the gateway (``Unroutable``); so does a worker that did not declare the
-capability (the server's own check would have refused it had the worker called directly),
-and a 2026-07-28 worker, to which a server cannot send requests (that era asks with
-``input_required`` results, which the gateway does not pass through yet).
+capability (the server's own check would have refused it had the worker called directly).
 
 ``Calls`` is one server's forwarded calls in flight; ``Answers`` the workers' answers the
 gateway waits for, by the request id it made.

@@ -11,7 +11,8 @@ Each downstream session gets a ``_Forwarder``: ``initialize`` (and 2026-07-28
 ``server/discover``) is answered with the upstream server's protocol version (a handshake
 one when the upstream speaks 2026-07-28), capabilities, serverInfo and instructions; every
 other request is sent raw to the Hub's client of that server (connected on first use; a
-2026-07-28 request's own ``_meta`` version keys are replaced by the upstream connection's)
+2026-07-28 request's own ``_meta`` version keys are replaced by the upstream connection's,
+except its client capabilities, which the server sees)
 and its result or JSON-RPC error comes back unchanged (a 2026-07-28 result gets the
 ``resultType``/``ttlMs`` defaults the era requires). Tasks pass through in the upstream's
 own era only (a 2025-11-25 task server is for handshake-era clients). 2026-07-28 is offered
@@ -22,12 +23,19 @@ is a JSON-RPC error -32603 whose message names the server and the phase and whos
 is ``{"server", "phase", "error": <mcp_lite error class name>}``.
 
 Forwarded back: progress of a request (under the downstream's own token); the upstream's
-list_changed, resources/updated and log messages go to every open session of that server
-(on a handshake session's GET stream, or a 2026-07-28 ``subscriptions/listen`` stream that
-asked for them; a session with neither misses them). Not forwarded: anything else the
-upstream notifies, and resource subscriptions are the upstream connection's (shared by
-every session). Server-to-client requests of the upstream (sampling, elicitation, roots)
-are answered by the gateway's Hub handlers, as for any Hub.
+list_changed and log messages go to every open session of that server (on a handshake
+session's GET stream, or a 2026-07-28 ``subscriptions/listen`` stream that asked for them; a
+session with neither misses them); resources/updated only to the sessions that subscribed to
+its URI (``_gateway_subs``: made upstream once per URI, made again after a recycle). Not
+forwarded: anything else the upstream notifies.
+
+Isolation of the workers sharing the upstream connection: a worker sees only its own user's
+tasks (``_gateway_tasks``), and the server's requests to its client (elicitation, sampling,
+roots) made during a forwarded call go to the worker that made it (``_gateway_asks``): a
+2026-07-28 upstream's ``input_required`` results are relayed (``Client._relay``), to a
+2026-07-28 worker as they are, or asked of a handshake-era worker on its request's stream;
+a handshake-era upstream's requests go to the one session whose calls are in flight, or
+are refused with an error that names the gateway.
 
 The socket is 0600 (``group=``: chgrp and 0660); each connection's peer is checked with
 ``SO_PEERCRED``: other users are refused (403), except members of ``group`` when set.
