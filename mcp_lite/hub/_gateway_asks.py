@@ -39,7 +39,15 @@ from ..errors import (
 )
 from ..protocol import session as proto
 
-__all__ = ["Answers", "Calls", "Unroutable", "declares", "needed_capability", "relay_rounds"]
+__all__ = [
+    "Answers",
+    "Calls",
+    "RoundHolds",
+    "Unroutable",
+    "declares",
+    "needed_capability",
+    "relay_rounds",
+]
 
 _ids = itertools.count(1)
 _LOOK_S = 0.1
@@ -189,3 +197,55 @@ def relay_rounds(
         params = proto.retry_params(params, result, responses)
         result = send(params)
     return result
+
+
+class RoundHolds:
+    """Servers held for 2026-07-28 workers between two input rounds of a call.
+
+    The worker answers an ``input_required`` result with a new request that echoes its
+    ``requestState``; a server recycled meanwhile would have forgotten the state (its key is
+    the process's), so the gateway holds it, by that state, until the worker's next round
+    arrives or ``HOLD_S`` passed (a worker that gave up holds it no longer).
+    """
+
+    HOLD_S = 600.0
+    LIMIT = 1024  # holds at once (the oldest is released beyond)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holds: dict[str, tuple[Any, threading.Timer]] = {}
+
+    def hold(self, state: str, lease: Any) -> None:
+        timer = threading.Timer(self.HOLD_S, self.release, (state,))
+        timer.daemon = True
+        timer.name = "mcp-lite-gateway-round-hold"
+        with self._lock:
+            old = self._holds.pop(state, None)
+            self._holds[state] = (lease, timer)
+            oldest = next(iter(self._holds)) if len(self._holds) > self.LIMIT else None
+        timer.start()
+        if old is not None:
+            _end(old)
+        if oldest is not None:
+            self.release(oldest)
+
+    def release(self, state: Any) -> None:
+        """The round of ``state`` came back (or its hold ran out): release its server."""
+        if not isinstance(state, str):
+            return
+        with self._lock:
+            held = self._holds.pop(state, None)
+        if held is not None:
+            _end(held)
+
+    def close(self) -> None:
+        with self._lock:
+            holds, self._holds = list(self._holds.values()), {}
+        for held in holds:
+            _end(held)
+
+
+def _end(held: tuple[Any, threading.Timer]) -> None:
+    lease, timer = held
+    timer.cancel()
+    lease.release()

@@ -69,6 +69,7 @@ from ..server._http_relay import Relay
 from ._gateway_asks import (
     Answers,
     Calls,
+    RoundHolds,
     Unroutable,
     declares,
     needed_capability,
@@ -405,6 +406,7 @@ class _Endpoint:
         self.answers = gateway._answers
         self.ask_timeout = gateway.request_timeout
         self.subs = Subscriptions()  # watchers: a session, or (session, listen key)
+        self.rounds = RoundHolds()
         # a start that failed while the era was asked, for the connection that asked
         self._start_failures: StartFailures[_Failure] = StartFailures()
 
@@ -472,6 +474,8 @@ class _Endpoint:
         n = self.calls.enter(session, key, cancel)
         try:
             with self.lease() as client:
+                # a 2026-07-28 worker's next input round: its server no longer held for it
+                self.rounds.release(params.get("requestState"))
                 self._resubscribe(client)
                 result = self._forward(client, method, params, cancel, session, key)
         finally:
@@ -720,7 +724,13 @@ class _Endpoint:
             )
 
         if modern:
-            return send(params)
+            result = send(params)
+            state = result.get("requestState")
+            if result.get("resultType") == "input_required" and isinstance(state, str):
+                held = self._gateway.hub._conns.lease_connected(self.name)
+                if held is not None:  # until the worker's next round (see RoundHolds)
+                    self.rounds.hold(state, held)
+            return result
 
         def ask(asked: str, asked_params: dict[str, Any]) -> dict[str, Any]:
             return session.ask(key, asked, asked_params, cancel)
@@ -1035,6 +1045,8 @@ class Gateway:
             http.close()
         for app in apps:
             app.close()
+            if isinstance(app.server, _Endpoint):
+                app.server.rounds.close()  # (their timers too)
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.hub.close()
 

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -159,3 +160,25 @@ def test_a_subscription_lives_through_a_recycle_and_reaches_its_worker_only(
             assert set(updates["a"]) == {"mem://counter"}
             # B, which subscribed to nothing, heard nothing of A's subscription
             assert updates["b"] == []
+
+
+def test_a_2026_worker_answering_its_user_slowly_keeps_its_server(short_dir: Path) -> None:
+    """Between a 2026-07-28 worker's input rounds (its user is asked) the gateway holds the
+    server against its own idle recycle: the next round reaches the same process, whose
+    requestState it carries."""
+    config = {"mcpServers": {"ask": {"command": sys.executable, "args": [ASKING, "2026-07-28"]}}}
+    hub = Hub(config, gateway=False, idle_timeout=0.2)
+    asked = threading.Event()
+
+    def slow_user(server: str, params: Any) -> dict[str, Any]:
+        asked.set()
+        time.sleep(1.0)  # five idle timeouts of the gateway's server
+        return {"action": "accept", "content": {"answer": "late"}}
+
+    with Gateway(hub).start(str(short_dir / "slow.sock")) as gw:
+        options = {"protocol_version": "2026-07-28"}
+        with Hub(config, gateway=gw.url, elicitation_handler=slow_user,
+                 client_options=options) as worker:  # fmt: skip
+            answer = worker.call_tool("mcp__ask__ask", {"question": "q"}, timeout=30)
+            assert asked.is_set() and answer.text == "accept: late"
+            assert hub.status()["ask"].recycles == 0
