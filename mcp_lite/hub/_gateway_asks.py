@@ -10,8 +10,9 @@ retries for it (``relay_rounds``).
 
 A handshake-era server sends a request of its own on the gateway's upstream connection,
 which declares the three capabilities; the gateway sends it to a worker on the stream of a
-forwarded request (as SSE) and relays the answer. Which worker: the one whose forwarded
-calls are in flight on that server. The request names no call (the handshake era has no
+forwarded request (as SSE) and relays the answer. Which worker: for a task's input (the
+request names its task), the one waiting in ``tasks/result`` for that task; else the one
+whose forwarded calls are in flight on that server. The request names no call (the handshake era has no
 such field, and a stdio server has one pipe for all), so when the calls in flight come from
 more than one downstream session, or from none (a request outside any call, e.g. a
 ``roots/list`` after ``initialized``), the gateway cannot tell and answers the server with an
@@ -38,6 +39,7 @@ from ..errors import (
     RpcError,
 )
 from ..protocol import session as proto
+from ..protocol.tasks import RELATED_TASK
 
 __all__ = [
     "Answers",
@@ -79,30 +81,48 @@ def declares(caps: Any, method: str, params: dict[str, Any]) -> bool:
 
 
 class Calls:
-    """One server's forwarded calls in flight: ``(session, key, cancel)`` by a counter."""
+    """One server's forwarded calls in flight: ``(session, key, cancel)`` by a counter, and
+    the task each waits for (a 2025-11-25 ``tasks/result``)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._calls: dict[int, tuple[Any, str, threading.Event]] = {}
+        self._tasks: dict[int, str] = {}
         self._next = itertools.count(1)
 
-    def enter(self, session: Any, key: str, cancel: threading.Event) -> int:
+    def enter(
+        self, session: Any, key: str, cancel: threading.Event, method: str, params: Any
+    ) -> int:
         n = next(self._next)
+        task_id = params.get("taskId") if isinstance(params, dict) else None
         with self._lock:
             self._calls[n] = (session, key, cancel)
+            if method == "tasks/result" and isinstance(task_id, str):
+                self._tasks[n] = task_id
         return n
 
     def leave(self, n: int) -> None:
         with self._lock:
             self._calls.pop(n, None)
+            self._tasks.pop(n, None)
 
-    def caller(self, server: str, method: str) -> tuple[Any, str, threading.Event]:
-        """The one downstream session whose calls are in flight, with its latest call.
+    def caller(
+        self, server: str, method: str, params: dict[str, Any]
+    ) -> tuple[Any, str, threading.Event]:
+        """The call a server request is for: the ``tasks/result`` waiting for the task it
+        names (a 2025-11-25 task's input), else the one downstream session whose calls are
+        in flight, with its latest call.
 
         Raises:
             Unroutable: none, or more than one session (the gateway cannot tell whose).
         """
+        meta = params.get("_meta")
+        related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
+        task_id = related.get("taskId") if isinstance(related, dict) else None
         with self._lock:
+            waiting = [n for n, t in self._tasks.items() if t == task_id and task_id]
+            if waiting:
+                return self._calls[waiting[-1]]
             calls = list(self._calls.values())
         sessions = {id(session) for session, _, _ in calls}
         if len(sessions) == 1:

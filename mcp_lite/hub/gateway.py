@@ -471,7 +471,7 @@ class _Endpoint:
         foreign = owners.foreign(self.name, owner, method, params)
         if foreign is not None:
             raise self._unknown_task(foreign)
-        n = self.calls.enter(session, key, cancel)
+        n = self.calls.enter(session, key, cancel, method, params)
         try:
             with self.lease() as client:
                 # a 2026-07-28 worker's next input round: its server no longer held for it
@@ -999,7 +999,7 @@ class Gateway:
         if not isinstance(endpoint, _Endpoint):
             raise Unroutable(f"the mcp-lite gateway serves no MCP server {server!r}")
         session: _Forwarder
-        session, key, cancel = endpoint.calls.caller(server, method)
+        session, key, cancel = endpoint.calls.caller(server, method, params)
         if session.protocol_version is None:
             raise Unroutable(
                 f"the mcp-lite gateway cannot forward {method} of MCP server {server!r} to a "

@@ -182,3 +182,28 @@ def test_a_2026_worker_answering_its_user_slowly_keeps_its_server(short_dir: Pat
             answer = worker.call_tool("mcp__ask__ask", {"question": "q"}, timeout=30)
             assert asked.is_set() and answer.text == "accept: late"
             assert hub.status()["ask"].recycles == 0
+
+
+def test_a_task_s_question_reaches_the_worker_collecting_it_among_others(
+    short_dir: Path,
+) -> None:
+    """A 2025-11-25 task asks its user while its worker waits for its result: the request
+    names the task, so the gateway finds that worker even while another worker's call is in
+    flight on the same server (which, without the task's name, it could not tell apart)."""
+    config = {"mcpServers": {"ask": {"command": sys.executable, "args": [ASKING, "2025-11-25"]}}}
+    with Gateway(Hub(config, gateway=False)).start(str(short_dir / "task.sock")) as gw:
+        url = f"{gw.url}/servers/ask/mcp"
+        with (
+            mcp_lite.connect(url, protocol_version="2025-11-25", timeout=30) as other,
+            mcp_lite.connect(
+                url, protocol_version="2025-11-25", timeout=30,
+                elicitation_handler=lambda p: {"action": "accept", "content": {"answer": "A"}},
+            ) as collector,
+        ):  # fmt: skip
+            calls = gw._apps["ask"].server.calls  # (the gateway's calls in flight there)
+            busy = threading.Thread(target=lambda: other.call_tool("wait", {"seconds": 4}))
+            busy.start()
+            assert _wait(lambda: len(calls._calls) == 1)  # the other worker's call in flight
+            task = collector.call_tool_as_task("ask_later", {"question": "q"}, timeout=20)
+            assert task.result(timeout=20).text == "accept: A"
+            busy.join(30)

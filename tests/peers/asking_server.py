@@ -8,13 +8,16 @@ server-to-client requests through a Hub or a gateway, and a resource that can be
 - ``sample(prompt)``: asks the client's LLM; returns its text;
 - ``roots()``: the client's root URIs, comma-separated;
 - ``pid()``: this process's id;
-- ``bump()``: tells the clients subscribed to ``mem://counter`` that it changed.
+- ``bump()``: tells the clients subscribed to ``mem://counter`` that it changed;
+- ``ask_later(question)``: ``ask`` that must run as a task;
+- ``wait(seconds)``: answers ``"waited"`` after ``seconds``.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from typing import Any
 
 from mcp_lite.server import Context, Server
@@ -28,6 +31,19 @@ def ask(question: str, ctx: Context) -> str:
     """Asks the user ``question``."""
     reply: dict[str, Any] = ctx.elicit(question, _SCHEMA)
     return f"{reply.get('action')}: {(reply.get('content') or {}).get('answer')}"
+
+
+@server.tool(task_support="required")
+def ask_later(question: str, ctx: Context) -> str:
+    """Asks the user ``question``, as a task."""
+    return ask(question, ctx)
+
+
+@server.tool()
+def wait(seconds: float) -> str:
+    """Answers after ``seconds``."""
+    time.sleep(seconds)
+    return "waited"
 
 
 @server.tool()
