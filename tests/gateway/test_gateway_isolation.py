@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gateway_helpers import HERE, PEERS
+from gateway_helpers import HERE, PEERS, ROOT
 
 import mcp_lite
 from mcp_lite import Gateway, Hub
@@ -207,3 +208,36 @@ def test_a_task_s_question_reaches_the_worker_collecting_it_among_others(
             task = collector.call_tool_as_task("ask_later", {"question": "q"}, timeout=20)
             assert task.result(timeout=20).text == "accept: A"
             busy.join(30)
+
+
+@pytest.mark.skipif(not _as_nobody_possible(), reason="needs root and /usr/bin/python3")
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+def test_another_user_s_worker_cannot_resume_a_task_in_either_era(
+    short_dir: Path, era: str
+) -> None:
+    """The same, with mcp_lite as the other user's worker (resume_task, cancel)."""
+    short_dir.chmod(0o711)
+    version = "2025-11-25" if era == "2025-11-25" else "all"
+    task_server = [str(PEERS / "task_server.py"), "stdio", version]
+    hub = Hub({"mcpServers": {"tasks": {"command": sys.executable, "args": task_server}}},
+              gateway=False)  # fmt: skip
+    with Gateway(hub).start(str(short_dir / "era.sock"), group=NOBODY) as gw:
+        url = f"{gw.url}/servers/tasks/mcp"
+        with mcp_lite.connect(url, protocol_version=era, timeout=20) as worker:
+            mine = worker.call_tool_as_task("slow", {"seconds": 30})
+            site = Path(sysconfig.get_paths()["purelib"])
+            env = {"PATH": os.environ["PATH"], "HOME": "/tmp",
+                   "PYTHONPATH": f"{ROOT}{os.pathsep}{site}"}  # fmt: skip
+            other = subprocess.run(
+                [*SETPRIV, "/usr/bin/python3", str(HERE / "other_user_client.py"), url, era,
+                 mine.id],
+                capture_output=True, text=True, timeout=60, env=env,
+            )  # fmt: skip
+            assert other.returncode == 0, other.stderr[-2000:]
+            seen = json.loads(other.stdout)
+            assert seen["listed"] in (None, [seen["own"]])
+            for what in ("resume", "cancel"):
+                assert seen[what] and "InvalidParams" in seen[what], what
+                assert mine.id in seen[what]
+            assert mine.status(timeout=10).status == "working"
+            mine.cancel(timeout=10)
