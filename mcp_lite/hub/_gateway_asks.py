@@ -26,6 +26,7 @@ gateway waits for, by the request id it made.
 from __future__ import annotations
 
 import itertools
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -139,24 +140,26 @@ class Calls:
 
 
 class Answers:
-    """The workers' answers the gateway waits for, by the id of the request it sent."""
+    """The workers' answers the gateway waits for, by the id of the request it sent. An
+    answer counts only from the session the request went to (and ids are not guessable):
+    another worker cannot answer for it."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._waiting: dict[str, list[Any]] = {}  # id -> [event, response]
+        self._waiting: dict[str, list[Any]] = {}  # id -> [event, response, session]
 
-    def new(self) -> str:
-        rid = f"mcp-lite-gateway-ask-{next(_ids)}"
+    def new(self, session: Any) -> str:
+        rid = f"mcp-lite-gateway-ask-{next(_ids)}-{secrets.token_hex(8)}"
         with self._lock:
-            self._waiting[rid] = [threading.Event(), None]
+            self._waiting[rid] = [threading.Event(), None, session]
         return rid
 
-    def answer(self, message: dict[str, Any]) -> bool:
-        """A worker's response; False when no one waits for it."""
+    def answer(self, message: dict[str, Any], session: Any) -> bool:
+        """A worker's response, from ``session``; False when no one waits for it there."""
         rid = message.get("id")
         with self._lock:
             entry = self._waiting.get(rid) if isinstance(rid, str) else None
-        if entry is None:
+        if entry is None or entry[2] is not session:
             return False
         entry[1] = message
         entry[0].set()

@@ -157,7 +157,7 @@ class _Forwarder:
             return
         method, params = msg.get("method"), msg.get("params") or {}
         if not isinstance(method, str):  # a response: to a server request asked of it
-            self._endpoint.answers.answer(msg)
+            self._endpoint.answers.answer(msg, self)
             return
         if "id" not in msg:
             if method == "notifications/cancelled" and isinstance(params, dict):
@@ -344,7 +344,7 @@ class _Forwarder:
         """Send a server's request to this worker on the stream of its request ``key`` and
         wait for its answer (see ``_gateway_asks``)."""
         answers = self._endpoint.answers
-        rid = answers.new()
+        rid = answers.new(self)
         message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
         relay = self._relays.get(key)
         if relay is not None:

@@ -241,3 +241,17 @@ def test_another_user_s_worker_cannot_resume_a_task_in_either_era(
                 assert mine.id in seen[what]
             assert mine.status(timeout=10).status == "working"
             mine.cancel(timeout=10)
+
+
+def test_only_the_worker_asked_can_answer_the_server_s_request() -> None:
+    """The id of a request the gateway sends a worker cannot be guessed, and an answer to it
+    from another session does not count (another worker cannot answer for the user)."""
+    from mcp_lite.hub._gateway_asks import Answers
+
+    answers = Answers()
+    asked, other = object(), object()
+    first, second = answers.new(asked), answers.new(asked)
+    assert first.rsplit("-", 1)[1] != second.rsplit("-", 1)[1]  # (a random part)
+    assert not answers.answer({"id": first, "result": {"forged": True}}, other)
+    assert answers.answer({"id": first, "result": {"action": "accept"}}, asked)
+    assert answers.wait(first, "elicitation/create", threading.Event(), 5) == {"action": "accept"}
