@@ -9,7 +9,8 @@ handshake-era worker, asks each input request on the stream of the worker's requ
 retries for it (``relay_rounds``).
 
 A handshake-era server sends a request of its own on the gateway's upstream connection,
-which declares the three capabilities; the gateway sends it to a worker on the stream of a
+which declares elicitation and sampling (not roots: that era's roots are the connection's,
+so one worker's would apply to every worker); the gateway sends it to a worker on the stream of a
 forwarded request (as SSE) and relays the answer. Which worker: for a task's input (the
 request names its task), the one waiting in ``tasks/result`` for that task; else the one
 whose forwarded calls are in flight on that server. The request names no call (the handshake era has no

@@ -34,8 +34,9 @@ tasks (``_gateway_tasks``), and the server's requests to its client (elicitation
 roots) made during a forwarded call go to the worker that made it (``_gateway_asks``): a
 2026-07-28 upstream's ``input_required`` results are relayed (``Client._relay``), to a
 2026-07-28 worker as they are, or asked of a handshake-era worker on its request's stream;
-a handshake-era upstream's requests go to the one session whose calls are in flight, or
-are refused with an error that names the gateway.
+a handshake-era upstream's requests go to the worker waiting for the task they name, else
+to the one session whose calls are in flight, or are refused with an error that names the
+gateway (and such an upstream is not offered roots: they would be every worker's).
 
 The socket is 0600 (``group=``: chgrp and 0660); each connection's peer is checked with
 ``SO_PEERCRED``: other users are refused (403), except members of ``group`` when set.
@@ -976,7 +977,10 @@ class Gateway:
                 session.notify(event.method, dict(event.params or {}))
 
     def _asking_handlers(self, server: str) -> dict[str, Any]:
-        """The upstream client's handlers for ``server``'s requests: each asks the worker."""
+        """The upstream client's handlers for ``server``'s requests: each asks the worker.
+        No roots: a handshake-era server keeps the roots of its connection, which every
+        worker shares (one worker's roots would apply to all); a 2026-07-28 server gets the
+        worker's own with each request (see ``_relayed``)."""
         from ..protocol.types import dump  # (the handlers' params are wire models)
 
         def elicit(params: Any) -> dict[str, Any]:
@@ -985,11 +989,7 @@ class Gateway:
         def sample(params: Any) -> dict[str, Any]:
             return self._ask_worker(server, "sampling/createMessage", dump(params))
 
-        def roots() -> list[Any]:
-            roots = self._ask_worker(server, "roots/list", {}).get("roots")
-            return roots if isinstance(roots, list) else []
-
-        return {"elicitation_handler": elicit, "sampling_handler": sample, "roots_handler": roots}
+        return {"elicitation_handler": elicit, "sampling_handler": sample}
 
     def _ask_worker(self, server: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Ask ``server``'s request of the worker whose forwarded call is in flight."""

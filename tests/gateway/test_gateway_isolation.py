@@ -100,7 +100,10 @@ def test_a_server_s_questions_reach_the_worker_whose_call_asks(
             sampled = worker.call_tool("mcp__ask__sample", {"prompt": "hi"}, timeout=20)
             assert sampled.text == "re: hi"
             roots = worker.call_tool("mcp__ask__roots", {}, timeout=20)
-            assert roots.text == "file:///srv/worker-a"
+            if upstream == "2026-07-28":  # the worker's roots go with its request
+                assert roots.text == "file:///srv/worker-a"
+            else:  # a connection's roots would be every worker's: none are declared
+                assert roots.is_error and "'roots'" in roots.text
         # a worker that declared none: refused as the server itself refuses it (it sees the
         # worker's capabilities), or, where it cannot (a handshake-era server asks the
         # gateway's connection), by the gateway, which says so
