@@ -344,10 +344,15 @@ class _Forwarder:
     ) -> dict[str, Any]:
         """Send a server's request to this worker on the stream of its request ``key`` and
         wait for its answer (see ``_gateway_asks``)."""
+        relay = self._relays.get(key)
+        if relay is not None and (relay.broken or getattr(relay, "_done", False)):
+            raise Unroutable(  # a JSON-only request: no stream to ask on
+                f"the mcp-lite gateway cannot forward {method}: the worker's request "
+                "takes no event stream (it accepts application/json only)"
+            )
         answers = self._endpoint.answers
         rid = answers.new(self)
         message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
-        relay = self._relays.get(key)
         if relay is not None:
             relay(message)
         else:

@@ -258,3 +258,36 @@ def test_only_the_worker_asked_can_answer_the_server_s_request() -> None:
     assert not answers.answer({"id": first, "result": {"forged": True}}, other)
     assert answers.answer({"id": first, "result": {"action": "accept"}}, asked)
     assert answers.wait(first, "elicitation/create", threading.Event(), 5) == {"action": "accept"}
+
+
+def test_a_question_for_a_json_only_request_fails_at_once_and_says_why(short_dir: Path) -> None:
+    """A worker whose request accepts JSON only has no stream to be asked on: the server's
+    question is refused at once (naming the gateway), not left to the server's timeout."""
+    from other_user import _Unix
+
+    config = {"mcpServers": {"ask": {"command": sys.executable, "args": [ASKING, "2025-11-25"]}}}
+    with Gateway(Hub(config, gateway=False)).start(str(short_dir / "json.sock")) as gw:
+        conn = _Unix(gw.socket_path or "")
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        caps = {"elicitation": {}}
+
+        def post(body: dict[str, Any]) -> Any:
+            conn.request("POST", "/servers/ask/mcp", json.dumps(body), headers)
+            response = conn.getresponse()
+            session = response.headers.get("Mcp-Session-Id")
+            if session:
+                headers["Mcp-Session-Id"] = session
+            text = response.read()
+            return json.loads(text) if text else None
+
+        post({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-11-25", "capabilities": caps,
+                         "clientInfo": {"name": "json-only", "version": "1"}}})  # fmt: skip
+        post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        start = time.monotonic()
+        answer = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                       "params": {"name": "ask", "arguments": {"question": "q"}}})  # fmt: skip
+        assert time.monotonic() - start < 10
+        text = answer["result"]["content"][0]["text"]
+        assert answer["result"]["isError"] and "gateway" in text and "application/json" in text
+        conn.close()
