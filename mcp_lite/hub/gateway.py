@@ -577,8 +577,10 @@ class _Endpoint:
     def _unsubscribe(self, uris: list[str]) -> None:
         """Undo upstream the subscriptions nobody watches any more (on the pool: a closing
         session does not wait for the server; a server not running has none to undo)."""
+        if not uris:
+            return
         client = self._gateway.hub._conns._slot(self.name).client
-        if not uris or client is None or not client.connected:
+        if client is None or not client.connected:
             return
 
         def undo() -> None:
@@ -1008,8 +1010,7 @@ class Gateway:
         if session.protocol_version is None:
             raise Unroutable(
                 f"the mcp-lite gateway cannot forward {method} of MCP server {server!r} to a "
-                "2026-07-28 worker (that era asks with input_required results, not passed "
-                "through the gateway)"
+                "2026-07-28 worker other than in the answer to its request (input_required)"
             )
         if not declares(session.client_caps, method, params):
             cap, _ = needed_capability(method, params)
