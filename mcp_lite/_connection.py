@@ -50,6 +50,7 @@ from .errors import (
 )
 from .protocol import jsonrpc
 from .protocol import session as proto
+from .protocol import versions as pv
 from .protocol.session import SessionInfo
 from .protocol.skills import SKILLS_EXTENSION
 from .protocol.tasks import RELATED_TASK, TASKS_EXTENSION
@@ -158,6 +159,9 @@ class _Call:
     cancelled: bool = False  # withdrawn by the caller: never (re-)sent after this
     in_round: bool = False  # an input_required round is being answered for it
     timer: _timer.Handle | None = None  # a future's deadline on the process-wide timer
+    # A relayed request (the gateway's): an input_required result is its answer, for the
+    # caller to pass on, and the client capabilities in its own _meta are the ones sent.
+    relayed: bool = False
 
 
 class _Waiter:
@@ -274,6 +278,9 @@ class Connection:
         # Futures between two input_required rounds (in no pending entry): the timer fails
         # them at their deadline too (the entry of their last request stays scheduled).
         self._rounds: set[_Call] = set()
+        # Every call whose input round is being answered (blocking ones too), for
+        # ``in_flight``: a call waiting for its user between rounds still holds its server.
+        self._asking: set[_Call] = set()
         self._writing = threading.local()  # .call: the _Call this thread is writing
         self._stopping = False
         # Leader/follower (stdio, compiled kernels): the one blocking call reading the pipe
@@ -315,10 +322,11 @@ class Connection:
         """Requests waiting for their answer, notification streams left out; no lock and
         no I/O (a hint: ``Client._in_flight``)."""
         pending = self._pending
+        asking = _still_asking(self._asking) if self._asking else 0
         if not self._streams:
-            return len(pending)
+            return len(pending) + asking
         # (list(): one step under the GIL, as other threads change the table)
-        return sum(call.method not in _STREAMS for call in list(pending.values()))
+        return asking + sum(call.method not in _STREAMS for call in list(pending.values()))
 
     def load_stats(self) -> dict[str, int]:
         """Backlogs and what was shed; see ``Client.load_stats``."""
@@ -436,12 +444,14 @@ class Connection:
         reset_on_progress: bool = False,
         cancel_event: threading.Event | None = None,
         deadline: float | None = None,
+        relayed: bool = False,
     ) -> dict[str, Any]:
         """Send a request and wait for its result dict, on this thread.
 
         Raises what ``submit`` describes, and ``RequestCancelled`` when ``cancel_event`` is
         set first. A ``KeyboardInterrupt`` (or any exception raised into the waiting thread)
         withdraws the request, tells the server, and propagates. ``deadline``: see ``submit``.
+        ``relayed``: see ``_Call.relayed``.
         """
         waiter = _Waiter()
         call = self._new_call(
@@ -454,6 +464,7 @@ class Connection:
             on_progress,
             reset_on_progress,
         )
+        call.relayed = relayed
         if cancel_event is not None and cancel_event.is_set():
             raise RequestCancelled(f"{method} to MCP server {self.name!r} was cancelled")
         # Nothing but the deadline to watch: HTTP may do the exchange on this thread (its
@@ -615,6 +626,7 @@ class Connection:
             request_id = call.request_id = pending.register(call)
             call.sent = False
             call.in_round = False
+            self._asking.discard(call)
             blocking = type(call.future) is _Waiter
             if not blocking:  # a blocking call keeps its own deadline
                 self._schedule(call)
@@ -633,7 +645,7 @@ class Connection:
         params = call.params
         info = self.info
         if info is not None and info.era == "stateless":  # its _meta goes on every request
-            params = self._stateless_params(info, params)
+            params = self._stateless_params(info, params, call.relayed)
         if call.on_progress is not None or call.reset_on_progress:
             params = dict(params or {})
             params["_meta"] = {**(params.get("_meta") or {}), "progressToken": request_id}
@@ -687,12 +699,17 @@ class Connection:
         self._write(jsonrpc.make_notification(method, params), deadline)
 
     def _stateless_params(
-        self, info: SessionInfo, params: dict[str, Any] | None
+        self, info: SessionInfo, params: dict[str, Any] | None, relayed: bool = False
     ) -> dict[str, Any] | None:
+        caps = self.handlers.capabilities
+        if relayed:  # the capabilities of the client it is relayed for, when it says them
+            meta = (params or {}).get("_meta")
+            theirs = meta.get(pv.META_CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
+            caps = theirs if isinstance(theirs, dict) else caps
         return proto.add_stateless_meta(
             params,
             version=info.protocol_version,
-            capabilities=self.handlers.capabilities,
+            capabilities=caps,
             client_info=self.handlers.client_info,
             log_level=self.handlers.log_level,
         )
@@ -944,7 +961,8 @@ class Connection:
     def _resolve_answer(self, call: _Call, result: dict[str, Any]) -> None:
         try:
             input_required = (
-                self.info is not None
+                not call.relayed
+                and self.info is not None
                 and self.info.era == "stateless"
                 and proto.is_input_required(result)
             )
@@ -955,6 +973,9 @@ class Connection:
             with self._lock:
                 call.in_round = True
                 call.sent = False  # the answered request needs no cancellation
+                if self._asking:
+                    _still_asking(self._asking)  # (drops those that ended otherwise)
+                self._asking.add(call)
                 if type(call.future) is not _Waiter:
                     self._rounds.add(call)
                     # Again: the entry of its answered request may have fired just now.
@@ -1155,6 +1176,16 @@ class Connection:
             return True
         except RuntimeError:  # pool shut down: the connection is closing
             return False
+
+
+def _still_asking(asking: set[_Call]) -> int:
+    """How many calls of ``asking`` are still between two input rounds; those that ended
+    otherwise (failed, expired, cancelled in the round) are dropped from it here."""
+    calls = list(asking)  # (one step under the GIL: other threads change the set)
+    for call in calls:
+        if not call.in_round or call.future.done():
+            asking.discard(call)
+    return sum(call.in_round and not call.future.done() for call in calls)
 
 
 def _deliver_one(

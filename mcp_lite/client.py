@@ -467,6 +467,24 @@ class Client:
         deadline = Deadline.after(self._timeout(timeout))
         return self._request(deadline, method, params, on_progress, cancel_event)
 
+    def _relay(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        timeout: float | None = None,
+        on_progress: Callable[[Progress], Any] | None = None,
+        cancel_event: threading.Event | None = None,
+    ) -> dict[str, Any]:
+        """``request`` for another client (the gateway's): a 2026-07-28 ``input_required``
+        result is returned as is, for that client to answer, and the client capabilities
+        in ``params["_meta"]`` (that client's) are the ones sent; never cached."""
+        deadline = Deadline.after(self._timeout(timeout))
+        conn = self._connection(deadline)
+        return self._request_once(
+            conn, deadline, method, params, on_progress, cancel_event, relayed=True
+        )
+
     def _request(
         self,
         deadline: Deadline,
@@ -499,9 +517,10 @@ class Client:
         params: dict[str, Any] | None,
         on_progress: Callable[[Progress], Any] | None,
         cancel_event: threading.Event | None = None,
+        relayed: bool = False,
     ) -> dict[str, Any]:
         try:
-            result = self._call(conn, deadline, method, params, on_progress, cancel_event)
+            result = self._call(conn, deadline, method, params, on_progress, cancel_event, relayed)
             return _not_a_task(method, result) if "resultType" in result else result
         except SessionExpired as exc:
             first: McpError = exc
@@ -535,7 +554,13 @@ class Client:
             ) from first
         try:
             retried = self._call(
-                self._connection(deadline), deadline, method, params, on_progress, cancel_event
+                self._connection(deadline),
+                deadline,
+                method,
+                params,
+                on_progress,
+                cancel_event,
+                relayed,
             )
         except ConnectionClosed as exc:
             again = type(exc)(f"{phase}: {exc.args[0]}", exc.exit_code, exc.stderr_tail)
@@ -550,6 +575,7 @@ class Client:
         params: dict[str, Any] | None,
         on_progress: Callable[[Progress], Any] | None,
         cancel_event: threading.Event | None,
+        relayed: bool = False,
     ) -> dict[str, Any]:
         """One blocking round trip on ``conn`` (no Future, no deadline thread)."""
         info = conn.info
@@ -565,6 +591,7 @@ class Client:
             reset_on_progress=self.reset_timeout_on_progress,
             cancel_event=cancel_event,
             deadline=deadline.at,
+            relayed=relayed,
         )
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:

@@ -449,6 +449,8 @@ class Connections:
                 "(fn(params)), not both"
             )
         self.sampling_handler = sampling_handler
+        # name -> client handlers for the server's requests (set by a Gateway)
+        self.server_requests: Callable[[str], dict[str, Any]] | None = None
         self.backoff = backoff
         self.auth_cache = auth_cache
         self.catalog = catalog
@@ -1161,6 +1163,8 @@ class Connections:
             options["timeout"] = spec.timeout
         if spec.extensions:
             options["extensions"] = {**(options.get("extensions") or {}), **spec.extensions}
+        if self.server_requests is not None:  # a gateway's: asked of the worker who called
+            options.update(self.server_requests(name))
         return options
 
     def _drop_client(self, slot: _Slot) -> None:

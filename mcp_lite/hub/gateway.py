@@ -11,7 +11,8 @@ Each downstream session gets a ``_Forwarder``: ``initialize`` (and 2026-07-28
 ``server/discover``) is answered with the upstream server's protocol version (a handshake
 one when the upstream speaks 2026-07-28), capabilities, serverInfo and instructions; every
 other request is sent raw to the Hub's client of that server (connected on first use; a
-2026-07-28 request's own ``_meta`` version keys are replaced by the upstream connection's)
+2026-07-28 request's own ``_meta`` version keys are replaced by the upstream connection's,
+except its client capabilities, which the server sees)
 and its result or JSON-RPC error comes back unchanged (a 2026-07-28 result gets the
 ``resultType``/``ttlMs`` defaults the era requires). Tasks pass through in the upstream's
 own era only (a 2025-11-25 task server is for handshake-era clients). 2026-07-28 is offered
@@ -22,12 +23,20 @@ is a JSON-RPC error -32603 whose message names the server and the phase and whos
 is ``{"server", "phase", "error": <mcp_lite error class name>}``.
 
 Forwarded back: progress of a request (under the downstream's own token); the upstream's
-list_changed, resources/updated and log messages go to every open session of that server
-(on a handshake session's GET stream, or a 2026-07-28 ``subscriptions/listen`` stream that
-asked for them; a session with neither misses them). Not forwarded: anything else the
-upstream notifies, and resource subscriptions are the upstream connection's (shared by
-every session). Server-to-client requests of the upstream (sampling, elicitation, roots)
-are answered by the gateway's Hub handlers, as for any Hub.
+list_changed and log messages go to every open session of that server (on a handshake
+session's GET stream, or a 2026-07-28 ``subscriptions/listen`` stream that asked for them; a
+session with neither misses them); resources/updated only to the sessions that subscribed to
+its URI (``_gateway_subs``: made upstream once per URI, made again after a recycle). Not
+forwarded: anything else the upstream notifies.
+
+Isolation of the workers sharing the upstream connection: a worker sees only its own user's
+tasks (``_gateway_tasks``), and the server's requests to its client (elicitation, sampling,
+roots) made during a forwarded call go to the worker that made it (``_gateway_asks``): a
+2026-07-28 upstream's ``input_required`` results are relayed (``Client._relay``), to a
+2026-07-28 worker as they are, or asked of a handshake-era worker on its request's stream;
+a handshake-era upstream's requests go to the worker waiting for the task they name, else
+to the one session whose calls are in flight, or are refused with an error that names the
+gateway (and such an upstream is not offered roots: they would be every worker's).
 
 The socket is 0600 (``group=``: chgrp and 0660); each connection's peer is checked with
 ``SO_PEERCRED``: other users are refused (403), except members of ``group`` when set. It is
@@ -56,15 +65,27 @@ from urllib.parse import unquote, urlsplit
 
 from .._deadline import Deadline
 from ..client import Client
-from ..errors import ConnectionClosed, McpError, RequestCancelled, RpcError
+from ..errors import ConnectionClosed, InvalidParams, McpError, RequestCancelled, RpcError
 from ..events import Event
 from ..protocol import versions as pv
 from ..protocol.types import Progress
 from ..server._http import MAX_BODY, HttpServer, _App, _Handler
 from ..server._http_relay import Relay
 from ..transports._headers_helper import helper_refused
+from ._gateway_asks import (
+    Answers,
+    Calls,
+    RoundHolds,
+    Unroutable,
+    declares,
+    needed_capability,
+    relay_rounds,
+)
 from ._gateway_route import fingerprint
 from ._gateway_socket import check_folder, holder
+from ._gateway_subs import Subscriptions
+from ._gateway_tasks import TaskOwners, current_peer, enter_peer
+from ._live_tasks import unknown_task_note
 from ._recycle import Lease
 from ._start_failures import StartFailures
 from .hub import Hub
@@ -123,6 +144,7 @@ class _Forwarder:
         self._listens: dict[str, tuple[Any, dict[str, Any]]] = {}  # 2026-07-28 streams
         self._closed = False
         self.protocol_version: str | None = None
+        self.client_caps: Any = None  # what the worker declared in its initialize
         endpoint.sessions.add(self)
 
     def receive(self, message: Any) -> None:
@@ -141,8 +163,9 @@ class _Forwarder:
             self._send(_error(None, -32600, "Invalid Request"), None)
             return
         method, params = msg.get("method"), msg.get("params") or {}
-        if not isinstance(method, str):
-            return  # a response: the gateway sends no requests downstream
+        if not isinstance(method, str):  # a response: to a server request asked of it
+            self._endpoint.answers.answer(msg, self)
+            return
         if "id" not in msg:
             if method == "notifications/cancelled" and isinstance(params, dict):
                 with self._lock:
@@ -150,8 +173,10 @@ class _Forwarder:
                     self._listens.pop(_key(params.get("requestId")), None)
                 if event is not None:
                     event.set()
+                self._endpoint.unwatch_listen(self, _key(params.get("requestId")))
             return  # initialized, roots/list_changed...: nothing to do upstream
         rid, key = msg["id"], _key(msg["id"])
+        owner = current_peer()  # (this is the HTTP connection's thread)
         cancel = threading.Event()
         with self._lock:
             busy = self._closed or key in self._inflight
@@ -169,7 +194,9 @@ class _Forwarder:
             self._send(_error(rid, -32603, "the gateway is busy (too many requests)"), key)
             return
         try:
-            self._endpoint.pool.submit(self._forward, rid, key, method, params, cancel, failure)
+            self._endpoint.pool.submit(
+                self._forward, rid, key, method, params, cancel, failure, owner
+            )
         except RuntimeError:  # the pool is shut down: the gateway is closing
             self._endpoint.slots.release()
             self._done(key)
@@ -203,7 +230,8 @@ class _Forwarder:
         if not self._endpoint.slots.acquire(blocking=False):
             self._done(key)
             return _error(rid, -32603, "the gateway is busy (too many requests)")
-        return self._answer(rid, key, msg["method"], msg.get("params") or {}, cancel, failure)
+        params = msg.get("params") or {}
+        return self._answer(rid, key, msg["method"], params, cancel, failure, current_peer())
 
     def _forward(
         self,
@@ -213,8 +241,9 @@ class _Forwarder:
         params: dict[str, Any],
         cancel: threading.Event,
         failure: _Failure | None = None,
+        owner: int | None = None,
     ) -> None:
-        response = self._answer(rid, key, method, params, cancel, failure)
+        response = self._answer(rid, key, method, params, cancel, failure, owner)
         if response is not None:
             self._send(response, key)
 
@@ -226,15 +255,17 @@ class _Forwarder:
         params: dict[str, Any],
         cancel: threading.Event,
         failure: _Failure | None = None,
+        owner: int | None = None,
     ) -> dict[str, Any] | None:
-        """The response to a request (an acquired slot, released here), None if cancelled."""
+        """The response to a request (an acquired slot, released here), None if cancelled;
+        ``owner``: the peer's user id (see ``_gateway_tasks``)."""
         try:
             if failure is not None:  # the start this request made failed: its answer
                 raise failure
             response: dict[str, Any] | None = {
                 "jsonrpc": "2.0",
                 "id": rid,
-                "result": self._endpoint.forward(method, params, cancel, self, key),
+                "result": self._endpoint.forward(method, params, cancel, self, key, owner),
             }
         except RequestCancelled:
             response = None  # no answer to a cancelled request
@@ -266,19 +297,40 @@ class _Forwarder:
 
     def _listen(self, rid: Any, key: str, params: dict[str, Any]) -> None:
         """A 2026-07-28 ``subscriptions/listen``: acknowledged, then open (no response)
-        until the client goes away; the upstream's list_changed go on it."""
+        until the client goes away; the upstream's list_changed go on it, and the updates
+        of the resources it subscribes to."""
         wanted = params.get("notifications")
-        agreed = {
+        agreed: dict[str, Any] = {
             flag: True
             for flag in _LISTEN_FLAGS.values()
             if isinstance(wanted, dict) and wanted.get(flag) is True
         }
+        uris = wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None
+        if isinstance(uris, list):
+            agreed["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
         with self._lock:
             self._listens[key] = (rid, agreed)
         ack = {"_meta": {pv.META_SUBSCRIPTION_ID: rid}, "notifications": agreed}
         self._send(
             {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": ack},
             key,
+        )
+        if agreed.get("resourceSubscriptions"):
+            self._endpoint.watch_listen(self, key, agreed["resourceSubscriptions"])
+
+    def updated(self, uri: str, key: str | None) -> None:
+        """A resource this session (``key``: its listen stream) watches has changed."""
+        params: dict[str, Any] = {"uri": uri}
+        if key is not None:
+            with self._lock:
+                listen = self._listens.get(key)
+            if listen is None:
+                return
+            params["_meta"] = {pv.META_SUBSCRIPTION_ID: listen[0]}
+        elif self.protocol_version is None:
+            return
+        self._send(
+            {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": params}, key
         )
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
@@ -292,6 +344,26 @@ class _Forwarder:
         for key, rid in listens:
             tagged = {**params, "_meta": {pv.META_SUBSCRIPTION_ID: rid}}
             self._send({"jsonrpc": "2.0", "method": method, "params": tagged}, key)
+
+    def ask(
+        self, key: str, method: str, params: dict[str, Any], cancel: threading.Event
+    ) -> dict[str, Any]:
+        """Send a server's request to this worker on the stream of its request ``key`` and
+        wait for its answer (see ``_gateway_asks``)."""
+        relay = self._relays.get(key)
+        if relay is not None and (relay.broken or getattr(relay, "_done", False)):
+            raise Unroutable(  # a JSON-only request: no stream to ask on
+                f"the mcp-lite gateway cannot forward {method}: the worker's request "
+                "takes no event stream (it accepts application/json only)"
+            )
+        answers = self._endpoint.answers
+        rid = answers.new(self)
+        message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+        if relay is not None:
+            relay(message)
+        else:
+            self._send(message, key)
+        return answers.wait(rid, method, cancel, self._endpoint.ask_timeout)
 
     def progress(self, key: str, token: Any, p: Progress) -> None:
         params: dict[str, Any] = {"progressToken": token, "progress": p.progress}
@@ -318,6 +390,7 @@ class _Forwarder:
         self._endpoint.sessions.discard(self)
         for event in events:
             event.set()
+        self._endpoint.unwatch_session(self)
 
 
 class _Failure(Exception):
@@ -342,6 +415,11 @@ class _Endpoint:
         self.pool = gateway._pool
         self.slots = gateway._slots
         self.sessions: weakref.WeakSet[_Forwarder] = weakref.WeakSet()
+        self.calls = Calls()  # forwarded calls in flight: whom a server request asks
+        self.answers = gateway._answers
+        self.ask_timeout = gateway.request_timeout
+        self.subs = Subscriptions()  # watchers: a session, or (session, listen key)
+        self.rounds = RoundHolds()
         # a start that failed while the era was asked, for the connection that asked
         self._start_failures: StartFailures[_Failure] = StartFailures()
 
@@ -399,8 +477,34 @@ class _Endpoint:
         cancel: threading.Event,
         session: _Forwarder,
         key: str,
+        owner: int | None = None,
     ) -> dict[str, Any]:
+        # a worker sees only its own tasks (their owner: the peer's user id)
+        owners = self._gateway._task_owners
+        foreign = owners.foreign(self.name, owner, method, params)
+        if foreign is not None:
+            raise self._unknown_task(foreign)
+        n = self.calls.enter(session, key, cancel, method, params)
+        try:
+            result = self._forward_leased(method, params, cancel, session, key)
+        finally:
+            self.calls.leave(n)
+        return owners.answered(self.name, owner, method, params, result)
+
+    def _forward_leased(
+        self,
+        method: str,
+        params: dict[str, Any],
+        cancel: threading.Event,
+        session: _Forwarder,
+        key: str,
+    ) -> dict[str, Any]:
+        """``_forward`` on a leased client; once more on a new connection when the server
+        refused its headersHelper's headers (nothing ran: the helper runs again there)."""
         with self.lease() as client:
+            # a 2026-07-28 worker's next input round: its server no longer held for it
+            self.rounds.release(params.get("requestState"))
+            self._resubscribe(client)
             try:
                 return self._forward(client, method, params, cancel, session, key)
             except _Failure as failure:
@@ -408,11 +512,25 @@ class _Endpoint:
                     client.target, failure.cause
                 ):
                     raise
-                # Its headersHelper's headers were refused (nothing ran): a new connection
-                # runs the helper again, and the request goes there, once.
                 self._gateway.hub._conns.connection_lost(self.name, client)
         with self.lease() as client:
+            self._resubscribe(client)
             return self._forward(client, method, params, cancel, session, key)
+
+    def _unknown_task(self, task_id: str) -> RpcError:
+        """Another user's task: the answer an id gets that the server does not know."""
+        conns = self._gateway.hub._conns
+        slot = conns._slot(self.name)
+        life = slot.life
+        note = unknown_task_note(
+            self.name,
+            task_id,
+            lost=False,
+            stdio=slot.spec.type == "stdio",
+            started_wall=life.started_wall,
+            recycles=life.recycles,
+        )
+        return InvalidParams(f"Unknown task: {task_id!r} ({note})")
 
     def _forward(
         self,
@@ -432,7 +550,95 @@ class _Endpoint:
             return result
         if method == "initialize":
             return self._initialize(client, params, session)
+        if method in ("resources/subscribe", "resources/unsubscribe"):
+            return self._subscription(client, method, params, session)
         return self._request(client, method, params, cancel, session, key)
+
+    # --- resource subscriptions (see _gateway_subs) ------------------------------------
+
+    def _subscription(
+        self, client: Client, method: str, params: dict[str, Any], watcher: Any
+    ) -> dict[str, Any]:
+        """A worker's resources/subscribe or /unsubscribe, made (or undone) upstream only
+        for the first (or last) watcher of the URI."""
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise InvalidParams(f"{method}: uri must be a string")
+        timeout = self._gateway.request_timeout
+        try:
+            if method == "resources/unsubscribe":
+                for left in self.subs.unwatch(watcher, uri):
+                    client.unsubscribe_resource(left, timeout=timeout)
+            elif self.subs.watch(watcher, uri, client):
+                try:
+                    client.subscribe_resource(uri, timeout=timeout)
+                except BaseException:
+                    self.subs.unwatch(watcher, uri)
+                    raise
+        except RpcError:
+            raise
+        except McpError as exc:
+            raise _Failure(self.name, f"forwarding {method}", exc) from None
+        return {}
+
+    def watch_listen(self, session: _Forwarder, key: str, uris: list[str]) -> None:
+        """A 2026-07-28 listen stream's resource subscriptions (failures are logged)."""
+        try:
+            with self.lease() as client:
+                self._resubscribe(client)
+                for uri in uris:
+                    self._subscription(client, "resources/subscribe", {"uri": uri}, (session, key))
+        except (McpError, _Failure) as exc:
+            log.warning(
+                "gateway: MCP server %r: subscribing for a listen stream: %s", self.name, exc
+            )
+
+    def unwatch_listen(self, session: _Forwarder, key: str) -> None:
+        self._unsubscribe(self.subs.unwatch((session, key)))
+
+    def unwatch_session(self, session: _Forwarder) -> None:
+        """A session ended: its subscriptions and those of its listen streams."""
+        left = self.subs.unwatch(session)
+        for key in list(session._listens):
+            left += self.subs.unwatch((session, key))
+        self._unsubscribe(left)
+
+    def _unsubscribe(self, uris: list[str]) -> None:
+        """Undo upstream the subscriptions nobody watches any more (on the pool: a closing
+        session does not wait for the server; a server not running has none to undo)."""
+        if not uris:
+            return
+        client = self._gateway.hub._conns._slot(self.name).client
+        if client is None or not client.connected:
+            return
+
+        def undo() -> None:
+            for uri in uris:
+                try:
+                    client.unsubscribe_resource(uri, timeout=self._gateway.connect_timeout)
+                except McpError as exc:
+                    log.debug("gateway: MCP server %r: unsubscribing %s: %s", self.name, uri, exc)
+
+        with contextlib.suppress(RuntimeError):  # the gateway is closing: nothing to undo
+            self.pool.submit(undo)
+
+    def _resubscribe(self, client: Client) -> None:
+        """The server runs on a new process (recycled, restarted): the subscriptions made
+        on the last one are made again on it, and their watchers told to read again."""
+        uris = self.subs.lost(client)
+        for uri in uris:
+            try:
+                client.subscribe_resource(uri, timeout=self._gateway.connect_timeout)
+            except McpError as exc:
+                log.warning("gateway: MCP server %r: re-subscribing %s: %s", self.name, uri, exc)
+        for uri in uris:
+            self.updated(uri)
+
+    def updated(self, uri: str) -> None:
+        """The server says ``uri`` changed: its watchers only are told."""
+        for watcher in self.subs.watchers(uri):
+            session, key = watcher if isinstance(watcher, tuple) else (watcher, None)
+            session.updated(uri, key)
 
     def _forward_modern(
         self,
@@ -453,7 +659,12 @@ class _Endpoint:
             if info.instructions is not None:
                 result["instructions"] = info.instructions
             return result
-        meta = {k: v for k, v in params["_meta"].items() if k not in _MODERN_META}
+        # (the worker's capabilities are kept: a relayed request declares them upstream)
+        meta = {
+            k: v
+            for k, v in params["_meta"].items()
+            if k not in _MODERN_META or k == pv.META_CLIENT_CAPABILITIES
+        }
         params = {k: v for k, v in params.items() if k != "_meta"}
         if meta:
             params["_meta"] = meta
@@ -493,13 +704,16 @@ class _Endpoint:
 
         conns = self._gateway.hub._conns
         try:
-            result = client.request(
-                method,
-                params,
-                timeout=gw.request_timeout,
-                on_progress=on_progress,
-                cancel_event=cancel,
-            )
+            if client.session.era == "stateless" and method not in _CACHEABLE:
+                result = self._relayed(client, method, params, cancel, session, key, on_progress)
+            else:
+                result = client.request(
+                    method,
+                    params,
+                    timeout=gw.request_timeout,
+                    on_progress=on_progress,
+                    cancel_event=cancel,
+                )
         except RpcError as exc:  # an unknown task id gets its likely cause (see task_error)
             raise conns.task_error(self.name, client, method, params, exc) from None
         except RequestCancelled:
@@ -515,6 +729,51 @@ class _Endpoint:
         conns.task_answer(self.name, client, method, params, result)  # live tasks: no recycle
         return result
 
+    def _relayed(
+        self,
+        client: Client,
+        method: str,
+        params: dict[str, Any],
+        cancel: threading.Event,
+        session: _Forwarder,
+        key: str,
+        on_progress: Callable[[Progress], Any] | None,
+    ) -> dict[str, Any]:
+        """A request to a 2026-07-28 upstream, which asks its client with input_required
+        results: a 2026-07-28 worker gets them as they are (and answers them itself), a
+        handshake-era worker is asked each input request on this request's stream (and the
+        gateway retries for it). The server sees the worker's capabilities either way."""
+        meta = params.get("_meta")
+        meta = dict(meta) if isinstance(meta, dict) else {}
+        modern = pv.META_CLIENT_CAPABILITIES in meta
+        if not modern:
+            caps = session.client_caps
+            meta[pv.META_CLIENT_CAPABILITIES] = dict(caps) if isinstance(caps, dict) else {}
+            params = {**params, "_meta": meta}
+
+        def send(params: dict[str, Any]) -> dict[str, Any]:
+            return client._relay(
+                method,
+                params,
+                timeout=self._gateway.request_timeout,
+                on_progress=on_progress,
+                cancel_event=cancel,
+            )
+
+        if modern:
+            result = send(params)
+            state = result.get("requestState")
+            if result.get("resultType") == "input_required" and isinstance(state, str):
+                held = self._gateway.hub._conns.lease_connected(self.name)
+                if held is not None:  # until the worker's next round (see RoundHolds)
+                    self.rounds.hold(state, held)
+            return result
+
+        def ask(asked: str, asked_params: dict[str, Any]) -> dict[str, Any]:
+            return session.ask(key, asked, asked_params, cancel)
+
+        return relay_rounds(method, params, send, ask)
+
     def _initialize(
         self, client: Client, params: dict[str, Any], session: _Forwarder
     ) -> dict[str, Any]:
@@ -524,6 +783,7 @@ class _Endpoint:
             asked = params.get("protocolVersion")
             version = asked if asked in pv.HANDSHAKE_VERSIONS else pv.LATEST_HANDSHAKE_VERSION
         session.protocol_version = version
+        session.client_caps = params.get("capabilities")
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": dict(info.capabilities),
@@ -540,6 +800,7 @@ class _GatewayHandler(_Handler):
     gateway: Gateway
 
     def handle(self) -> None:
+        enter_peer(_peer_uid(self.connection))  # whose tasks this connection sees
         if not self.gateway._peer_allowed(self.connection):
             with contextlib.suppress(OSError):
                 self.connection.sendall(
@@ -640,6 +901,10 @@ class Gateway:
         # forwarded requests' progress, by (server, the gateway's own token)
         self._progress: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {}
         self._tokens = itertools.count(1)
+        self._task_owners = TaskOwners()
+        # a server's requests to its client go to the worker whose call made them
+        self._answers = Answers()
+        hub._conns.server_requests = self._asking_handlers
 
     @property
     def url(self) -> str:
@@ -743,9 +1008,50 @@ class Gateway:
         with self._lock:
             app = self._apps.get(event.server)
         endpoint = app.server if app is not None else None
-        if isinstance(endpoint, _Endpoint):
+        if isinstance(endpoint, _Endpoint) and event.method == "notifications/resources/updated":
+            uri = (event.params or {}).get("uri")
+            if isinstance(uri, str):  # to the workers that subscribed to it only
+                endpoint.updated(uri)
+        elif isinstance(endpoint, _Endpoint):
             for session in list(endpoint.sessions):
                 session.notify(event.method, dict(event.params or {}))
+
+    def _asking_handlers(self, server: str) -> dict[str, Any]:
+        """The upstream client's handlers for ``server``'s requests: each asks the worker.
+        No roots: a handshake-era server keeps the roots of its connection, which every
+        worker shares (one worker's roots would apply to all); a 2026-07-28 server gets the
+        worker's own with each request (see ``_relayed``)."""
+        from ..protocol.types import dump  # (the handlers' params are wire models)
+
+        def elicit(params: Any) -> dict[str, Any]:
+            return self._ask_worker(server, "elicitation/create", dump(params))
+
+        def sample(params: Any) -> dict[str, Any]:
+            return self._ask_worker(server, "sampling/createMessage", dump(params))
+
+        return {"elicitation_handler": elicit, "sampling_handler": sample}
+
+    def _ask_worker(self, server: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Ask ``server``'s request of the worker whose forwarded call is in flight."""
+        with self._lock:
+            app = self._apps.get(server)
+        endpoint = app.server if app is not None else None
+        if not isinstance(endpoint, _Endpoint):
+            raise Unroutable(f"the mcp-lite gateway serves no MCP server {server!r}")
+        session: _Forwarder
+        session, key, cancel = endpoint.calls.caller(server, method, params)
+        if session.protocol_version is None:
+            raise Unroutable(
+                f"the mcp-lite gateway cannot forward {method} of MCP server {server!r} to a "
+                "2026-07-28 worker other than in the answer to its request (input_required)"
+            )
+        if not declares(session.client_caps, method, params):
+            cap, _ = needed_capability(method, params)
+            raise Unroutable(
+                f"the worker calling MCP server {server!r} through the mcp-lite gateway did "
+                f"not declare the {cap!r} capability"
+            )
+        return session.ask(key, method, params, cancel)
 
     def _hears(self, client: Client) -> bool:
         """``client`` carries the gateway's notification hook (made after the gateway)."""
@@ -778,6 +1084,8 @@ class Gateway:
             http.close()
         for app in apps:
             app.close()
+            if isinstance(app.server, _Endpoint):
+                app.server.rounds.close()  # (their timers too)
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.hub.close()
 
@@ -789,6 +1097,17 @@ class Gateway:
 
     def __repr__(self) -> str:
         return f"<mcp_lite.Gateway on {self.socket_path or '(not started)'}>"
+
+
+def _peer_uid(conn: socket.socket) -> int | None:
+    """The user id of the process at the other end of ``conn`` (None: unknown)."""
+    if _SO_PEERCRED is None:
+        return None
+    try:
+        raw = conn.getsockopt(socket.SOL_SOCKET, _SO_PEERCRED, struct.calcsize("3i"))
+    except OSError:
+        return None
+    return int(struct.unpack("3i", raw)[1])
 
 
 def _gid_of(group: str | int) -> int:
