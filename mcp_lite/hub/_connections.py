@@ -402,6 +402,7 @@ class Route(Protocol):
     @property
     def socket_path(self) -> str: ...
     def local_error(self, exc: McpError) -> McpError: ...
+    def adopt(self, client: Client) -> None: ...
 
 
 class Connections:
@@ -665,20 +666,18 @@ class Connections:
         self, name: str, client: Client, exc: McpError, phase: str
     ) -> McpError | None:
         """A request to ``name`` through the gateway failed with ``exc`` on ``client``:
-        forget that connection; None when the request may be sent again on a new one (see
-        ``GatewayRoute.resendable``; also when another thread closed ``client`` first, as
-        it found the connection dead), else the error to raise, naming the gateway."""
+        forget that connection; None when the request may be sent again on a new one (the
+        gateway refused it without running it, or it was never written: see
+        ``GatewayRoute.resendable``), else the error to raise, naming the gateway. A
+        request that was written and then lost its answer is never sent again, whoever
+        closed its connection: the gateway may have run it."""
         assert self.route is not None
-        closed_by_another = client.closed  # the Hub's own close: it was found dead
-        if not isinstance(exc, ConnectionClosed) and not (
-            self.route.resendable(exc) or closed_by_another or not self.route.listening()
-        ):
+        resend = self.route.resendable(exc)
+        if not isinstance(exc, ConnectionClosed) and not (resend or not self.route.listening()):
             return exc  # a timeout through a gateway that is up: its connection is fine
         self.connection_lost(name, client)
-        if self.route.resendable(exc) or closed_by_another:
-            return None
-        self.route.forget()
-        return self.route.unreachable(exc, phase)
+        self.route.forget()  # it may have restarted with another configuration
+        return None if resend else self.route.unreachable(exc, phase)
 
     def connection_lost(self, name: str, client: Client) -> None:
         """A call found ``client`` dead: forget it and its caches; the next use reconnects."""
@@ -691,10 +690,27 @@ class Connections:
             try:
                 if slot.client is client:
                     slot.lost = _why_dead(client)
-                    self._drop_client(slot)
+                    if not self._retire_held(slot, client):
+                        self._drop_client(slot)
                     slot.set("pending", "the connection closed; it reconnects on next use")
             finally:
                 slot.lock.release()
+
+    def _retire_held(self, slot: _Slot, client: Client) -> bool:
+        """Through the gateway: detach ``client`` from ``slot`` and leave it open while
+        other calls still hold it (closed when the last lease ends), so each of them gets
+        its own answer (a refusal that ran nothing, a result, or its own failure) rather
+        than this one's failure; True when so retired."""
+        if self.route is None or self.route.via(slot.spec) != "gateway":
+            return False
+        life = slot.life
+        with life.lock:
+            if life.users.get(client, 0) <= 0:
+                return False
+            slot.client = None
+            life.draining.append(client)
+        self.catalog.invalidate(slot.spec.name)
+        return True
 
     def connect_all(
         self, names: Sequence[str] | None = None, deadline: Deadline | None = None
@@ -882,6 +898,8 @@ class Connections:
             if self._closing.is_set():  # closed while we were connecting
                 client.close()
                 raise ConnectionClosed("the Hub is closed")
+            if target is not spec and self.route is not None:
+                self.route.adopt(client)  # each request's own outcome decides a resend
             slot.client = client
             if slot.lost is not None:  # a dead connection was replaced
                 lost, slot.lost = slot.lost, None

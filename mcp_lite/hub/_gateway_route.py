@@ -207,6 +207,16 @@ class GatewayRoute:
             return True
         return isinstance(exc, InvalidRequest) and exc.data is None
 
+    def adopt(self, client: Any) -> None:
+        """``client`` (connected through the gateway) keeps each request's own outcome,
+        which ``resendable`` reads: a 404 on its session lets the other requests in flight
+        end with their own answers (``drain_on_expiry``), and a 2026-07-28 request whose
+        answer stream broke is not re-issued (the gateway may have run it)."""
+        client._reissue_broken = False
+        transport = client.transport
+        if transport is not None and hasattr(transport, "drain_on_expiry"):
+            transport.drain_on_expiry = True
+
     def listening(self) -> bool:
         """True when something accepts connections on the gateway's socket (no I/O beyond
         a local connect, which a Unix socket answers at once)."""
