@@ -403,6 +403,8 @@ class Route(Protocol):
     def socket_path(self) -> str: ...
     def local_error(self, exc: McpError) -> McpError: ...
     def adopt(self, client: Client) -> None: ...
+    def listing(self, deadline: Deadline) -> Any: ...
+    def needs_listing(self, spec: Spec) -> bool: ...
 
 
 class Connections:
@@ -724,6 +726,8 @@ class Connections:
         todo = [
             s for s in slots if s.snapshot[0] not in ("disabled", "idle") and not s.user_disabled
         ]
+        if self.route is not None:
+            todo = self._unless_gateway_down(todo, deadline)
         local = [s for s in todo if not s.spec.remote]
         remote = [s for s in todo if s.spec.remote]
         pools = [
@@ -744,6 +748,31 @@ class Connections:
         finally:
             for pool in pools:
                 pool.shutdown(wait=True)
+
+    def _unless_gateway_down(self, slots: list[_Slot], deadline: Deadline | None) -> list[_Slot]:
+        """Before connecting ``slots``: the gateway's listing, fetched once for them all (one
+        wait for a gateway that is down, as a local connect cycle waits, not one per server
+        in series). When it stays unreachable the servers it would serve are ``failed``
+        with that error (no cool-down: the next use waits for the gateway again) and left
+        out; the others are returned."""
+        route = self.route
+        assert route is not None
+        waiting = [
+            s
+            for s in slots
+            if route.needs_listing(s.spec) and not (s.client is not None and _alive(s.client))
+        ]
+        if not waiting:
+            return slots
+        try:
+            route.listing(self._connect_deadline(waiting[0].spec, deadline))
+        except McpError as exc:
+            error = route.unreachable(exc, "fetching the gateway's server list")
+            for slot in waiting:
+                slot.last_error = None
+                slot.set("failed", str(error))
+            return [s for s in slots if s not in waiting]
+        return slots
 
     def _try_connect(self, slot: _Slot, deadline: Deadline | None) -> None:
         client = slot.client
@@ -853,7 +882,8 @@ class Connections:
                 except McpError as exc:
                     if target is spec or self.route is None:
                         raise
-                    answered = isinstance(exc, RpcError)  # the gateway is up, its server not
+                    # The gateway is up, its server not: it made its own attempts already.
+                    answered = isinstance(exc, RpcError)
                     raise self.route.local_error(exc) from exc  # the class a local start gives
             except AuthRequired as exc:
                 self.auth_cache.add(spec.auth_key)
@@ -867,7 +897,7 @@ class Connections:
                 raise
             except McpError as exc:
                 last = exc
-                if getattr(exc, "permanent", False):  # a missing command: no retry helps
+                if getattr(exc, "permanent", False) or answered:  # no retry here helps
                     break
                 log.info(
                     "MCP server %r: connection attempt %d/%d failed: %s",
@@ -910,13 +940,14 @@ class Connections:
             self._listen(slot, client)
             return client
         assert last is not None
-        if target is not spec and self.route is not None:
-            # Through the gateway: no cool-down here (the gateway keeps its own); when the
-            # gateway itself failed (it may be restarting), its listing is asked again.
-            if not answered:
-                self.route.forget()
-                last = self.route.unreachable(last, f"connecting to MCP server {spec.name!r}")
-            slot.set("pending", str(last), attempt)
+        if target is not spec and self.route is not None and not answered:
+            # The gateway itself failed (it may be restarting): its listing is asked again,
+            # and no cool-down (the next use waits for the gateway again, within its own
+            # deadline). A server the gateway could not start is failed as a local one.
+            self.route.forget()
+            last = self.route.unreachable(last, f"connecting to MCP server {spec.name!r}")
+            slot.last_error = None
+            slot.set("failed", str(last), attempt)
             raise last
         if deadline.expired() and deadline.timeout < self._connect_total(spec):
             # A caller's short deadline ran out, not the configured total: the server is not

@@ -162,16 +162,30 @@ class GatewayRoute:
         mine = fingerprint(spec.type, spec.target)
         if mine is None:
             return spec
-        listing = self._listing
-        if listing is None:
-            listing = self._fetch(deadline)
-            with self._lock:
-                self._listing = self._known = listing
+        listing = self.listing(deadline)
         theirs = listing.get(spec.name)
         if theirs is None or theirs.get("fingerprint") != mine:
             return spec
         url = f"unix://{self.socket_path}/servers/{spec.name}/mcp"
         return replace(spec, type="http", target={"type": "http", "url": url})
+
+    def listing(self, deadline: Deadline) -> dict[str, dict[str, Any]]:
+        """The gateway's listing: the one kept, else fetched now (waiting for a gateway
+        that is down within ``deadline``) and kept.
+
+        Raises:
+            ConnectError: as ``route``.
+        """
+        listing = self._listing
+        if listing is None:
+            listing = self._fetch(deadline)
+            with self._lock:
+                self._listing = self._known = listing
+        return listing
+
+    def needs_listing(self, spec: Spec) -> bool:
+        """True when routing ``spec`` would fetch the listing first (none is kept)."""
+        return self._listing is None and fingerprint(spec.type, spec.target) is not None
 
     def _fetch(self, deadline: Deadline) -> dict[str, dict[str, Any]]:
         """The listing; a gateway nobody listens for (restarting) is asked again every
