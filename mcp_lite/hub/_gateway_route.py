@@ -51,6 +51,7 @@ ENV = "MCP_LITE_GATEWAY"
 _MAX_LISTING = 1024 * 1024
 _STEP_S = 5.0  # the listing fetch's own cap inside the caller's deadline
 _PROBE_S = 0.2  # how often a worker looks for a gateway that is down (a refused connect)
+_BUSY_RETRIES = 100  # the most; each waits the gateway's Retry-After, within the deadline
 
 
 def fingerprint(kind: str, target: Any) -> str | None:
@@ -132,9 +133,13 @@ def fetch_listing(socket_path: str, deadline: Deadline) -> dict[str, dict[str, A
     finally:
         conn.close()
     if response.status != 200 or len(body) > _MAX_LISTING:
-        raise ConnectError(
+        error = ConnectError(
             f"the gateway on {socket_path} answered HTTP {response.status} ({phase})"
         )
+        if response.status == 503 and response.getheader("Retry-After", "").isdigit():
+            # busy: it read nothing; asked again after the wait it names (see _fetch)
+            error.retry_after = float(response.getheader("Retry-After", "1"))  # type: ignore[attr-defined]
+        raise error
     try:
         servers = json.loads(body)["servers"]
         return {s["name"]: s for s in servers if isinstance(s, dict) and "name" in s}
@@ -167,7 +172,10 @@ class GatewayRoute:
         if theirs is None or theirs.get("fingerprint") != mine:
             return spec
         url = f"unix://{self.socket_path}/servers/{spec.name}/mcp"
-        return replace(spec, type="http", target={"type": "http", "url": url})
+        # A busy gateway (503 with Retry-After: the request was not read) is waited out
+        # for as long as the caller's deadline allows, not a fixed number of times.
+        retry = {"attempts": _BUSY_RETRIES}
+        return replace(spec, type="http", target={"type": "http", "url": url, "retry": retry})
 
     def listing(self, deadline: Deadline) -> dict[str, dict[str, Any]]:
         """The gateway's listing: the one kept, else fetched now (waiting for a gateway
@@ -189,14 +197,17 @@ class GatewayRoute:
 
     def _fetch(self, deadline: Deadline) -> dict[str, dict[str, Any]]:
         """The listing; a gateway nobody listens for (restarting) is asked again every
-        ``_PROBE_S`` while ``deadline`` leaves time, then its last error stands."""
+        ``_PROBE_S``, a busy one (503) after its ``Retry-After``, while ``deadline`` leaves
+        time, then the last error stands."""
         while True:
             try:
                 return fetch_listing(self.socket_path, deadline)
             except ConnectError as exc:
-                if not getattr(exc, "unreachable", False) or deadline.remaining() <= _PROBE_S:
+                wait = _PROBE_S if getattr(exc, "unreachable", False) else None
+                wait = getattr(exc, "retry_after", wait)  # busy: its Retry-After
+                if wait is None or deadline.remaining() <= wait:
                     raise
-            time.sleep(_PROBE_S)
+            time.sleep(wait)
 
     def via(self, spec: Spec) -> str | None:
         """``"gateway"`` or ``"local"``; None before the gateway's listing was first fetched.
