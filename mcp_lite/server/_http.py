@@ -199,6 +199,7 @@ class _Handler(BaseHTTPRequestHandler):
             log.debug("http %s " + format, self.address_string(), *args)
 
     _served = False  # a request was handled on this connection already
+    _body_held = 0  # bytes of the body budget this request holds (``Slots.hold_body``)
 
     def handle_one_request(self) -> None:
         """The next request, after an idle wait between two (``Slots.wait_request``: an
@@ -209,7 +210,27 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         self._served = True
-        super().handle_one_request()
+        try:
+            super().handle_one_request()
+        finally:
+            if self._body_held and slots is not None:
+                slots.release_body(self._body_held)
+            self._body_held = 0
+
+    def _hold_body(self, size: int) -> bool:
+        """Reserve ``size`` bytes of the server's body budget for this request; when there
+        is no room, answer 503 (the body unread: the request ran nothing) and say False."""
+        slots: Slots | None = getattr(self.server, "slots", None)
+        if slots is None or slots.hold_body(size):
+            self._body_held = size
+            return True
+        self.close_connection = True  # the body stays unread
+        self._plain(
+            503,
+            _rpc_error(-32603, "Service Unavailable: too many request bodies at once"),
+            {"Retry-After": str(RETRY_AFTER_S)},
+        )
+        return False
 
     def _read_whole(self) -> None:
         """This connection's request is read whole: it is answered now, never evicted."""
@@ -360,6 +381,8 @@ class _Handler(BaseHTTPRequestHandler):
         if int(length) > self.app.max_body:
             self.close_connection = True  # the body stays unread
             self._refuse(413, -32600, f"Payload Too Large: more than {self.app.max_body} bytes")
+            return
+        if not self._hold_body(int(length)):
             return
         body = self.rfile.read(int(length))
         self._read_whole()

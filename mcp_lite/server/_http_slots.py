@@ -11,7 +11,8 @@ the peers present), a connection of a peer above its share that has been reading
 for longer than ``GRACE_S`` (a client that never finishes its requests); else the newcomer
 is answered ``503`` with ``Retry-After`` (the request was not read: it ran nothing, a client
 sends it again). A peer is the process behind a Unix socket (``SO_PEERCRED``), or the
-client's address on TCP.
+client's address on TCP. The request bodies held at once are bounded too (``MAX_BODIES``, a
+body's size reserved before it is read): past it a request is answered 503 unread.
 
 An idle connection is ended by its own thread with a plain close, no half-close first: a
 request its client wrote meanwhile stays unread, and on a Unix socket the client's read then
@@ -37,6 +38,7 @@ IDLE_TIMEOUT_S = 120.0  # a kept-alive connection with no next request
 GRACE_S = 1.0  # reading one request longer than this: evictable for a fairer peer
 EVICT_WAIT_S = 1.0  # how long a newcomer waits for the slot an eviction frees
 RETRY_AFTER_S = 1  # what a refused newcomer is told to wait
+MAX_BODIES = 256 * 1024 * 1024  # request bodies held at once, every connection together
 _SO_PEERCRED = getattr(socket, "SO_PEERCRED", None)
 _READING, _BUSY, _IDLE = "reading", "busy", "idle"
 
@@ -77,6 +79,7 @@ class Slots:
         self._cond = threading.Condition()
         self._held: dict[int, Slot] = {}  # by id(sock)
         self._peers: Counter[Any] = Counter()
+        self._bodies = 0  # bytes of request bodies reserved (``hold_body``)
 
     def __len__(self) -> int:
         return len(self._held)
@@ -104,6 +107,19 @@ class Slots:
                 if self._peers[slot.peer] <= 0:
                     del self._peers[slot.peer]
             self._cond.notify_all()
+
+    def hold_body(self, size: int) -> bool:
+        """Reserve ``size`` bytes for a request body about to be read; False when the
+        bodies held now leave no room (the request is refused unread)."""
+        with self._cond:
+            if self._bodies and self._bodies + size > MAX_BODIES:
+                return False
+            self._bodies += size
+            return True
+
+    def release_body(self, size: int) -> None:
+        with self._cond:
+            self._bodies -= size
 
     def of(self, sock: socket.socket) -> Slot | None:
         return self._held.get(id(sock))
