@@ -39,6 +39,7 @@ from ..errors import (
     ConnectError,
     InvalidRequest,
     McpError,
+    RequestTimeout,
     RpcError,
     SessionExpired,
     TransportError,
@@ -156,6 +157,7 @@ class GatewayRoute:
         self._lock = threading.Lock()
         self._listing: dict[str, dict[str, Any]] | None = None
         self._known: dict[str, dict[str, Any]] | None = None  # the last listing, for ``via``
+        self._down_at = float("-inf")  # when the gateway was last found unreachable
 
     def route(self, spec: Spec, deadline: Deadline) -> Spec:
         """``spec`` itself (local), or a copy whose target is the gateway's endpoint.
@@ -203,7 +205,10 @@ class GatewayRoute:
             try:
                 return fetch_listing(self.socket_path, deadline)
             except ConnectError as exc:
-                wait = _PROBE_S if getattr(exc, "unreachable", False) else None
+                down = getattr(exc, "unreachable", False)
+                if down:
+                    self._down_at = time.monotonic()
+                wait = _PROBE_S if down else None
                 wait = getattr(exc, "retry_after", wait)  # busy: its Retry-After
                 if wait is None or deadline.remaining() <= wait:
                     raise
@@ -268,6 +273,21 @@ class GatewayRoute:
         except TypeError:  # a class with another constructor: keep the original
             return exc
         return error
+
+    def timed_out(self, exc: McpError, phase: str) -> McpError:
+        """``exc`` itself; a ``RequestTimeout`` of a call that spent part of its time
+        waiting for the gateway (found down within the call's timeout) says so, naming
+        the gateway's socket: the wait, not the server, took its time."""
+        if not isinstance(exc, RequestTimeout) or "the gateway on " in str(exc):
+            return exc
+        span = exc.timeout if isinstance(exc.timeout, (int, float)) else 0.0
+        if time.monotonic() - self._down_at > span:
+            return exc
+        return RequestTimeout(
+            f"the gateway on {self.socket_path} was unreachable for part of the call "
+            f"({phase}): {exc}",
+            exc.timeout,
+        )
 
     def local_error(self, exc: McpError) -> McpError:
         """The gateway's failure (its JSON-RPC error with ``data.error``, the mcp_lite class
