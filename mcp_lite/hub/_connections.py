@@ -884,8 +884,9 @@ class Connections:
                 except McpError as exc:
                     if target is spec or self.route is None:
                         raise
-                    # The gateway is up, its server not: it made its own attempts already.
-                    answered = isinstance(exc, RpcError)
+                    # The gateway is up, its server not: it made its own attempts already
+                    # (its failure to start the server, data.phase "connecting").
+                    answered = _start_failed(exc)
                     raise self.route.local_error(exc) from exc  # the class a local start gives
             except AuthRequired as exc:
                 self.auth_cache.add(spec.auth_key)
@@ -1258,6 +1259,15 @@ class Connections:
 def _starts_task(result: Any) -> bool:
     """A ``tools/call`` result that created a task (either era)."""
     return isinstance(result, dict) and ("task" in result or result.get("resultType") == "task")
+
+
+def _start_failed(exc: McpError) -> bool:
+    """``exc`` is the gateway's answer that it could not start its server (not a refusal
+    of the request, nor a busy gateway)."""
+    data = getattr(exc, "data", None)
+    return (
+        isinstance(exc, RpcError) and isinstance(data, dict) and data.get("phase") == "connecting"
+    )
 
 
 def _why_dead(client: Client) -> BaseException:
