@@ -87,3 +87,54 @@ def test_a_fleet_after_idle_workers_loses_no_call_and_a_staller_locks_nobody_out
     finally:
         for proc, _ in holders:
             _release(proc)
+
+
+def test_a_worker_waits_out_a_busy_gateway_within_its_deadline(
+    short_dir: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The slots of a gateway (3 here) taken, after the worker connected, by its GET stream
+    and two requests never finished (of the worker's own process: no fair share frees one)
+    until those time out after 4.5 s: the worker's call, told 503 with Retry-After: 1 each time, keeps
+    waiting within its 30 s deadline (more times than the 3 retries a server gets by
+    default) and then runs."""
+    import socket as socket_module
+    import time
+
+    from gateway_helpers import PEERS, wait_for
+
+    from mcp_lite import Gateway, Hub
+    from mcp_lite.server import _http, _http_slots
+
+    monkeypatch.setattr(_http, "MAX_CONNECTIONS", 3)
+    monkeypatch.setattr(_http_slots, "READ_TIMEOUT_S", 4.5)
+    config = {
+        "mcpServers": {
+            "plain": {"command": sys.executable, "args": [str(PEERS / "plain_server.py")]}
+        }
+    }
+    with (
+        Gateway(Hub(config, gateway=False)).start(str(short_dir / "gw.sock")) as gw,
+        Hub(config, gateway=gw.url) as worker,
+    ):
+        assert worker.call_tool("mcp__plain__add", {"a": 1, "b": 1}, timeout=30).text == "2"
+        slots = gw._http._app.slots  # type: ignore[union-attr]
+        held = []
+        try:
+            for _ in range(2):  # the worker's idle connection gives its slot up
+                sock = socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM)
+                sock.connect(gw.socket_path or "")
+                sock.sendall(b"POST /servers/plain/mcp HTTP/1.1\r\nHost: x\r\n")
+                held.append(sock)
+            assert wait_for(
+                lambda: (
+                    len(slots) == 3
+                    and not any(s.state == "idle" for s in list(slots._held.values()))
+                )
+            )
+            start = time.monotonic()
+            result = worker.call_tool("mcp__plain__add", {"a": 2, "b": 3}, timeout=30)
+            assert result.text == "5"
+            assert time.monotonic() - start > 3  # it did wait for the slots
+        finally:
+            for sock in held:
+                sock.close()
