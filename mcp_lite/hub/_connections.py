@@ -713,6 +713,11 @@ class Connections:
                 return False
             slot.client = None
             life.draining.append(client)
+            # (what its close says; the Hub never recycles a server of the gateway)
+            life.recycled_why = (
+                f"its connection through the gateway on {self.route.socket_path} was lost; "
+                f"hub.client({slot.spec.name!r}) gives a live client"
+            )
         self.catalog.invalidate(slot.spec.name)
         return True
 
