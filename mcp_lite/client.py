@@ -267,6 +267,9 @@ class Client:
         self.reset_timeout_on_progress = reset_timeout_on_progress
         self.max_total_timeout = max_total_timeout
         self.auto_reconnect = auto_reconnect
+        # 2026-07-28: re-issue a request whose answer stream broke (off through a gateway,
+        # where the request may have run: see hub._gateway_route.own_outcomes)
+        self._reissue_broken = True
         self.discover_timeout = discover_timeout
         self.max_pages = max_pages
         self._max_workers = max_workers
@@ -523,6 +526,8 @@ class Client:
             result = self._call(conn, deadline, method, params, on_progress, cancel_event, relayed)
             return _not_a_task(method, result) if "resultType" in result else result
         except SessionExpired as exc:
+            if not self.auto_reconnect:
+                raise  # its owner (a Hub) reconnects: this request's own refusal says so
             first: McpError = exc
             log.info("session with %r expired; re-initializing and retrying %s", self.name, method)
         except ConnectionClosed as exc:
@@ -534,7 +539,7 @@ class Client:
                 log.info("MCP server %r is gone; reconnecting to send %s", self.name, method)
             else:
                 stateless = conn.info is not None and conn.info.era == "stateless"
-                if not (stateless and conn.alive and conn is self._conn):
+                if not (stateless and self._reissue_broken and conn.alive and conn is self._conn):
                     raise
                 log.info("the answer stream of %s to %r broke; re-issuing it", method, self.name)
         except (AuthRequired, ConnectError) as exc:

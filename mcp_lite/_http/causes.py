@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from .resolve import TooManyLookups
 
-__all__ = ["network_cause"]
+__all__ = ["network_cause", "never_connected"]
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -81,3 +81,11 @@ def _message(exc: BaseException) -> str:
     if text.startswith("<") and ">: " in text:  # "<urllib3.connection...>: Failed to ..."
         text = text.split(">: ", 1)[1]
     return text
+
+
+def never_connected(exc: BaseException) -> bool:
+    """True when ``exc`` is a failure to open the connection (refused, no such socket or
+    host): no byte of the request was written, so it may be sent again."""
+    return any(
+        any(c.__name__ == "NewConnectionError" for c in type(e).__mro__) for e in _chain(exc)
+    )

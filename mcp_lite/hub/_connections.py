@@ -409,6 +409,10 @@ class Route(Protocol):
     @property
     def socket_path(self) -> str: ...
     def local_error(self, exc: McpError) -> McpError: ...
+    def adopt(self, client: Client) -> None: ...
+    def timed_out(self, exc: McpError, phase: str) -> McpError: ...
+    def listing(self, deadline: Deadline) -> Any: ...
+    def needs_listing(self, spec: Spec) -> bool: ...
 
 
 class Connections:
@@ -674,20 +678,19 @@ class Connections:
         self, name: str, client: Client, exc: McpError, phase: str
     ) -> McpError | None:
         """A request to ``name`` through the gateway failed with ``exc`` on ``client``:
-        forget that connection; None when the request may be sent again on a new one (see
-        ``GatewayRoute.resendable``; also when another thread closed ``client`` first, as
-        it found the connection dead), else the error to raise, naming the gateway."""
+        forget that connection; None when the request may be sent again on a new one (the
+        gateway refused it without running it, or it was never written: see
+        ``GatewayRoute.resendable``), else the error to raise, naming the gateway. A
+        request that was written and then lost its answer is never sent again, whoever
+        closed its connection: the gateway may have run it."""
         assert self.route is not None
-        closed_by_another = client.closed  # the Hub's own close: it was found dead
-        if not isinstance(exc, ConnectionClosed) and not (
-            self.route.resendable(exc) or closed_by_another or not self.route.listening()
-        ):
-            return exc  # a timeout through a gateway that is up: its connection is fine
+        resend = self.route.resendable(exc)
+        if not isinstance(exc, ConnectionClosed) and not (resend or not self.route.listening()):
+            # a timeout through a gateway that is up: its connection is fine
+            return self.route.timed_out(exc, phase)
         self.connection_lost(name, client)
-        if self.route.resendable(exc) or closed_by_another:
-            return None
-        self.route.forget()
-        return self.route.unreachable(exc, phase)
+        self.route.forget()  # it may have restarted with another configuration
+        return None if resend else self.route.unreachable(exc, phase)
 
     def connection_lost(self, name: str, client: Client) -> None:
         """A call found ``client`` dead: forget it and its caches; the next use reconnects."""
@@ -700,10 +703,32 @@ class Connections:
             try:
                 if slot.client is client:
                     slot.lost = _why_dead(client)
-                    self._drop_client(slot)
+                    if not self._retire_held(slot, client):
+                        self._drop_client(slot)
                     slot.set("pending", "the connection closed; it reconnects on next use")
             finally:
                 slot.lock.release()
+
+    def _retire_held(self, slot: _Slot, client: Client) -> bool:
+        """Through the gateway: detach ``client`` from ``slot`` and leave it open while
+        other calls still hold it (closed when the last lease ends), so each of them gets
+        its own answer (a refusal that ran nothing, a result, or its own failure) rather
+        than this one's failure; True when so retired."""
+        if self.route is None or self.route.via(slot.spec) != "gateway":
+            return False
+        life = slot.life
+        with life.lock:
+            if life.users.get(client, 0) <= 0:
+                return False
+            slot.client = None
+            life.draining.append(client)
+            # (what its close says; the Hub never recycles a server of the gateway)
+            life.recycled_why = (
+                f"its connection through the gateway on {self.route.socket_path} was lost; "
+                f"hub.client({slot.spec.name!r}) gives a live client"
+            )
+        self.catalog.invalidate(slot.spec.name)
+        return True
 
     def connect_all(
         self, names: Sequence[str] | None = None, deadline: Deadline | None = None
@@ -717,6 +742,8 @@ class Connections:
         todo = [
             s for s in slots if s.snapshot[0] not in ("disabled", "idle") and not s.user_disabled
         ]
+        if self.route is not None:
+            todo = self._unless_gateway_down(todo, deadline)
         local = [s for s in todo if not s.spec.remote]
         remote = [s for s in todo if s.spec.remote]
         pools = [
@@ -737,6 +764,31 @@ class Connections:
         finally:
             for pool in pools:
                 pool.shutdown(wait=True)
+
+    def _unless_gateway_down(self, slots: list[_Slot], deadline: Deadline | None) -> list[_Slot]:
+        """Before connecting ``slots``: the gateway's listing, fetched once for them all (one
+        wait for a gateway that is down, as a local connect cycle waits, not one per server
+        in series). When it stays unreachable the servers it would serve are ``failed``
+        with that error (no cool-down: the next use waits for the gateway again) and left
+        out; the others are returned."""
+        route = self.route
+        assert route is not None
+        waiting = [
+            s
+            for s in slots
+            if route.needs_listing(s.spec) and not (s.client is not None and _alive(s.client))
+        ]
+        if not waiting:
+            return slots
+        try:
+            route.listing(self._connect_deadline(waiting[0].spec, deadline))
+        except McpError as exc:
+            error = route.unreachable(exc, "fetching the gateway's server list")
+            for slot in waiting:
+                slot.last_error = None
+                slot.set("failed", str(error))
+            return [s for s in slots if s not in waiting]
+        return slots
 
     def _try_connect(self, slot: _Slot, deadline: Deadline | None) -> None:
         client = slot.client
@@ -846,7 +898,9 @@ class Connections:
                 except McpError as exc:
                     if target is spec or self.route is None:
                         raise
-                    answered = isinstance(exc, RpcError)  # the gateway is up, its server not
+                    # The gateway is up, its server not: it made its own attempts already
+                    # (its failure to start the server, data.phase "connecting").
+                    answered = _start_failed(exc)
                     raise self.route.local_error(exc) from exc  # the class a local start gives
             except AuthRequired as exc:
                 if not _has_helper(spec):  # a helper may print good headers next time
@@ -861,7 +915,7 @@ class Connections:
                 raise
             except McpError as exc:
                 last = exc
-                if getattr(exc, "permanent", False):  # a missing command: no retry helps
+                if getattr(exc, "permanent", False) or answered:  # no retry here helps
                     break
                 log.info(
                     "MCP server %r: connection attempt %d/%d failed: %s",
@@ -892,6 +946,8 @@ class Connections:
             if self._closing.is_set():  # closed while we were connecting
                 client.close()
                 raise ConnectionClosed("the Hub is closed")
+            if target is not spec and self.route is not None:
+                self.route.adopt(client)  # each request's own outcome decides a resend
             slot.client = client
             if slot.lost is not None:  # a dead connection was replaced
                 lost, slot.lost = slot.lost, None
@@ -902,13 +958,14 @@ class Connections:
             self._listen(slot, client)
             return client
         assert last is not None
-        if target is not spec and self.route is not None:
-            # Through the gateway: no cool-down here (the gateway keeps its own); when the
-            # gateway itself failed (it may be restarting), its listing is asked again.
-            if not answered:
-                self.route.forget()
-                last = self.route.unreachable(last, f"connecting to MCP server {spec.name!r}")
-            slot.set("pending", str(last), attempt)
+        if target is not spec and self.route is not None and not answered:
+            # The gateway itself failed (it may be restarting): its listing is asked again,
+            # and no cool-down (the next use waits for the gateway again, within its own
+            # deadline). A server the gateway could not start is failed as a local one.
+            self.route.forget()
+            last = self.route.unreachable(last, f"connecting to MCP server {spec.name!r}")
+            slot.last_error = None
+            slot.set("failed", str(last), attempt)
             raise last
         if deadline.expired() and deadline.timeout < self._connect_total(spec):
             # A caller's short deadline ran out, not the configured total: the server is not
@@ -1226,6 +1283,15 @@ def _starts_task(result: Any) -> bool:
 def _has_helper(spec: Spec) -> bool:
     """The server's headers come from a headersHelper, run at each connect."""
     return isinstance(spec.target, Mapping) and bool(spec.target.get("headersHelper"))
+
+
+def _start_failed(exc: McpError) -> bool:
+    """``exc`` is the gateway's answer that it could not start its server (not a refusal
+    of the request, nor a busy gateway)."""
+    data = getattr(exc, "data", None)
+    return (
+        isinstance(exc, RpcError) and isinstance(data, dict) and data.get("phase") == "connecting"
+    )
 
 
 def _why_dead(client: Client) -> BaseException:

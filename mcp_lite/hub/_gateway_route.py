@@ -47,6 +47,7 @@ from ..errors import (
     ConnectError,
     InvalidRequest,
     McpError,
+    RequestTimeout,
     RpcError,
     SessionExpired,
     TransportError,
@@ -59,6 +60,7 @@ ENV = "MCP_LITE_GATEWAY"
 _MAX_LISTING = 1024 * 1024
 _STEP_S = 5.0  # the listing fetch's own cap inside the caller's deadline
 _PROBE_S = 0.2  # how often a worker looks for a gateway that is down (a refused connect)
+_BUSY_RETRIES = 100  # the most; each waits the gateway's Retry-After, within the deadline
 
 
 # Settings of an entry that change how long a worker waits or how its Hub shows the server,
@@ -193,9 +195,13 @@ def fetch_listing(
     finally:
         conn.close()
     if response.status != 200 or len(body) > _MAX_LISTING:
-        raise ConnectError(
+        error = ConnectError(
             f"the gateway on {socket_path} answered HTTP {response.status} ({phase})"
         )
+        if response.status == 503 and response.getheader("Retry-After", "").isdigit():
+            # busy: it read nothing; asked again after the wait it names (see _fetch)
+            error.retry_after = float(response.getheader("Retry-After", "1"))  # type: ignore[attr-defined]
+        raise error
     try:
         servers = json.loads(body)["servers"]
         return {s["name"]: s for s in servers if isinstance(s, dict) and "name" in s}
@@ -215,6 +221,7 @@ class GatewayRoute:
         self._lock = threading.Lock()
         self._listing: dict[str, dict[str, Any]] | None = None
         self._known: dict[str, dict[str, Any]] | None = None  # the last listing, for ``via``
+        self._down_at = float("-inf")  # when the gateway was last found unreachable
 
     def route(self, spec: Spec, deadline: Deadline) -> Spec:
         """``spec`` itself (local), or a copy whose target is the gateway's endpoint.
@@ -226,19 +233,40 @@ class GatewayRoute:
         mine = self._mark(spec)
         if mine is None:
             return spec
-        listing = self._listing
-        if listing is None:
-            listing = self._fetch(deadline)
-            with self._lock:
-                self._listing = self._known = listing
+        listing = self.listing(deadline)
         theirs = listing.get(spec.name)
         if theirs is None or theirs.get("fingerprint") != mine:
             return spec
         url = f"unix://{self.socket_path}/servers/{spec.name}/mcp"
         # Built here, not read from a config: taken as is (``ServerTarget``), its peer rule
-        # included (a frozenset, which no config file can hold).
-        target = ServerTarget(type="http", url=url, **{_peer.TARGET_KEY: self.peers})
+        # included (a frozenset, which no config file can hold). A busy gateway (503 with
+        # Retry-After: the request was not read) is waited out for as long as the caller's
+        # deadline allows, not a fixed number of times.
+        target = ServerTarget(
+            type="http",
+            url=url,
+            retry={"attempts": _BUSY_RETRIES},
+            **{_peer.TARGET_KEY: self.peers},
+        )
         return replace(spec, type="http", target=target)
+
+    def listing(self, deadline: Deadline) -> dict[str, dict[str, Any]]:
+        """The gateway's listing: the one kept, else fetched now (waiting for a gateway
+        that is down within ``deadline``) and kept.
+
+        Raises:
+            ConnectError: as ``route``.
+        """
+        listing = self._listing
+        if listing is None:
+            listing = self._fetch(deadline)
+            with self._lock:
+                self._listing = self._known = listing
+        return listing
+
+    def needs_listing(self, spec: Spec) -> bool:
+        """True when routing ``spec`` would fetch the listing first (none is kept)."""
+        return self._listing is None and self._mark(spec) is not None
 
     def _mark(self, spec: Spec) -> str | None:
         """``fingerprint`` of ``spec``, computed once per spec object."""
@@ -253,14 +281,20 @@ class GatewayRoute:
 
     def _fetch(self, deadline: Deadline) -> dict[str, dict[str, Any]]:
         """The listing; a gateway nobody listens for (restarting) is asked again every
-        ``_PROBE_S`` while ``deadline`` leaves time, then its last error stands."""
+        ``_PROBE_S``, a busy one (503) after its ``Retry-After``, while ``deadline`` leaves
+        time, then the last error stands."""
         while True:
             try:
                 return fetch_listing(self.socket_path, deadline, self.peers)
             except ConnectError as exc:
-                if not getattr(exc, "unreachable", False) or deadline.remaining() <= _PROBE_S:
+                down = getattr(exc, "unreachable", False)
+                if down:
+                    self._down_at = time.monotonic()
+                wait = _PROBE_S if down else None
+                wait = getattr(exc, "retry_after", wait)  # busy: its Retry-After
+                if wait is None or deadline.remaining() <= wait:
                     raise
-            time.sleep(_PROBE_S)
+            time.sleep(wait)
 
     def via(self, spec: Spec) -> str | None:
         """``"gateway"`` or ``"local"``; None before the gateway's listing was first fetched.
@@ -284,6 +318,16 @@ class GatewayRoute:
         if isinstance(exc, SessionExpired) or getattr(exc, "unsent", False):
             return True
         return isinstance(exc, InvalidRequest) and exc.data is None
+
+    def adopt(self, client: Any) -> None:
+        """``client`` (connected through the gateway) keeps each request's own outcome,
+        which ``resendable`` reads: a 404 on its session lets the other requests in flight
+        end with their own answers (``drain_on_expiry``), and a 2026-07-28 request whose
+        answer stream broke is not re-issued (the gateway may have run it)."""
+        client._reissue_broken = False
+        transport = client.transport
+        if transport is not None and hasattr(transport, "drain_on_expiry"):
+            transport.drain_on_expiry = True
 
     def listening(self) -> bool:
         """True when something accepts connections on the gateway's socket (no I/O beyond
@@ -313,6 +357,21 @@ class GatewayRoute:
         except TypeError:  # a class with another constructor: keep the original
             return exc
         return error
+
+    def timed_out(self, exc: McpError, phase: str) -> McpError:
+        """``exc`` itself; a ``RequestTimeout`` of a call that spent part of its time
+        waiting for the gateway (found down within the call's timeout) says so, naming
+        the gateway's socket: the wait, not the server, took its time."""
+        if not isinstance(exc, RequestTimeout) or "the gateway on " in str(exc):
+            return exc
+        span = exc.timeout if isinstance(exc.timeout, (int, float)) else 0.0
+        if time.monotonic() - self._down_at > span:
+            return exc
+        return RequestTimeout(
+            f"the gateway on {self.socket_path} was unreachable for part of the call "
+            f"({phase}): {exc}",
+            exc.timeout,
+        )
 
     def local_error(self, exc: McpError) -> McpError:
         """The gateway's failure (its JSON-RPC error with ``data.error``, the mcp_lite class

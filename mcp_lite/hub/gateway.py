@@ -69,9 +69,10 @@ from ..errors import ConnectionClosed, InvalidParams, McpError, RequestCancelled
 from ..events import Event
 from ..protocol import versions as pv
 from ..protocol.types import Progress
-from ..server._http import MAX_BODY, HttpServer, _App, _Handler
+from ..server._http import HttpServer, _App, _Handler
 from ..server._http_relay import Relay
 from ..transports._headers_helper import helper_refused
+from ..transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
 from ._gateway_asks import (
     Answers,
     Calls,
@@ -95,6 +96,9 @@ __all__ = ["Gateway"]
 log = logging.getLogger("mcp_lite.gateway")
 
 MAX_INFLIGHT = 1024  # forwarded requests at once, every session together
+# A request body may be as large as a worker's client takes a message by default (stdio or
+# HTTP), so a call that works on a server run by the worker works through the gateway.
+MAX_BODY = DEFAULT_MAX_MESSAGE_SIZE
 _WORKERS = 64
 _SO_PEERCRED = getattr(socket, "SO_PEERCRED", None)
 _MODERN_META = frozenset(

@@ -49,6 +49,7 @@ from ._http_hangup import HangupWatch
 from ._http_head import read_headers
 from ._http_headers import check_headers
 from ._http_relay import Relay
+from ._http_slots import RETRY_AFTER_S, Slots, peer_of
 from ._http_streams import END as _END
 from ._http_streams import Router as _Router
 from ._http_streams import Stream as _Stream
@@ -128,7 +129,7 @@ class _App:
         self.max_body = max_body
         self.sessions: dict[str, _Session] = {}
         self.lock = threading.Lock()
-        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.slots = Slots(MAX_CONNECTIONS)  # (the HttpServer's own app's are the ones used)
         self.closed = False
         self.bound_loopback = True
         self._open: set[_Conn] = set()  # per-POST connections, for close()
@@ -199,6 +200,46 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         if log.isEnabledFor(logging.DEBUG):
             log.debug("http %s " + format, self.address_string(), *args)
+
+    _served = False  # a request was handled on this connection already
+    _body_held = 0  # bytes of the body budget this request holds (``Slots.hold_body``)
+
+    def handle_one_request(self) -> None:
+        """The next request, after an idle wait between two (``Slots.wait_request``: an
+        idle connection gives its slot up when a new client needs one)."""
+        slots: Slots | None = getattr(self.server, "slots", None)
+        slot = None if slots is None else slots.of(self.connection)
+        if self._served and slot is not None and not slots.wait_request(slot):  # type: ignore[union-attr]
+            self.close_connection = True
+            return
+        self._served = True
+        try:
+            super().handle_one_request()
+        finally:
+            if self._body_held and slots is not None:
+                slots.release_body(self._body_held)
+            self._body_held = 0
+
+    def _hold_body(self, size: int) -> bool:
+        """Reserve ``size`` bytes of the server's body budget for this request; when there
+        is no room, answer 503 (the body unread: the request ran nothing) and say False."""
+        slots: Slots | None = getattr(self.server, "slots", None)
+        if slots is None or slots.hold_body(size):
+            self._body_held = size
+            return True
+        self.close_connection = True  # the body stays unread
+        self._plain(
+            503,
+            _rpc_error(-32603, "Service Unavailable: too many request bodies at once"),
+            {"Retry-After": str(RETRY_AFTER_S)},
+        )
+        return False
+
+    def _read_whole(self) -> None:
+        """This connection's request is read whole: it is answered now, never evicted."""
+        slots: Slots | None = getattr(self.server, "slots", None)
+        if slots is not None:
+            slots.busy(slots.of(self.connection))
 
     # --- the request head ---------------------------------------------------------------
 
@@ -352,7 +393,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # the body stays unread
             self._refuse(413, -32600, f"Payload Too Large: more than {self.app.max_body} bytes")
             return
+        if not self._hold_body(length):
+            return
         body = self.rfile.read(length)
+        self._read_whole()
         ctype = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if ctype != "application/json":
             self._refuse(415, -32600, "Unsupported Media Type: expected application/json")
@@ -703,6 +747,7 @@ class _Handler(BaseHTTPRequestHandler):
     # --- GET and DELETE (handshake-era sessions only) ---------------------------------
 
     def do_GET(self) -> None:
+        self._read_whole()
         if not self._path_ok():
             return
         if self.app.stateless or (
@@ -761,6 +806,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
 
     def do_DELETE(self) -> None:
+        self._read_whole()
         if not self._path_ok():
             return
         if self.app.stateless:
@@ -826,13 +872,18 @@ class _HTTPServer(ThreadingHTTPServer):
     request_queue_size = 128
     app: _App
 
+    @property
+    def slots(self) -> Slots:
+        return self.app.slots
+
     def process_request(self, request: Any, client_address: Any) -> None:
-        # bounded: past MAX_CONNECTIONS concurrent connections, new ones are refused at once
-        if not self.app.slots.acquire(blocking=False):
+        # bounded: past MAX_CONNECTIONS connections, one is freed (_http_slots) or the new
+        # one is refused at once, its request unread: it ran nothing, so it may come again
+        if self.app.slots.admit(request, peer_of(request, client_address)) is None:
             with contextlib.suppress(OSError):
                 request.sendall(
                     b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
-                    b"Connection: close\r\n\r\n"
+                    b"Retry-After: %d\r\nConnection: close\r\n\r\n" % RETRY_AFTER_S
                 )
             self.shutdown_request(request)
             return
@@ -841,12 +892,26 @@ class _HTTPServer(ThreadingHTTPServer):
         super().process_request(request, client_address)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
+        slot = self.app.slots.of(request)
         try:
             super().process_request_thread(request, client_address)
         finally:
             with self.app.lock:
                 self.app.requests.discard(request)
-            self.app.slots.release()
+            if slot is not None:
+                self.app.slots.release(slot)
+
+    def shutdown_request(self, request: Any) -> None:
+        slot = self.app.slots.of(request)
+        if slot is not None and slot.state == "idle":
+            # Ended between two requests: a plain close, no half-close first, so a request
+            # written meanwhile meets ECONNRESET (it ran nothing), never a clean end.
+            self.close_request(request)
+            return
+        super().shutdown_request(request)
+
+    def service_actions(self) -> None:
+        self.app.slots.sweep()  # requests read for too long end
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that left (or stalled) mid-request is its own business: one debug line,

@@ -41,6 +41,7 @@ from .._accel import SseParser, encode_message
 from .._deadline import Deadline
 from .._http import common
 from .._http.abort import Slot, Workers, watchdog
+from .._http.causes import never_connected
 from .._http.lean import Answer
 from .._http.retry import retry_delay
 from .._secrets import redact_url
@@ -135,6 +136,10 @@ class HttpTransport:
         self._ordered_queued = 0
         self._ordered_done = 0
         self._legacy: Any = None  # an SseTransport once we fell back
+        # A 404 on the session ends the transport once the requests still in flight have
+        # their own answers (a Hub sets it for a gateway: see _expired), not at once.
+        self.drain_on_expiry = False
+        self._expiry: McpError | None = None
         self._param_maps: dict[Any, dict[tuple[str, ...], str]] = {}  # tool -> x-mcp-header
         self._listener: threading.Thread | None = None
         self._listen_response: requests.Response | None = None
@@ -176,6 +181,8 @@ class HttpTransport:
         with self._lock:
             if self._closing or self._dead:
                 raise ConnectionClosed(f"the connection to MCP server {self.name!r} is closed")
+            if self._expiry is not None:  # (never written: a new connection may send it)
+                raise ConnectionClosed(f"{self._expiry}; the connection is ending")
             try:
                 if message.is_request:
                     exch = _Exchange(
@@ -271,6 +278,8 @@ class HttpTransport:
         finally:
             exch.slot.release()
             self._active.pop(exch.request_id, None)
+            if self._expiry is not None:
+                self._drained()
 
     def _wait_ordered(self, exch: _Exchange) -> None:
         """Notifications queued before this request go first (bounded by its deadline)."""
@@ -385,9 +394,10 @@ class HttpTransport:
         except Exception as exc:
             if slot.aborted and exch is not None and not exch.cancelled:
                 raise self._late(exch) from exc
-            raise self._network_failure(
-                exc, f"{method} {redact_url(self.options.url)}", exch
-            ) from exc
+            error = self._network_failure(exc, f"{method} {redact_url(self.options.url)}", exch)
+            if never_connected(exc):
+                error.unsent = True  # type: ignore[attr-defined]  # nothing was written
+            raise error from exc
         if type(response) is Answer:  # read whole, its connection back in the pool already
             if exch is not None and slot.aborted and not exch.cancelled:
                 raise self._late(exch)
@@ -735,7 +745,24 @@ class HttpTransport:
         )
         if exch is not None:
             self._fail(exch, error)
-        self._report_close(error)
+        if not self.drain_on_expiry:
+            self._report_close(error)
+            return
+        # The other requests in flight keep their own outcomes: sent to a gateway that
+        # restarted, each gets its own 404 (it ran nothing: sent again); one that was
+        # running in the gateway that died fails with its own lost answer (never sent
+        # again). Nothing new is sent; the transport ends with the last of them.
+        with self._lock:
+            self._expiry = self._expiry or error
+        self._drained()
+
+    def _drained(self) -> None:
+        """After a session expiry: report the end once no request is in flight."""
+        with self._lock:
+            if self._active or self._expiry is None:
+                return
+            why = self._expiry
+        self._report_close(ConnectionClosed(str(why)))
 
     def _fall_back(self, message: Outgoing, exch: _Exchange, status: int) -> None:
         from .sse import SseTransport

@@ -359,6 +359,8 @@ def test_gateway_killed_and_restarted_mid_run_costs_gunicorn_workers_reconnects(
         assert error["type"] in GAP_ERRORS, error
         assert f"the gateway on {gw.socket} is unreachable (" in error["error"] or (
             f"connected by another thread through the gateway on {gw.socket}" in error["error"]
+        ) or (  # a call that waited for the gateway to come back, then ran out of time
+            f"the gateway on {gw.socket} was unreachable for part of the call (" in error["error"]
         ), error
     # No call hangs: each ended within its own deadline plus a slack (the HTTP hop included).
     slowest = max(end - start for start, end, _, _ in record)
