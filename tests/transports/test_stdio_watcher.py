@@ -81,8 +81,7 @@ OWNER = textwrap.dedent(
     keep = StdioTransport(["sleep", "600"], name="keep")
     keep.start(lambda frame: None, lambda error: None)
     crash = StdioTransport(
-        ["sh", "-c", 'sleep 600 >/dev/null 2>&1 & echo $! > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 600',
-         record],
+        ["sh", "-c", 'sleep 600 >/dev/null 2>&1 & echo $! > "$0"; exec sleep 600', record],
         name="crash",
     )
     crash.start(lambda frame: None, lambda error: print("closed", flush=True))
@@ -116,7 +115,7 @@ DRIVER = textwrap.dedent(
     owner = subprocess.Popen([sys.executable, "-c", owner_code, record],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     info = json.loads(owner.stdout.readline())
-    while not os.path.exists(record):
+    while not (os.path.exists(record) and open(record).read().endswith("\\n")):
         time.sleep(0.02)
     child = int(open(record).read())
     os.kill(info["server"], signal.SIGKILL)  # the crash: the server alone, its child runs on
@@ -169,9 +168,9 @@ def test_a_crashed_servers_group_is_ended_at_once_and_its_reused_id_never_signal
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout.splitlines()[-1])
     assert report["closed"] and report["reused"], report  # the scenario took place
-    assert report["at_once"], "the crashed server's child ran on"
     assert report["watcher_done"] and report["keep_gone"], report  # the watcher did its job
     assert report["stranger_alive"], "the watcher signalled an unrelated group that reused the id"
+    assert report["at_once"], "the crashed server's child ran on"
 
 
 # --- 2. the pipe is known by its identity, not its number -----------------------------------
