@@ -678,9 +678,7 @@ def run_gates(mod: ModuleType, ops: list[tuple[Any, ...]]) -> list[Any]:
                 os.write(w, b"{}\n" * len(args[0]))
                 s.read_into(r, 0.0)
                 which = iter(args[0])
-                out.append(
-                    outcome(s.route, lambda frame, it=which: gates[next(it)].open(), True)
-                )
+                out.append(outcome(s.route, lambda frame, it=which: gates[next(it)].open(), True))
             finally:
                 os.close(r)
                 os.close(w)
@@ -769,4 +767,37 @@ def test_encode_decode_differential(compiled: ModuleType, pure: ModuleType, raw:
     if encoded[0] == "ok":
         line = encoded[1]
         assert outcome(compiled.decode_message, line) == outcome(pure.decode_message, line)
-        assert outcome(compiled.decode_message, line[:-1]) == outcome(pure.decode_message, line[:-1])
+        assert outcome(compiled.decode_message, line[:-1]) == outcome(
+            pure.decode_message, line[:-1]
+        )
+
+
+# --- SseEvent -------------------------------------------------------------------------------
+
+
+@FUZZ
+@given(
+    fields=st.lists(
+        st.one_of(st.text(max_size=6), st.integers(), st.none()), min_size=3, max_size=3
+    ),
+    other=st.lists(st.text(max_size=2), min_size=3, max_size=3),
+)
+def test_sse_event_differential(
+    compiled: ModuleType, pure: ModuleType, fields: list[Any], other: list[str]
+) -> None:
+    def run(mod: ModuleType) -> list[Any]:
+        made = outcome(mod.SseEvent, *fields)
+        if made[0] != "ok":
+            return [made]
+        event, twin = made[1], mod.SseEvent(*other)
+        return [
+            plain(event),
+            repr(event),
+            event == twin,
+            event != twin,
+            event == mod.SseEvent(*fields),
+            event == tuple(fields),
+            outcome(hash, event) == outcome(hash, mod.SseEvent(*fields)),
+        ]
+
+    assert run(compiled) == run(pure)
