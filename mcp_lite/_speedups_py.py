@@ -556,15 +556,16 @@ class NdjsonSplitter(_Uncopyable):
         that would block or was interrupted reads nothing. Other ``OSError``s propagate."""
         wait = _wait_ms(timeout)
         if wait:
+            readable: bool
             try:
                 if hasattr(select, "poll"):  # as the kernel: any fd number (select: < 1024)
                     poller = select.poll()
                     poller.register(fd, select.POLLIN)
-                    readable = poller.poll(wait)
+                    readable = bool(poller.poll(wait))
                 else:  # pragma: no cover - Windows (the transport does not read this way there)
-                    readable = select.select([fd], [], [], wait / 1000.0)[0]
+                    readable = bool(select.select([fd], [], [], wait / 1000.0)[0])
             except InterruptedError:  # pragma: no cover - PEP 475 retries it
-                readable = []
+                readable = False
             if not readable:
                 return len(self._ready) - self._taken
         try:
