@@ -482,6 +482,15 @@ def write_nowait(fd: int, data: bytes | bytearray | memoryview) -> int:
         return -1
 
 
+def _wait_ms(timeout: float) -> int:
+    """A read's wait in whole milliseconds, as the kernel computes it: none for ``<= 0`` and
+    NaN, rounded up, and at most about 23 days (``inf`` waits that long: no ``OverflowError``
+    from ``select``)."""
+    if not timeout > 0:
+        return 0
+    return int(timeout * 1000.0) + 1 if timeout < 2_000_000.0 else 2_000_000_000
+
+
 class NdjsonSplitter(_Uncopyable):
     """Split a byte stream into newline-delimited messages (the stdio transport's framing).
 
@@ -545,11 +554,18 @@ class NdjsonSplitter(_Uncopyable):
         64 KiB) and keep what completes. Returns how many messages are ready to pop, or -1
         at end of stream (the last unterminated line, if any, is then ready too). A read
         that would block or was interrupted reads nothing. Other ``OSError``s propagate."""
-        if timeout > 0:
+        wait = _wait_ms(timeout)
+        if wait:
+            readable: bool
             try:
-                readable, _, _ = select.select([fd], [], [], timeout)
+                if hasattr(select, "poll"):  # as the kernel: any fd number (select: < 1024)
+                    poller = select.poll()
+                    poller.register(fd, select.POLLIN)
+                    readable = bool(poller.poll(wait))
+                else:  # pragma: no cover - Windows (the transport does not read this way there)
+                    readable = bool(select.select([fd], [], [], wait / 1000.0)[0])
             except InterruptedError:  # pragma: no cover - PEP 475 retries it
-                readable = []
+                readable = False
             if not readable:
                 return len(self._ready) - self._taken
         try:
@@ -601,7 +617,7 @@ class NdjsonSplitter(_Uncopyable):
                     self._poller.register(watched, select.POLLIN)
             self._polled = key
         try:
-            events = self._poller.poll(int(timeout * 1000) + 1 if timeout > 0 else 0)
+            events = self._poller.poll(_wait_ms(timeout))
         except InterruptedError:  # pragma: no cover - PEP 475 retries it
             events = []
         woke = 0

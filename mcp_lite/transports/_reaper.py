@@ -7,7 +7,8 @@ session, would run on under init. So each owning process has one small watcher p
 
 - started lazily at the first stdio spawn (``watch``), never waited for: one
   ``os.posix_spawn`` of ``/bin/sh -c <program> mcp-lite-reaper <owner pid>`` (about half a
-  millisecond in the owner, once per process; about 1 MB of memory; nothing per call). A
+  millisecond in the owner at the first spawn while it has no server; about 1 MB of memory;
+  nothing per call). A
   shell, not ``sys.executable``: it starts in a millisecond (no interpreter competing with
   the server's start for the CPU) and exists where ``sys.executable`` is no Python (uWSGI,
   frozen apps). No ``Popen`` object: none warns at exit that the watcher still runs (it
@@ -15,9 +16,18 @@ session, would run on under init. So each owning process has one small watcher p
 - joined to the owner by a pipe whose write end only the owner holds: ``O_CLOEXEC`` (no
   server or other program inherits it), and closed in a forked child by the after-fork reset
   (a child gets a watcher of its own at its own first spawn);
-- told ``+pgid`` when a server starts and ``-pgid`` once it is reaped with its whole group
-  (``forget``); it never kills a group that is no longer registered, so a reused pid or
-  process group id is never a stranger's;
+- told ``+pgid`` when a server starts and ``-pgid`` as soon as its group is over: the
+  server reaped and whatever it left in its group killed at once, by ``close()`` or, after a
+  crash, by the connection's thread (``forget``). It never signals a group that is no longer
+  registered, and a registered group's id cannot be another's: the server's own process
+  (alive, or a zombie until the owner reaps it) holds the id until its group is forgotten;
+- ended once no server is left: the last ``forget`` closes the pipe, the watcher exits at
+  once (nothing registered) and is reaped (no zombie, no ``/bin/sh`` child of an app that has
+  no server left); the next spawn starts a new one;
+- the pipe is known by its device and inode, not only its fd number: an application that
+  closes all its fds (daemonizing) and opens a log file under that number is never written
+  to; the loss is noticed at the next registration, and a new watcher is started and told
+  every live group;
 - when the pipe ends (the owner is gone, however it ended: the kernel closes its fds) it
   sends SIGTERM to every group still registered, SIGKILL ``_GRACE`` later to those still
   there, and exits. It runs in its own session (a Ctrl-C or a signal to the owner's process
@@ -25,10 +35,16 @@ session, would run on under init. So each owning process has one small watcher p
   no other fd but those the application itself marked inheritable (Python's are not).
 
 The pipe buffers what the owner wrote, so a watcher still starting when its owner dies
-reads the registrations, then the end of the pipe, and does its job all the same. One
-window is left: the owner killed between the server's ``exec`` and its ``+pgid`` (a few
-microseconds). A fork made outside Python (no after-fork hooks) keeps the write end open;
-the watcher then acts when the last holder is gone.
+reads the registrations, then the end of the pipe, and does its job all the same. What it
+cannot guarantee: the owner killed between the server's ``exec`` and its ``+pgid`` (a few
+microseconds); a server that exits in the millisecond between its owner's death and the
+watcher's signal, whose id the kernel hands to a new process group in that same
+millisecond (only after the whole pid space wrapped around); a descendant that left the
+server's process group (``setsid()``, ``setpgid()``): only process groups are signalled,
+so it outlives the owner's death (``close()`` stops such descendants on Linux while they
+are still the server's descendants, see ``stdio``). A fork made outside Python (no
+after-fork hooks) keeps the write end open; the watcher then acts when the last holder is
+gone.
 
 ``PR_SET_PDEATHSIG`` is not used: on Linux it fires when the *thread* that spawned the
 server exits (a Hub connects from worker threads), and it reaches only the server, not what
@@ -44,8 +60,10 @@ import logging
 import os
 import sys
 import threading
+import time
 
 from .. import _fork
+from .._deadline import Deadline
 
 __all__ = ["MARKER", "forget", "watch"]
 
@@ -76,10 +94,16 @@ sleep {_GRACE}
 for group in $groups; do kill -KILL "-$group"; done
 """
 _SHELL = "/bin/sh"
+# How long the last forget() waits for the watcher to exit when no caller's deadline bounds
+# it (it exits within a millisecond: it has nothing left to do); one still running then is
+# collected at the next spawn or forget.
+_EXIT_WAIT = 0.5
 
 _lock = threading.Lock()
-_write_fd: int | None = None  # the owner's end of the pipe; None until the first spawn
+_write_fd: int | None = None  # the owner's end of the pipe; None while no watcher runs
+_pipe_id: tuple[int, int] | None = None  # its (st_dev, st_ino): the fd number may be reused
 _watcher: int | None = None  # its pid (our child)
+_retired: list[int] = []  # watchers that ended or were told to end, not yet reaped
 _groups: set[int] = set()  # registered with the watcher, not yet forgotten
 _unavailable = False  # no watcher could start here: said once
 
@@ -93,59 +117,156 @@ def watch(pgid: int) -> None:
         _tell(b"+%d\n" % pgid)
 
 
-def forget(pgid: int) -> None:
-    """The group was reaped (or is known to be empty): never signal it again."""
+def forget(pgid: int, deadline: Deadline | None = None) -> None:
+    """The group is over (the server reaped, what it left killed): never signal it again.
+
+    The last group forgotten ends the watcher; it is reaped here, waiting for it within
+    ``deadline`` (else ``_EXIT_WAIT``)."""
     if not _SUPPORTED:
         return
     with _lock:
-        if pgid in _groups:
-            _groups.discard(pgid)
-            _tell(b"-%d\n" % pgid)
+        if pgid not in _groups:
+            return
+        _groups.discard(pgid)
+        # (a line not delivered stays in the watcher's view: keep it running, the pipe open)
+        ending = _end_idle() if _tell(b"-%d\n" % pgid) else None
+    if ending is not None:
+        _collect(ending, _EXIT_WAIT if deadline is None else deadline.bound(_EXIT_WAIT))
 
 
 def watcher_pid() -> int | None:
-    """The pid of this process's watcher, None before the first stdio spawn (for tests)."""
+    """The pid of this process's watcher, None while none runs (for tests)."""
     return _watcher
 
 
-def _tell(line: bytes) -> None:
+def _tell(line: bytes) -> bool:
     """Write one line to the watcher (under ``_lock``), starting one first when needed.
 
     The write never blocks (the pipe is non-blocking; a line is far below ``PIPE_BUF``, so it
-    goes in whole or not at all). A watcher found dead is replaced and told every live group.
+    goes in whole or not at all). A watcher found dead, or a pipe found closed by someone
+    else, is replaced and the new watcher told every live group. False when the line (or
+    the registrations that replace it) could not be delivered.
     """
-    global _write_fd
-    if _write_fd is None and not _start():
-        return
+    if _write_fd is not None and not _pipe_is_ours():
+        log.warning(
+            "mcp_lite: the stdio server watcher's pipe was closed by the application "
+            "(fds closed after fork or when daemonizing?); starting a new watcher"
+        )
+        _lose_pipe()
+    if _write_fd is None:
+        if not _groups:
+            return True
+        if not _start():
+            return False
+        line = _registrations()
     assert _write_fd is not None
     try:
         os.write(_write_fd, line)
-        return
+        return True
     except BlockingIOError:
         log.warning("mcp_lite: the server watcher is not reading; a registration was dropped")
-        return
+        return False
     except OSError as exc:
         if exc.errno != errno.EPIPE:  # never fail a connect for the watcher's sake
             log.warning("mcp_lite: the stdio server watcher could not be told: %s", exc)
-            return
+            return False
     # The watcher died (someone killed it): start another one and tell it everything.
     log.warning("mcp_lite: the stdio server watcher exited; starting a new one")
-    _drop_pipe()
-    _reap_watcher()
-    if _start():
-        assert _write_fd is not None
+    _lose_pipe(close=True)
+    if not _groups:
+        return True
+    if not _start():
+        return False
+    assert _write_fd is not None
+    try:
+        os.write(_write_fd, _registrations())
+    except OSError as exc:
+        log.warning("mcp_lite: the new server watcher could not be told: %s", exc)
+        return False
+    return True
+
+
+def _registrations() -> bytes:
+    return b"".join(b"+%d\n" % group for group in sorted(_groups))
+
+
+def _pipe_is_ours() -> bool:
+    """Our write end is still at ``_write_fd``: an application that closed all its fds may
+    have opened another file under that number since (its log: never ours to write)."""
+    if _write_fd is None:
+        return False
+    try:
+        stat = os.fstat(_write_fd)
+    except OSError:
+        return False
+    return (stat.st_dev, stat.st_ino) == _pipe_id
+
+
+def _lose_pipe(close: bool = False) -> None:
+    """Stop using the pipe (closing it only when ``close``: it is still ours) and retire its
+    watcher, which has seen the pipe's end or will (it is reaped later)."""
+    global _write_fd, _pipe_id, _watcher
+    if close and _write_fd is not None:
         try:
-            os.write(_write_fd, b"".join(b"+%d\n" % group for group in _groups))
-        except OSError as exc:
-            log.warning("mcp_lite: the new server watcher could not be told: %s", exc)
+            os.close(_write_fd)
+        except OSError:
+            pass
+    _write_fd = _pipe_id = None
+    if _watcher is not None:
+        _retired.append(_watcher)
+        _watcher = None
+    _reap_retired()
+
+
+def _end_idle() -> int | None:
+    """No group left (under ``_lock``): close the pipe, so the watcher exits, and return its
+    pid for ``_collect``; None when there is nothing to end."""
+    global _write_fd, _pipe_id, _watcher
+    if _groups or _write_fd is None or not _pipe_is_ours():
+        return None
+    try:
+        os.close(_write_fd)
+    except OSError:
+        pass
+    _write_fd = _pipe_id = None
+    pid, _watcher = _watcher, None
+    return pid
+
+
+def _collect(pid: int, within: float) -> None:
+    """Reap a watcher told to exit (not under ``_lock``), waiting up to ``within`` s;
+    one still running then is left to ``_reap_retired``."""
+    end = time.monotonic() + within
+    pause = 0.0005
+    while not _reaped(pid):
+        left = end - time.monotonic()
+        if left <= 0:
+            with _lock:
+                _retired.append(pid)
+            return
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.02)
+
+
+def _reaped(pid: int) -> bool:
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] != 0
+    except ChildProcessError:  # (the application reaped it: a wait loop of its own)
+        return True
+
+
+def _reap_retired() -> None:
+    """Collect the watchers that have ended since (under ``_lock``; never waits)."""
+    _retired[:] = [pid for pid in _retired if not _reaped(pid)]
 
 
 def _start() -> bool:
     """Start this process's watcher (under ``_lock``); do not wait for it. False if none
     could start (then a server outlives this process if it is killed)."""
-    global _write_fd, _watcher, _unavailable
+    global _write_fd, _pipe_id, _watcher, _unavailable
     if _unavailable:
         return False
+    _reap_retired()
     read_fd, write_fd = os.pipe()  # both O_CLOEXEC: nothing else ever inherits them
     try:
         _watcher = os.posix_spawn(
@@ -167,38 +288,24 @@ def _start() -> bool:
     finally:
         os.close(read_fd)
     os.set_blocking(write_fd, False)
-    _write_fd = write_fd
+    stat = os.fstat(write_fd)
+    _write_fd, _pipe_id = write_fd, (stat.st_dev, stat.st_ino)
     return True
-
-
-def _reap_watcher() -> None:
-    """A watcher found dead is our child: collect it (no zombie)."""
-    global _watcher
-    if _watcher is not None:
-        try:
-            os.waitpid(_watcher, os.WNOHANG)
-        except ChildProcessError:
-            pass
-        _watcher = None
-
-
-def _drop_pipe() -> None:
-    global _write_fd
-    if _write_fd is not None:
-        try:
-            os.close(_write_fd)
-        except OSError:
-            pass
-        _write_fd = None
 
 
 @_fork.on_child
 def _after_fork() -> None:
     """A forked child: the watcher and the groups are the parent's. Close our copy of the
-    pipe (else the parent's death would go unseen while we live); our own spawns start our
-    own watcher."""
-    global _lock, _watcher
+    pipe (else the parent's death would go unseen while we live; only if that fd is still
+    the pipe); our own spawns start our own watcher."""
+    global _lock, _write_fd, _pipe_id, _watcher
     _lock = threading.Lock()  # another thread may have held it at fork time
-    _drop_pipe()
-    _watcher = None  # the parent's child, not ours
+    if _pipe_is_ours():
+        assert _write_fd is not None
+        try:
+            os.close(_write_fd)
+        except OSError:
+            pass
+    _write_fd = _pipe_id = _watcher = None  # (the parent's child, not ours)
+    _retired.clear()
     _groups.clear()

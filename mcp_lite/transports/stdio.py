@@ -35,12 +35,16 @@ cannot promise that, so there the reader thread alone reads (``lead()`` returns 
 Shutdown (``close``): close stdin, wait briefly, then SIGINT (100 ms), SIGTERM (400 ms),
 SIGKILL, each sent to the whole process group: at most about 600 ms of escalation, and close()
 as a whole ends within ``_CLOSE_LIMIT``. Processes left in the group after the server itself
-exited (grandchildren) are killed too.
+exited (grandchildren) are killed too, at once, also when the server exited or crashed on its
+own (its group is then forgotten: the watcher never signals an id that may be another's). On
+Linux, descendants that left the group (``setsid()``) while still the server's descendants
+are killed as well (``_escaped``).
 
 Death of the owner: every server's process group is registered with this process's watcher
 (``_reaper``), which kills it within about a second when this process dies by any means
 (SIGKILL, ``os._exit``, the OOM killer). Registration and release happen per spawn and reap:
-nothing per call.
+nothing per call. The watcher exits when the last server's group is over; the next spawn
+starts another. Descendants that left the group are beyond it (see ``_reaper``).
 
 After ``fork()``: the child's copy of a transport belongs to the parent. The after-fork reset
 marks it closed and drops the child's copies of its pipes, pidfd and eventfd (the parent's
@@ -68,7 +72,7 @@ from .. import _fork
 from .._accel import USE_EXTENSIONS, HeldLock, NdjsonSplitter, open_deferred, write_nowait
 from .._deadline import Deadline
 from ..errors import CommandNotFound, ConnectError, ConnectionClosed, McpError, RequestTimeout
-from . import _reaper
+from . import _escaped, _reaper
 from .base import OnClose, OnMessage, Outgoing
 
 if sys.platform == "win32":  # blocking pipes there; the compiled write is POSIX-only
@@ -209,6 +213,7 @@ class StdioTransport:
         self._state_lock = threading.Lock()
         self._closing = False
         self._close_reported = False
+        self._group_over = False  # the server reaped, its leftovers killed, the group forgotten
         self._on_close: OnClose | None = None
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
         self._threads: list[threading.Thread] = []
@@ -428,13 +433,20 @@ class StdioTransport:
         if proc is None:
             return
         deadline = Deadline.after(_CLOSE_LIMIT)
+        # Its descendants outside its group (setsid), found while it still runs: at end of
+        # input it may exit and leave them to init, out of reach (Linux; see _escaped).
+        escaped = None
+        if sys.platform != "win32" and proc.returncode is None:
+            escaped = _escaped.Escaped(proc.pid, proc.pid)
         # stdin first: a well-behaved server exits at end of input. A writer blocked on a
         # full pipe notices _closing within _WRITE_POLL; its fd is never closed under it
         # (it could be reused by another file), so then stdin waits until after the kill.
         stdin_closed = self._close_stdin(proc, 0.05)
         _terminate_group(proc, deadline)
+        if escaped is not None:
+            escaped.kill()
         if sys.platform != "win32":
-            _reaper.forget(proc.pid)  # the group is gone: never signal it again
+            self._end_group(proc, deadline)
         if not stdin_closed:
             self._close_stdin(proc, deadline.bound(2 * _WRITE_POLL))
         self._wake()
@@ -640,6 +652,9 @@ class StdioTransport:
         finally:
             self._stderr_ended.set()  # (whatever it read of stderr is in the tail now)
             self._release_fds()
+        proc = self._proc
+        if proc is not None and proc.returncode is not None and not self._closing:
+            self._end_group(proc)  # (reaped by another thread's wait: the loop saw no exit)
         if error is not None and not self._closing:
             self._report_close(error)
 
@@ -661,7 +676,7 @@ class StdioTransport:
                 next_check = now + _EXIT_POLL
                 if proc.poll() is not None:
                     watch.exited = False
-                    self._exited(proc)
+                    self._end_group(proc)
                     watch.exit_at = now
                 # else, after the pidfd said so: poll() answers None while another thread
                 # holds the process's wait lock; watch.exited stays set, to look again soon
@@ -778,11 +793,16 @@ class StdioTransport:
         # (a caller that comes to lead takes it meanwhile).
         return 1 if not routed and not self._reader_wanted else 0
 
-    def _exited(self, proc: subprocess.Popen[bytes]) -> None:
-        """The server has exited (and is reaped): forget its group once it is empty (else
-        close() kills what is left, then forgets it)."""
-        if _group_empty(proc.pid):
-            _reaper.forget(proc.pid)
+    def _end_group(self, proc: subprocess.Popen[bytes], deadline: Deadline | None = None) -> None:
+        """The server is reaped (it exited, crashed or was stopped by close()): kill what it
+        left in its group at once, as close() does, and forget the group. Once: from then on
+        the id is free and may soon be another process group's, never to be signalled."""
+        with self._state_lock:
+            if self._group_over:
+                return
+            self._group_over = True
+        _signal_group(proc, signal.SIGKILL)  # (ProcessLookupError: it was empty)
+        _reaper.forget(proc.pid, deadline)
 
     def _wake(self) -> None:
         """Wake the thread from its poll (a byte on the wake-up pipe). Under _fd_lock, so
@@ -1014,16 +1034,6 @@ def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> bool:
         return False
 
 
-def _group_empty(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        pass
-    return False
-
-
 def _terminate_group(proc: subprocess.Popen[bytes], deadline: Deadline) -> None:
     """Stop the server and everything it started: about 600 ms of escalation at most, and
     the wait after SIGKILL is bounded by ``deadline``."""
@@ -1033,7 +1043,8 @@ def _terminate_group(proc: subprocess.Popen[bytes], deadline: Deadline) -> None:
     else:
         steps += [(signal.SIGINT, 0.1), (signal.SIGTERM, 0.4)]
     for sig, wait in steps:
-        if sig is not None and not _signal_group(proc, sig):
+        # (a server reaped meanwhile, by the connection's thread, has its group over)
+        if sig is not None and (proc.returncode is not None or not _signal_group(proc, sig)):
             break
         try:
             proc.wait(wait)
@@ -1041,14 +1052,13 @@ def _terminate_group(proc: subprocess.Popen[bytes], deadline: Deadline) -> None:
         except subprocess.TimeoutExpired:
             continue
     else:
-        proc.kill() if sys.platform == "win32" else _signal_group(proc, signal.SIGKILL)
+        if proc.returncode is None:
+            proc.kill() if sys.platform == "win32" else _signal_group(proc, signal.SIGKILL)
     try:
         proc.wait(deadline.bound(1.0))
     except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
         log.warning("MCP server pid %s did not die after SIGKILL", proc.pid)
-    if sys.platform != "win32":
-        # The server is gone; anything still in its group is an orphan it left behind.
-        _signal_group(proc, signal.SIGKILL)
+    # (what it left in its group: StdioTransport._end_group)
 
 
 @_fork.on_child

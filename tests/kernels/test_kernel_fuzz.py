@@ -9,7 +9,15 @@ random operations in both builds, and every observable is compared after each st
 - ``SseParser``: ``feed``, with ``last_event_id``, ``retry`` and ``buffered``;
 - ``ResponseIdScanner``: ``response_id``, ``likely_response_id``, ``request_id`` per chunk;
 - ``plain_shape`` over random JSON-like values; the name kernels over random text and
-  non-strings; ``LruCache`` over random operation sequences.
+  non-strings; ``LruCache`` over random operation sequences;
+- ``NdjsonSplitter.lead`` (each way it ends: ``stop()``, the owner's flags, an exception
+  out of ``on_message``, end of stream, a past deadline; caps and deadlines of 0, < 0, NaN
+  and inf); ``read_watching`` and ``woke`` over a stdout pipe and three watched pipes
+  (written, drained, hung up); ``write_nowait`` into a pipe that fills and whose reader
+  goes; ``Gate`` (opened at once, or while a reader routes with ``defer_wakes``),
+  ``open_deferred`` and ``HeldLock`` (plain and reentrant locks, every kind of timeout);
+  ``encode_message`` and ``decode_message`` of what it wrote (issue 36). Every public
+  kernel is driven by one of these.
 
 ``make test`` runs a modest number of examples. ``make fuzz`` runs it longer against an
 AddressSanitizer/UBSan build of the extension: ``MCP_LITE_FUZZ_EXT`` names that ``.so``
@@ -20,8 +28,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -394,3 +405,399 @@ def test_lru_differential(
     compiled: ModuleType, pure: ModuleType, maxsize: int, ops: list[tuple[Any, ...]]
 ) -> None:
     assert run_lru(compiled, maxsize, ops) == run_lru(pure, maxsize, ops)
+
+
+# --- NdjsonSplitter.lead --------------------------------------------------------------------
+
+waits = st.sampled_from([0.0, -1.0, 0.01, 0.5, math.inf, math.nan])
+
+
+class Owner:
+    """What lead() reads of the transport: its two flags."""
+
+    def __init__(self) -> None:
+        self._reader_wanted = False
+        self._closing = False
+
+
+def run_lead(
+    mod: ModuleType, limit: int, chunks: list[bytes], ending: str, at: int, cap: float, far: bool
+) -> list[Any]:
+    """Write the chunks to a pipe, then lead until ``ending`` at the ``at``-th frame routed:
+    ``stop`` (stop() turns true), ``wanted``/``closing`` (on_message sets the owner's flag),
+    ``raise`` (on_message raises), ``eof`` (the writer was closed first) or ``late`` (the
+    deadline has passed). What was routed, how lead ended, and what a later read finds."""
+    s = mod.NdjsonSplitter(limit)
+    owner = Owner()
+    got: list[Any] = []
+
+    def on_message(frame: Any) -> None:
+        got.append(plain(frame))
+        if len(got) == at:
+            if ending == "wanted":
+                owner._reader_wanted = True
+            elif ending == "closing":
+                owner._closing = True
+            elif ending == "raise":
+                raise RuntimeError(f"frame {at}")
+
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    out: list[Any] = []
+    try:
+        for chunk in chunks:
+            if chunk:
+                os.write(w, chunk)
+        if ending == "eof":
+            os.close(w)
+            w = -1
+        deadline = time.monotonic() + (-1.0 if ending == "late" else 30.0)
+        if far and ending != "late":
+            deadline = math.inf  # (then each wait is the cap itself, inf included)
+        stop = lambda: ending == "stop" and len(got) >= at  # noqa: E731
+        out.append(outcome(s.lead, r, stop, deadline, on_message, owner, cap))
+        out.append(("routed", list(got), s.buffered, s.woke))
+        if w >= 0:
+            os.close(w)
+            w = -1
+        out.append(outcome(s.read_into, r, 0.0))  # what lead left: the rest, then the end
+        later: list[Any] = []
+        out.append((outcome(s.route, later.append), plain(later)))
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
+    return out
+
+
+@FUZZ
+@given(
+    data=st.data(),
+    stream=ndjson_streams,
+    limit=limits,
+    ending=st.sampled_from(["stop", "wanted", "closing", "raise", "eof", "late"]),
+    cap=waits,
+    far=st.booleans(),
+)
+def test_lead_differential(
+    compiled: ModuleType,
+    pure: ModuleType,
+    data: st.DataObject,
+    stream: bytes,
+    limit: int,
+    ending: str,
+    cap: float,
+    far: bool,
+) -> None:
+    chunks = data.draw(chunked(stream))
+    # Every ending but eof and late needs its frame to come (the whole stream is one read):
+    # else the lead would wait for the deadline.
+    frames = len(pure.NdjsonSplitter(limit).feed(stream))
+    at = data.draw(st.integers(1, max(frames, 1)))
+    if frames == 0 and ending not in ("eof", "late"):
+        ending = "eof"
+    got = run_lead(compiled, limit, chunks, ending, at, cap, far)
+    assert got == run_lead(pure, limit, chunks, ending, at, cap, far)
+    assert got[0][0] == ("raise" if ending == "raise" else "ok"), got
+
+
+# --- NdjsonSplitter.read_watching and woke --------------------------------------------------
+
+watch_ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("out"), ndjson_streams),
+        st.tuples(st.just("poke"), st.integers(0, 2)),
+        st.tuples(st.just("drain"), st.integers(0, 2)),
+        st.tuples(st.just("hangup"), st.integers(0, 2)),
+        st.tuples(st.just("end")),
+        st.tuples(st.just("watch"), st.booleans(), waits, st.integers(0, 7)),
+        st.tuples(st.just("read"), waits),
+    ),
+    max_size=24,
+)
+
+
+def run_watching(mod: ModuleType, limit: int, ops: list[tuple[Any, ...]]) -> list[Any]:
+    """The ops over a stdout pipe and three watched pipes. A wait that nothing would end
+    (nothing ready) is made short: both builds then report nothing after it."""
+    s = mod.NdjsonSplitter(limit)
+    pipes = [os.pipe() for _ in range(4)]
+    for r, _ in pipes:
+        os.set_blocking(r, False)
+    (out_r, out_w), watched = pipes[0], pipes[1:]
+    writers: list[int] = [w for _, w in pipes]
+    pending = [False] * 4  # unread bytes, per pipe (stdout: read once, all of it)
+    out: list[Any] = [("woke", s.woke)]
+    try:
+        for op, *args in ops:
+            if op == "out" and writers[0] >= 0 and args[0]:
+                os.write(out_w, args[0])
+                pending[0] = True
+            elif op == "poke" and writers[args[0] + 1] >= 0:
+                os.write(writers[args[0] + 1], b"x")
+                pending[args[0] + 1] = True
+            elif op == "drain":
+                try:
+                    while os.read(watched[args[0]][0], 4096):
+                        pass
+                except BlockingIOError:
+                    pass
+                pending[args[0] + 1] = False
+            elif op in ("hangup", "end"):
+                index = 0 if op == "end" else args[0] + 1
+                if writers[index] >= 0:
+                    os.close(writers[index])
+                    writers[index] = -1
+            elif op in ("watch", "read"):
+                read_out = op == "read" or args[0]
+                mask = 0 if op == "read" else args[2]
+                wait = args[-1] if op == "read" else args[1]
+                ready = [pending[i] or writers[i] < 0 for i in range(4)]
+                if not (read_out and ready[0]) and not any(
+                    ready[i + 1] for i in range(3) if mask & (1 << i)
+                ):
+                    wait = min(wait, 0.01) if wait == wait else wait  # (NaN: no wait)
+                if op == "read":
+                    out.append(outcome(s.read_into, out_r, wait))
+                else:
+                    a, b, c = (watched[i][0] if mask & (1 << i) else -1 for i in range(3))
+                    out.append(outcome(s.read_watching, out_r if read_out else -1, wait, a, b, c))
+                    out.append(("woke", s.woke))
+                if read_out and ready[0]:
+                    pending[0] = False
+                routed: list[Any] = []
+                out.append((outcome(s.route, routed.append), plain(routed), s.buffered))
+    finally:
+        for r, _ in pipes:
+            os.close(r)
+        for w in writers:
+            if w >= 0:
+                os.close(w)
+    return out
+
+
+@FUZZ
+@given(limit=limits, ops=watch_ops)
+def test_read_watching_differential(
+    compiled: ModuleType, pure: ModuleType, limit: int, ops: list[tuple[Any, ...]]
+) -> None:
+    got = run_watching(compiled, limit, ops)
+    assert got == run_watching(pure, limit, ops)
+    assert not any(isinstance(step, tuple) and step[:1] == ("raise",) for step in got), got
+
+
+# --- write_nowait ---------------------------------------------------------------------------
+
+write_ops = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("write"),
+            st.integers(0, 20000),
+            st.sampled_from(["bytes", "bytearray", "memoryview", "str", "int"]),
+        ),
+        st.tuples(st.just("read"), st.integers(1, 20000)),
+        st.tuples(st.just("close_reader")),
+    ),
+    max_size=16,
+)
+
+
+def run_writes(mod: ModuleType, ops: list[tuple[Any, ...]]) -> list[Any]:
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    os.set_blocking(r, False)
+    out: list[Any] = []
+    try:
+        for op, *args in ops:
+            if op == "write":
+                size, kind = args
+                data: Any = {
+                    "bytes": b"x" * size,
+                    "bytearray": bytearray(b"y" * size),
+                    "memoryview": memoryview(b"z" * (size + 3))[3:],
+                    "str": "s" * size,
+                    "int": size,
+                }[kind]
+                out.append(outcome(mod.write_nowait, w, data))
+            elif op == "read" and r >= 0:
+                try:
+                    out.append(("read", len(os.read(r, args[0]))))
+                except BlockingIOError:
+                    out.append(("read", None))
+            elif op == "close_reader" and r >= 0:
+                os.close(r)
+                r = -1
+    finally:
+        os.close(w)
+        if r >= 0:
+            os.close(r)
+    return out
+
+
+@FUZZ
+@given(ops=write_ops)
+def test_write_nowait_differential(
+    compiled: ModuleType, pure: ModuleType, ops: list[tuple[Any, ...]]
+) -> None:
+    assert run_writes(compiled, ops) == run_writes(pure, ops)
+
+
+# --- Gate, open_deferred, HeldLock (one thread: what each call answers) ------------------------
+
+gate_ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("open"), st.integers(0, 2)),
+        st.tuples(st.just("is_open"), st.integers(0, 2)),
+        st.tuples(st.just("wait"), st.integers(0, 2), waits),
+        st.tuples(st.just("routed_open"), st.lists(st.integers(0, 2), max_size=3)),
+        st.tuples(st.just("open_deferred")),
+    ),
+    max_size=20,
+)
+
+
+def run_gates(mod: ModuleType, ops: list[tuple[Any, ...]]) -> list[Any]:
+    """Three gates; a wait on a closed gate is made short (nothing would open it)."""
+    gates = [mod.Gate() for _ in range(3)]
+    out: list[Any] = []
+    for op, *args in ops:
+        if op == "open":
+            out.append(outcome(gates[args[0]].open))
+        elif op == "is_open":
+            out.append(outcome(gates[args[0]].is_open))
+        elif op == "wait":
+            gate, wait = gates[args[0]], args[1]
+            if not gate.is_open():
+                wait = 0.01
+            out.append(outcome(gate.wait, wait))
+        elif op == "routed_open":  # opened while a reader routes (deferred in the kernel)
+            s = mod.NdjsonSplitter()
+            r, w = os.pipe()
+            try:
+                os.set_blocking(r, False)
+                os.write(w, b"{}\n" * len(args[0]))
+                s.read_into(r, 0.0)
+                which = iter(args[0])
+                out.append(outcome(s.route, lambda frame, it=which: gates[next(it)].open(), True))
+            finally:
+                os.close(r)
+                os.close(w)
+        else:
+            out.append(outcome(mod.open_deferred))
+        out.append(("state", [gate.is_open() for gate in gates]))
+    mod.open_deferred()  # (nothing queued is left for the next example)
+    out.append([gate.wait(0.0) if gate.is_open() else None for gate in gates])
+    return out
+
+
+@FUZZ
+@given(ops=gate_ops)
+def test_gate_differential(
+    compiled: ModuleType, pure: ModuleType, ops: list[tuple[Any, ...]]
+) -> None:
+    assert run_gates(compiled, ops) == run_gates(pure, ops)
+
+
+held_ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("take")),
+        st.tuples(st.just("give")),
+        st.tuples(
+            st.just("held"),
+            st.sampled_from([-1.0, 0.0, 0.001, 1e300, math.inf, math.nan, -math.inf]),
+            st.booleans(),
+        ),
+    ),
+    max_size=12,
+)
+
+
+def run_held(mod: ModuleType, reentrant: bool, ops: list[tuple[Any, ...]]) -> list[Any]:
+    """``HeldLock`` over a lock this thread takes and gives back; a wait that nothing would
+    end (a plain lock already held) is made short."""
+    lock: Any = threading.RLock() if reentrant else threading.Lock()
+    depth = 0
+    out: list[Any] = []
+
+    def block(timeout: float, fail: bool) -> Any:
+        with mod.HeldLock(lock, timeout) as got:
+            inside = (got, _held(lock, reentrant, depth + bool(got)))
+            if fail:
+                raise KeyError("in the block")
+        return inside
+
+    for op, *args in ops:
+        if op == "take" and (reentrant or not depth):
+            lock.acquire()
+            depth += 1
+        elif op == "give" and depth:
+            lock.release()
+            depth -= 1
+        elif op == "held":
+            timeout, fail = args
+            if depth and not reentrant and not timeout < 0:
+                timeout = 0.001  # (NaN included: the same answer, an error, soon)
+            out.append(outcome(block, timeout, fail))
+        out.append(("state", _held(lock, reentrant, depth)))
+    for _ in range(depth):
+        lock.release()
+    return out
+
+
+def _held(lock: Any, reentrant: bool, depth: int) -> Any:
+    return depth if reentrant else lock.locked()
+
+
+@FUZZ
+@given(reentrant=st.booleans(), ops=held_ops)
+def test_held_lock_differential(
+    compiled: ModuleType, pure: ModuleType, reentrant: bool, ops: list[tuple[Any, ...]]
+) -> None:
+    assert run_held(compiled, reentrant, ops) == run_held(pure, reentrant, ops)
+
+
+# --- encode_message / decode_message --------------------------------------------------------
+
+
+@FUZZ
+@given(raw=st.one_of(values, st.dictionaries(st.text(max_size=4), values, max_size=4)))
+def test_encode_decode_differential(compiled: ModuleType, pure: ModuleType, raw: Any) -> None:
+    encoded = outcome(compiled.encode_message, raw)
+    assert encoded == outcome(pure.encode_message, raw)
+    if encoded[0] == "ok":
+        line = encoded[1]
+        assert outcome(compiled.decode_message, line) == outcome(pure.decode_message, line)
+        assert outcome(compiled.decode_message, line[:-1]) == outcome(
+            pure.decode_message, line[:-1]
+        )
+
+
+# --- SseEvent -------------------------------------------------------------------------------
+
+
+@FUZZ
+@given(
+    fields=st.lists(
+        st.one_of(st.text(max_size=6), st.integers(), st.none()), min_size=3, max_size=3
+    ),
+    other=st.lists(st.text(max_size=2), min_size=3, max_size=3),
+)
+def test_sse_event_differential(
+    compiled: ModuleType, pure: ModuleType, fields: list[Any], other: list[str]
+) -> None:
+    def run(mod: ModuleType) -> list[Any]:
+        made = outcome(mod.SseEvent, *fields)
+        if made[0] != "ok":
+            return [made]
+        event, twin = made[1], mod.SseEvent(*other)
+        return [
+            plain(event),
+            repr(event),
+            event == twin,
+            event != twin,
+            event == mod.SseEvent(*fields),
+            event == tuple(fields),
+            outcome(hash, event) == outcome(hash, mod.SseEvent(*fields)),
+        ]
+
+    assert run(compiled) == run(pure)

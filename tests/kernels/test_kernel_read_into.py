@@ -80,6 +80,26 @@ def test_waits_for_data_that_comes_later(speedups: ModuleType, pipe: tuple[int, 
     assert drain(s) == [b'{"late":1}']
 
 
+@pytest.mark.parametrize("timeout", [float("inf"), 1e300, 3e6])
+def test_an_unbounded_wait_waits_as_the_kernel_does(
+    speedups: ModuleType, pipe: tuple[int, int], timeout: float
+) -> None:
+    """No limit (inf, or more than poll can time) waits like a long finite wait, in both
+    builds: the twin used to raise OverflowError from select (issue 36)."""
+    r, w = pipe
+    s = speedups.NdjsonSplitter()
+    os.write(w, b'{"now":1}\n')
+    assert s.read_into(r, timeout) == 1  # ready: no wait
+    later = threading.Thread(target=os.write, args=(w, b'{"later":1}\n'))
+    later.start()
+    assert s.read_into(r, timeout) == 2  # (waited, if the bytes were not there yet)
+    later.join(10)
+    assert drain(s) == [b'{"now":1}', b'{"later":1}']
+    os.close(w)
+    assert s.read_into(r, timeout) == -1
+    assert s.read_watching(r, timeout, -1, -1, -1) == -1
+
+
 def test_a_bad_fd_raises_oserror(speedups: ModuleType) -> None:
     r, w = os.pipe()
     os.close(r)

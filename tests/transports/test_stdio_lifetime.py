@@ -254,9 +254,9 @@ def test_the_watcher_exits_with_its_owner() -> None:
         f"""
         import sys, mcp_lite
         from mcp_lite.transports import _reaper
-        with mcp_lite.connect({[sys.executable, str(FAULT_SERVER), "echo"]!r}) as client:
-            client.ping()
-        print(_reaper.watcher_pid(), flush=True)
+        client = mcp_lite.connect({[sys.executable, str(FAULT_SERVER), "echo"]!r})
+        client.ping()
+        print(_reaper.watcher_pid(), flush=True)  # (the process ends with its client open)
         """
     )
     out = subprocess.run(
@@ -342,9 +342,10 @@ def test_a_forked_child_drops_the_parents_pipes_without_waiting_on_its_locks(
         text = client.call_tool("echo", {"text": "child"}, timeout=10).text
         took = time.monotonic() - started
         child_server = client.transport.pid
+        child_watcher = _reaper.watcher_pid()
         client.close()
         return json.dumps({"kept": sorted(kept), "text": text, "took": took,
-                           "server": child_server, "watcher": _reaper.watcher_pid()})
+                           "server": child_server, "watcher": child_watcher})
 
     try:
         report = json.loads(in_fork(child))
