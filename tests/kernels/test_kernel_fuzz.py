@@ -657,9 +657,14 @@ gate_ops = st.lists(
 
 
 def run_gates(mod: ModuleType, ops: list[tuple[Any, ...]]) -> list[Any]:
-    """Three gates; a wait on a closed gate is made short (nothing would open it)."""
+    """Three gates; a wait on a closed gate is made short (nothing would open it), and so
+    is an unbounded one while wake-ups may be queued: a gate opened while a reader routes
+    is open, but its wake-up waits for the reader (``open_deferred``), which in this one
+    thread never comes (the compiled wait would block for ever, and a hang defeats the
+    per-test timeout: hypothesis runs the example again to shrink it)."""
     gates = [mod.Gate() for _ in range(3)]
     out: list[Any] = []
+    queued = False
     for op, *args in ops:
         if op == "open":
             out.append(outcome(gates[args[0]].open))
@@ -667,7 +672,7 @@ def run_gates(mod: ModuleType, ops: list[tuple[Any, ...]]) -> list[Any]:
             out.append(outcome(gates[args[0]].is_open))
         elif op == "wait":
             gate, wait = gates[args[0]], args[1]
-            if not gate.is_open():
+            if not gate.is_open() or (queued and not 0.0 <= wait < math.inf):
                 wait = 0.01
             out.append(outcome(gate.wait, wait))
         elif op == "routed_open":  # opened while a reader routes (deferred in the kernel)
@@ -679,11 +684,13 @@ def run_gates(mod: ModuleType, ops: list[tuple[Any, ...]]) -> list[Any]:
                 s.read_into(r, 0.0)
                 which = iter(args[0])
                 out.append(outcome(s.route, lambda frame, it=which: gates[next(it)].open(), True))
+                queued = True
             finally:
                 os.close(r)
                 os.close(w)
         else:
             out.append(outcome(mod.open_deferred))
+            queued = False
         out.append(("state", [gate.is_open() for gate in gates]))
     mod.open_deferred()  # (nothing queued is left for the next example)
     out.append([gate.wait(0.0) if gate.is_open() else None for gate in gates])
