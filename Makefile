@@ -17,9 +17,11 @@ $(VENV)/.installed: pyproject.toml setup.py mcp_lite/_speedups.pyx
 	$(PIP) install --no-build-isolation -e .
 	touch $@
 
-# Test dependencies: pytest, hypothesis, the official Python SDK (a real peer), linters.
-$(VENV)/.test-installed: $(VENV)/.installed requirements-test.txt
-	$(PIP) install -r requirements-test.txt
+# Test dependencies: pytest, hypothesis, the official Python SDK (a real peer), linters, and
+# the agent frameworks whose pins coexist with them (requirements-agents.txt; one resolver
+# run, so none of them can downgrade what the tests need).
+$(VENV)/.test-installed: $(VENV)/.installed requirements-test.txt requirements-agents.txt
+	$(PIP) install -r requirements-test.txt -r requirements-agents.txt
 	touch $@
 
 # Node peers (server-everything) installed locally under tests/peers.

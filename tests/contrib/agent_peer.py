@@ -1,0 +1,49 @@
+"""What the agent-framework adapter tests share: ``AgentPeer`` (the module's Hub over the
+real stdio server ``agent_server.py``, with ``secret`` denied by a rule and ``refused``
+refused by the permission handler; ``marks`` is the file the server writes ``started <n>``
+and ``cancelled <n>`` lines to) and the server's constants."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent_server import PNG, SEARCH_SCHEMA
+
+from mcp_lite.hub import Hub
+
+__all__ = ["PNG", "SEARCH_SCHEMA", "SERVER", "AgentPeer", "permission_handler"]
+
+SERVER = str(Path(__file__).with_name("agent_server.py"))
+
+
+def permission_handler(tool: Any, arguments: Any) -> bool:
+    return bool(tool.tool_name != "refused")
+
+
+@dataclass
+class AgentPeer:
+    hub: Hub
+    marks: Path
+    config: dict[str, Any]
+
+    def other_hub(self, **options: Any) -> Hub:
+        """Another Hub on the same server (a process of its own), for options the shared
+        Hub does not have."""
+        return Hub(self.config, permission_handler=permission_handler, **options)
+
+    def lines(self) -> list[str]:
+        return self.marks.read_text().splitlines()
+
+    def wait_for(self, prefix: str, after: int = 0, timeout: float = 30.0) -> str:
+        """The first mark line starting with ``prefix`` past the first ``after`` lines."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for line in self.lines()[after:]:
+                if line.startswith(prefix):
+                    return line
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no {prefix!r} mark in {self.lines()!r}")
+            time.sleep(0.02)
