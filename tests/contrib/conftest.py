@@ -10,9 +10,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from agent_peer import SERVER, AgentPeer, permission_handler
+from agent_peer import SERVER, AgentPeer, close_thread_loop, permission_handler
 
 from mcp_lite.hub import Hub
+
+
+@pytest.fixture(autouse=True)
+def _close_thread_loop() -> Iterator[None]:
+    """Close what a framework's sync entry point left on the test's thread."""
+    yield
+    close_thread_loop()
 
 
 @pytest.fixture(scope="module")

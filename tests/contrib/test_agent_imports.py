@@ -13,6 +13,7 @@ import pytest
 ADAPTERS = {
     "mcp_lite.contrib.langchain": ("langchain_core", "langchain"),
     "mcp_lite.contrib.pydantic_ai": ("pydantic_ai", "pydantic-ai"),
+    "mcp_lite.contrib.openai_agents": ("agents", "openai-agents"),
 }
 FRAMEWORKS = ("langchain_core", "langchain", "langgraph", "pydantic_ai", "agents", "openai")
 

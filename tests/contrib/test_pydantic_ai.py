@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 pytest.importorskip("pydantic_ai", reason="pydantic-ai is not installed (requirements-agents.txt)")
 
-from agent_peer import PNG, SEARCH_SCHEMA, AgentPeer
+from agent_peer import PNG, SEARCH_SCHEMA, AgentPeer, on_four_threads
 from pydantic_ai import Agent, BinaryImage
 from pydantic_ai.messages import (
     ModelMessage,
@@ -66,24 +64,6 @@ def _run(toolset: McpLiteToolset, *calls: Call) -> dict[str, Any]:
     result = _agent(toolset, *calls).run_sync("go")
     assert result.output == "done"  # the run went on to the model's answer
     return _parts(result.all_messages())
-
-
-def _close_thread_loop() -> None:
-    """Close the loop ``run_sync`` left on this thread (pydantic-ai keeps one per thread)."""
-    try:
-        loop = asyncio.get_event_loop_policy().get_event_loop()
-    except RuntimeError:  # none: asyncio.run() unset it
-        return
-    if not loop.is_closed():
-        loop.run_until_complete(loop.shutdown_default_executor())
-        loop.close()
-    asyncio.set_event_loop(None)
-
-
-@pytest.fixture(autouse=True)
-def _own_loops() -> Iterator[None]:
-    yield
-    _close_thread_loop()
 
 
 @pytest.fixture(scope="module")
@@ -170,22 +150,10 @@ def test_inside_a_running_loop_the_toolset_runs_with_agent_run(toolset: McpLiteT
 
 
 def test_eight_runs_on_four_threads_share_one_hub(toolset: McpLiteToolset) -> None:
-    answers: dict[int, Any] = {}
+    def one(i: int) -> Any:
+        return _run(toolset, ("mcp__agent__add", {"a": i, "b": 100}))["mcp__agent__add"].content
 
-    def worker(first: int) -> None:
-        try:
-            for i in (first, first + 4):
-                part = _run(toolset, ("mcp__agent__add", {"a": i, "b": 100}))["mcp__agent__add"]
-                answers[i] = part.content
-        finally:
-            _close_thread_loop()
-
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-    assert answers == {i: i + 100 for i in range(8)}
+    assert on_four_threads(one) == {i: i + 100 for i in range(8)}
 
 
 def test_images_become_binary_images_with_inline_media(agent_peer: AgentPeer) -> None:
