@@ -14,8 +14,18 @@ ADAPTERS = {
     "mcp_lite.contrib.langchain": ("langchain_core", "langchain"),
     "mcp_lite.contrib.pydantic_ai": ("pydantic_ai", "pydantic-ai"),
     "mcp_lite.contrib.openai_agents": ("agents", "openai-agents"),
+    "mcp_lite.contrib.smolagents": ("smolagents", "smolagents"),
 }
-FRAMEWORKS = ("langchain_core", "langchain", "langgraph", "pydantic_ai", "agents", "openai")
+FRAMEWORKS = (
+    "langchain_core",
+    "langchain",
+    "langgraph",
+    "pydantic_ai",
+    "agents",
+    "openai",
+    "smolagents",
+    "dspy",
+)
 
 
 def _run(code: str) -> subprocess.CompletedProcess[str]:
