@@ -54,6 +54,7 @@ __all__ = [
     "ModelError",
     "ModelErrors",
     "Source",
+    "argument_schemas",
     "media_of",
     "require",
     "structured_of",
@@ -306,3 +307,24 @@ def structured_of(result: CallToolResult) -> Any:
     if isinstance(data, dict) and len(data) == 1 and "result" in data:
         return data["result"]
     return data
+
+
+def argument_schemas(schema: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each property's schema (a copy) for frameworks that take one schema per argument, a
+    top-level ``$ref`` into the schema's own ``$defs`` replaced by what it names (the
+    ``$defs`` are not sent with them, so the reference would dangle)."""
+    defs = schema.get("$defs") or schema.get("definitions") or {}
+    out: dict[str, dict[str, Any]] = {}
+    for name, prop in (schema.get("properties") or {}).items():
+        out[name] = _inlined(prop, defs) if isinstance(prop, dict) else {}
+    return out
+
+
+def _inlined(prop: dict[str, Any], defs: Any) -> dict[str, Any]:
+    """``prop`` with a top-level ``$ref`` into ``defs`` replaced by what it names."""
+    ref = prop.get("$ref")
+    if isinstance(ref, str) and isinstance(defs, dict):
+        target = defs.get(ref.rsplit("/", 1)[-1]) if ref.startswith("#/") else None
+        if isinstance(target, dict):
+            return {**target, **{k: v for k, v in prop.items() if k != "$ref"}}
+    return dict(prop)

@@ -32,6 +32,7 @@ from ._adapter import (
     ModelError,
     ModelErrors,
     Source,
+    argument_schemas,
     require,
     structured_of,
 )
@@ -80,10 +81,8 @@ class McpLiteSmolTool(Tool):  # type: ignore[misc]  # Tool is Any to mypy (no ty
 
 def _inputs(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
     required = set(schema.get("required") or ())
-    defs = schema.get("$defs") or schema.get("definitions") or {}
     out: dict[str, dict[str, Any]] = {}
-    for name, prop in (schema.get("properties") or {}).items():
-        entry = _inlined(prop, defs) if isinstance(prop, dict) else {}
+    for name, entry in argument_schemas(schema).items():
         kind = entry.get("type")
         known = (isinstance(kind, str) and kind in _TYPES) or (
             isinstance(kind, list) and kind and all(k in _TYPES for k in kind)
@@ -95,17 +94,6 @@ def _inputs(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
             entry["nullable"] = True
         out[name] = entry
     return out
-
-
-def _inlined(prop: dict[str, Any], defs: Any) -> dict[str, Any]:
-    """``prop`` with a top-level ``$ref`` into the schema's own ``$defs`` replaced by what it
-    names (``inputs`` are sent without the ``$defs``, so the reference would dangle)."""
-    ref = prop.get("$ref")
-    if isinstance(ref, str) and isinstance(defs, dict):
-        target = defs.get(ref.rsplit("/", 1)[-1]) if ref.startswith("#/") else None
-        if isinstance(target, dict):
-            return {**target, **{k: v for k, v in prop.items() if k != "$ref"}}
-    return dict(prop)
 
 
 def _identifier(name: str, taken: set[str]) -> str:

@@ -15,6 +15,7 @@ ADAPTERS = {
     "mcp_lite.contrib.pydantic_ai": ("pydantic_ai", "pydantic-ai"),
     "mcp_lite.contrib.openai_agents": ("agents", "openai-agents"),
     "mcp_lite.contrib.smolagents": ("smolagents", "smolagents"),
+    "mcp_lite.contrib.dspy": ("dspy", "dspy"),
 }
 FRAMEWORKS = (
     "langchain_core",
