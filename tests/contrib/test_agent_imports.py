@@ -16,6 +16,7 @@ ADAPTERS = {
     "mcp_lite.contrib.openai_agents": ("agents", "openai-agents"),
     "mcp_lite.contrib.smolagents": ("smolagents", "smolagents"),
     "mcp_lite.contrib.dspy": ("dspy", "dspy"),
+    "mcp_lite.contrib.haystack": ("haystack", "haystack"),
 }
 FRAMEWORKS = (
     "langchain_core",
@@ -26,6 +27,7 @@ FRAMEWORKS = (
     "openai",
     "smolagents",
     "dspy",
+    "haystack",
 )
 
 
