@@ -17,6 +17,7 @@ ADAPTERS = {
     "mcp_lite.contrib.smolagents": ("smolagents", "smolagents"),
     "mcp_lite.contrib.dspy": ("dspy", "dspy"),
     "mcp_lite.contrib.haystack": ("haystack", "haystack"),
+    "mcp_lite.contrib.llama_index": ("llama_index", "llama-index"),
 }
 FRAMEWORKS = (
     "langchain_core",
@@ -28,6 +29,7 @@ FRAMEWORKS = (
     "smolagents",
     "dspy",
     "haystack",
+    "llama_index",
 )
 
 
