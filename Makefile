@@ -8,7 +8,7 @@ PY     := $(BIN)/python
 PIP    := $(PY) -m pip --disable-pip-version-check --quiet
 NPM_PEERS := tests/peers
 
-.PHONY: demo test test-pure lint bench clean build-ext annotate peers conformance conformance-next redis-server wheels test-pythons
+.PHONY: demo test test-pure lint bench clean build-ext annotate peers conformance conformance-next redis-server wheels test-pythons test-strands
 
 # The runtime install: mcp_lite itself, editable, with the Cython speedups compiled.
 $(VENV)/.installed: pyproject.toml setup.py mcp_lite/_speedups.pyx
@@ -69,6 +69,21 @@ test: peers
 	$(PY) -m pytest -q
 	@echo "== kernels again with the pure-Python twin (compiled-only tests skip) =="
 	MCP_LITE_NO_EXTENSIONS=1 $(PY) -m pytest -q -rfE tests/kernels
+	@echo "== the strands adapter in its own environment (strands pins mcp<2.2) =="
+	$(MAKE) test-strands
+
+# Agent frameworks whose pins would downgrade the test peers get an environment of their own
+# with mcp_lite and their adapter tests only (requirements-strands.txt says why).
+STRANDS_VENV := .venv-strands
+$(STRANDS_VENV)/.installed: pyproject.toml setup.py mcp_lite/_speedups.pyx requirements-strands.txt
+	test -x $(STRANDS_VENV)/bin/python || $(PYTHON) -m venv $(STRANDS_VENV)
+	$(STRANDS_VENV)/bin/python -m pip --disable-pip-version-check --quiet install --upgrade pip setuptools wheel "Cython>=3.0"
+	$(STRANDS_VENV)/bin/python -m pip --disable-pip-version-check --quiet install -r requirements-strands.txt
+	$(STRANDS_VENV)/bin/python -m pip --disable-pip-version-check --quiet install --no-build-isolation -e .
+	touch $@
+
+test-strands: $(STRANDS_VENV)/.installed
+	$(STRANDS_VENV)/bin/python -m pytest -q tests/contrib/test_strands.py
 
 test-pure: peers
 	MCP_LITE_NO_EXTENSIONS=1 $(PY) -m pytest -q

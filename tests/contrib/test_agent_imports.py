@@ -18,6 +18,7 @@ ADAPTERS = {
     "mcp_lite.contrib.dspy": ("dspy", "dspy"),
     "mcp_lite.contrib.haystack": ("haystack", "haystack"),
     "mcp_lite.contrib.llama_index": ("llama_index", "llama-index"),
+    "mcp_lite.contrib.strands": ("strands", "strands"),
 }
 FRAMEWORKS = (
     "langchain_core",
@@ -30,6 +31,7 @@ FRAMEWORKS = (
     "dspy",
     "haystack",
     "llama_index",
+    "strands",
 )
 
 
