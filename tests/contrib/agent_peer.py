@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,7 +66,9 @@ def close_thread_loop() -> None:
     ``run_sync`` and openai-agents' ``Runner.run_sync`` keep one per thread; its owner closes
     it, or it is collected unclosed)."""
     try:
-        loop = asyncio.get_event_loop_policy().get_event_loop()
+        with warnings.catch_warnings():  # 3.12+: a DeprecationWarning when it makes one
+            warnings.simplefilter("ignore", DeprecationWarning)
+            loop = asyncio.get_event_loop_policy().get_event_loop()
     except RuntimeError:  # none: asyncio.run() unset it
         return
     if not loop.is_closed():
