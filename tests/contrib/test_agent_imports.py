@@ -19,6 +19,7 @@ ADAPTERS = {
     "mcp_lite.contrib.haystack": ("haystack", "haystack"),
     "mcp_lite.contrib.llama_index": ("llama_index", "llama-index"),
     "mcp_lite.contrib.strands": ("strands", "strands"),
+    "mcp_lite.contrib.crewai": ("crewai", "crewai"),
 }
 FRAMEWORKS = (
     "langchain_core",
@@ -32,6 +33,7 @@ FRAMEWORKS = (
     "haystack",
     "llama_index",
     "strands",
+    "crewai",
 )
 
 
