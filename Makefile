@@ -8,7 +8,7 @@ PY     := $(BIN)/python
 PIP    := $(PY) -m pip --disable-pip-version-check --quiet
 NPM_PEERS := tests/peers
 
-.PHONY: demo test test-pure lint bench clean build-ext annotate peers conformance conformance-next redis-server wheels test-pythons
+.PHONY: demo test test-pure lint bench clean build-ext annotate peers conformance conformance-next redis-server wheels test-pythons test-strands test-crewai
 
 # The runtime install: mcp_lite itself, editable, with the Cython speedups compiled.
 $(VENV)/.installed: pyproject.toml setup.py mcp_lite/_speedups.pyx
@@ -17,9 +17,11 @@ $(VENV)/.installed: pyproject.toml setup.py mcp_lite/_speedups.pyx
 	$(PIP) install --no-build-isolation -e .
 	touch $@
 
-# Test dependencies: pytest, hypothesis, the official Python SDK (a real peer), linters.
-$(VENV)/.test-installed: $(VENV)/.installed requirements-test.txt
-	$(PIP) install -r requirements-test.txt
+# Test dependencies: pytest, hypothesis, the official Python SDK (a real peer), linters, and
+# the agent frameworks whose pins coexist with them (requirements-agents.txt; one resolver
+# run, so none of them can downgrade what the tests need).
+$(VENV)/.test-installed: $(VENV)/.installed requirements-test.txt requirements-agents.txt
+	$(PIP) install -r requirements-test.txt -r requirements-agents.txt
 	touch $@
 
 # Node peers (server-everything) installed locally under tests/peers.
@@ -67,6 +69,34 @@ test: peers
 	$(PY) -m pytest -q
 	@echo "== kernels again with the pure-Python twin (compiled-only tests skip) =="
 	MCP_LITE_NO_EXTENSIONS=1 $(PY) -m pytest -q -rfE tests/kernels
+	@echo "== the strands adapter in its own environment (strands pins mcp<2.2) =="
+	$(MAKE) test-strands
+	@echo "== the CrewAI adapter in its own environment (CrewAI pins mcp<2, pydantic<2.13) =="
+	$(MAKE) test-crewai
+
+# Agent frameworks whose pins would downgrade the test peers get an environment of their own
+# with mcp_lite and their adapter tests only (requirements-strands.txt says why).
+STRANDS_VENV := .venv-strands
+$(STRANDS_VENV)/.installed: pyproject.toml setup.py mcp_lite/_speedups.pyx requirements-strands.txt
+	test -x $(STRANDS_VENV)/bin/python || $(PYTHON) -m venv $(STRANDS_VENV)
+	$(STRANDS_VENV)/bin/python -m pip --disable-pip-version-check --quiet install --upgrade pip setuptools wheel "Cython>=3.0"
+	$(STRANDS_VENV)/bin/python -m pip --disable-pip-version-check --quiet install -r requirements-strands.txt
+	$(STRANDS_VENV)/bin/python -m pip --disable-pip-version-check --quiet install --no-build-isolation -e .
+	touch $@
+
+test-strands: $(STRANDS_VENV)/.installed
+	$(STRANDS_VENV)/bin/python -m pytest -q tests/contrib/test_strands.py
+
+CREWAI_VENV := .venv-crewai
+$(CREWAI_VENV)/.installed: pyproject.toml setup.py mcp_lite/_speedups.pyx requirements-crewai.txt
+	test -x $(CREWAI_VENV)/bin/python || $(PYTHON) -m venv $(CREWAI_VENV)
+	$(CREWAI_VENV)/bin/python -m pip --disable-pip-version-check --quiet install --upgrade pip setuptools wheel "Cython>=3.0"
+	$(CREWAI_VENV)/bin/python -m pip --disable-pip-version-check --quiet install -r requirements-crewai.txt
+	$(CREWAI_VENV)/bin/python -m pip --disable-pip-version-check --quiet install --no-build-isolation -e .
+	touch $@
+
+test-crewai: $(CREWAI_VENV)/.installed
+	CREWAI_DISABLE_TELEMETRY=true OTEL_SDK_DISABLED=true $(CREWAI_VENV)/bin/python -m pytest -q tests/contrib/test_crewai.py
 
 test-pure: peers
 	MCP_LITE_NO_EXTENSIONS=1 $(PY) -m pytest -q

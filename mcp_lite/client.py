@@ -53,12 +53,12 @@ from .errors import (
 from .protocol import caching as _cache
 from .protocol import session as proto
 from .protocol import versions as v
-from .protocol.apps import visible_to
 from .protocol.extensions import check_extensions, declared
 from .protocol.jsonrpc import ErrorResponse, Response
 from .protocol.results import tool_result
 from .protocol.session import SessionInfo
 from .protocol.tool_formats import ToolFormat, check_format, safe_names, shape_definition
+from .protocol.tool_specs import ToolSpec, for_model, to_mcp_tool
 from .protocol.tools import validate_tools
 from .tasks import Task, TaskReceiver, TaskStatus
 from .transports._headers_helper import helper_refused
@@ -1320,15 +1320,28 @@ class Client:
             ValueError: an unknown ``format`` (checked before any call).
         """
         check_format(format)
-        tools = [t for t in self.list_tools(timeout=timeout) if visible_to(t.meta, "model")]
-        names = safe_names([tool.name for tool in tools])
-        self._llm_aliases = {n: t.name for n, t in zip(names, tools, strict=True) if n != t.name}
         out = []
-        for tool, name in zip(tools, names, strict=True):
+        for spec in self.tool_specs(timeout=timeout):
+            tool = spec.tool.tool
+            assert tool is not None  # tool_specs always keeps the server's Tool
             schema = copy.deepcopy(tool.input_schema) if tool.input_schema else {}
             schema.setdefault("type", "object")
-            out.append(shape_definition(name, tool.description or "", schema, format))
+            out.append(shape_definition(spec.name, tool.description or "", schema, format))
         return out
+
+    def tool_specs(self, *, timeout: float | None = None) -> list[ToolSpec]:
+        """The server's tools as ``tool_definitions`` offers them: each ``ToolSpec`` has the
+        LLM-safe name (``call_tool`` takes it back), ``server`` (this client's ``name``) and
+        the ``McpTool`` (title, annotations, schemas; its ``name`` is the Hub-style
+        ``mcp__<server>__<tool>``, its ``tool_name`` the server's)."""
+        server = self.name
+        tools = [to_mcp_tool(server, t) for t in self.list_tools(timeout=timeout)]
+        tools = for_model(tools)
+        names = safe_names([t.tool_name for t in tools])
+        self._llm_aliases = {
+            n: t.tool_name for n, t in zip(names, tools, strict=True) if n != t.tool_name
+        }
+        return [ToolSpec(n, server, t) for t, n in zip(tools, names, strict=True)]
 
     def submit_tool(
         self,

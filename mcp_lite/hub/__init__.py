@@ -9,7 +9,7 @@ from __future__ import annotations
 from ._connections import Backoff, ServerStatus
 from .hub import Hub, ServerSnapshot
 from .results import ToolEvent
-from .tools import McpPrompt, McpResource, McpTool
+from .tools import McpPrompt, McpResource, McpTool, ToolSpec
 
 __all__ = [
     "Backoff",
@@ -20,4 +20,5 @@ __all__ = [
     "ServerSnapshot",
     "ServerStatus",
     "ToolEvent",
+    "ToolSpec",
 ]

@@ -30,6 +30,7 @@ class HubOptions(TypedDict, total=False):
     elicitation_handler: ElicitationHook | None
     sampling_handler: Callable[[str, Params], Any] | None
     output_dir: str | os.PathLike[str] | None
+    media: Literal["files", "inline"]
     max_output_tokens: int | None
     client_options: ClientOptions | None
     backoff: Backoff | None

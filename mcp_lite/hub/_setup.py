@@ -22,6 +22,7 @@ HUB_OPTIONS = frozenset(
         "elicitation_handler",
         "sampling_handler",
         "output_dir",
+        "media",
         "max_output_tokens",
         "client_options",
         "backoff",

@@ -41,6 +41,7 @@ from ..errors import (
     UrlElicitationRequired,
 )
 from ..protocol.extensions import check_extensions, declared
+from ..protocol.tool_specs import for_model
 from ..transports._headers_helper import helper_refused
 from . import _agent_tools as own
 from . import _setup
@@ -60,7 +61,7 @@ from ._llm_names import llm_names
 from ._submit import Submitter
 from .permissions import PermissionHandler, Permissions, parse_rule, rules_match
 from .policy import ServerPolicy, add_allow_rule
-from .results import ResultProcessor, ToolEvent
+from .results import ResultProcessor, ToolEvent, check_media
 from .search import rank_tools
 from .tools import (
     Catalog,
@@ -68,6 +69,7 @@ from .tools import (
     McpResource,
     McpTool,
     ToolFormat,
+    ToolSpec,
     check_format,
     to_mcp_prompt,
     to_mcp_resource,
@@ -139,6 +141,12 @@ class Hub:
             both is a ``ConfigError``.
         output_dir: where images, audio and blobs from tool results are written (default: a
             private temporary folder, created on first use and kept).
+        media: ``"files"`` (default): image and audio blocks are written to ``output_dir``
+            and replaced by a note giving the path; ``"inline"``: they stay in the result
+            as blocks (for a multimodal model), under the same caps (an image over
+            ``MAX_IMAGE_PIXELS`` dropped with a note, shrunk to 2000 px when Pillow is
+            installed; at most ``max_output_file_bytes`` per call). Embedded blobs are
+            always written to files. ``call_tool(media=...)`` chooses per call.
         max_output_tokens: text budget per result (default ``MAX_MCP_OUTPUT_TOKENS`` or 25,000);
             text or structured content over it is cut for the model and kept in full in a
             file of ``output_dir`` (0600 files in a 0700 folder), the result saying where.
@@ -204,6 +212,7 @@ class Hub:
         elicitation_hooks: Iterable[ElicitationHook] = (),
         elicitation_handler: ElicitationHook | None = None,
         output_dir: str | os.PathLike[str] | None = None,
+        media: Literal["files", "inline"] = "files",
         max_output_tokens: int | None = None,
         client_options: ClientOptions | None = None,
         backoff: Backoff | None = None,
@@ -234,6 +243,7 @@ class Hub:
         self._aliases: dict[str, tuple[str, str]] = {}
         self._search_format: ToolFormat = "anthropic"
         self._results = ResultProcessor(output_dir, max_output_tokens, max_output_file_bytes)
+        self._media = check_media(media)
         self._elicitation = Elicitation(elicitation_hooks, elicitation_handler)
         self._elicitation_timeout = float(elicitation_timeout)
         self._catalog = Catalog()
@@ -376,7 +386,7 @@ class Hub:
         except McpError as exc:
             log.info("reconnect of %r failed: %s", name, exc)
             return ServerSnapshot(self.status()[name])
-        tools = _for_model(self._server_list("tools", name, deadline))
+        tools = for_model(self._server_list("tools", name, deadline))
         resources = self._server_list("resources", name, deadline)
         prompts = self._server_list("prompts", name, deadline)
         return ServerSnapshot(self.status()[name], tools, resources, prompts)
@@ -489,10 +499,22 @@ class Hub:
         aliases = {t.name: n for t, n in zip(tools, names, strict=True)}
         return rank_tools(tools, query, limit, aliases=aliases)
 
+    def tool_specs(self, *, timeout: float | None = None) -> list[ToolSpec]:
+        """Every tool the model is offered, as ``tool_definitions`` offers it (the same
+        LLM-safe names, which ``call_tool`` takes back; tools a deny rule refuses left
+        out), each with its server and ``McpTool`` (title, annotations, schemas). The Hub's
+        own resource tools are not in it. ``timeout``: for all of it, as for ``tools()``."""
+        with _within(_deadline(timeout)):
+            tools = self._offered()
+            names = self._llm_names(tools)
+        return [ToolSpec(n, t.server, t) for t, n in zip(tools, names, strict=True)]
+
     def _offered(self, deadline: Deadline | None = None) -> list[McpTool]:
-        """The pool minus what a deny rule refuses."""
+        """The pool minus what a deny rule refuses, through the model filter (``for_model``)."""
         deny = self._permissions.denied_by_rule
-        return [t for t in self._pool("tools", deadline) if not deny(t.server, t.tool_name)]
+        return for_model(
+            t for t in self._pool("tools", deadline) if not deny(t.server, t.tool_name)
+        )
 
     def _llm_names(self, tools: list[McpTool]) -> list[str]:
         """LLM-safe names for ``tools``; the ones that differ are remembered for call_tool."""
@@ -515,7 +537,7 @@ class Hub:
         for name, status in self._conns.status().items():
             if status.state in ("connected", "pending", "idle"):
                 out.extend(self._server_list(kind, name, deadline))
-        return _for_model(out) if kind == "tools" else out
+        return for_model(out) if kind == "tools" else out
 
     def _server_list(
         self,
@@ -604,9 +626,11 @@ class Hub:
         timeout: float | None = None,
         on_event: Callable[[ToolEvent], Any] | None = None,
         cancel_event: threading.Event | None = None,
+        media: Literal["files", "inline"] | None = None,
     ) -> CallToolResult:
         """Call ``mcp__<server>__<tool>``: connect if needed, check permissions, call, and
-        return the result with large text truncated and binary content saved to files.
+        return the result with large text truncated and binary content saved to files
+        (``media="inline"`` keeps image and audio blocks; None: the Hub's ``media``).
 
         ``cancel_event``: set it (from any thread) to abandon the call: the server is told
         (``notifications/cancelled``) and ``RequestCancelled`` is raised at once.
@@ -628,6 +652,7 @@ class Hub:
             AuthRequired, ConnectError, ConnectionClosed, RequestTimeout, RpcError: as the
                 server and connection dictate.
         """
+        media = self._media if media is None else check_media(media)
         deadline = _deadline(timeout)
         if name in _OWN_TOOLS:
             with _within(deadline):
@@ -640,7 +665,7 @@ class Hub:
         self._permissions.check(tool, args, in_process=spec.in_process)
         if on_event is None:  # nobody listens: no events, no progress asked for
             result = self._call(server, tool, args, deadline, timeout, None, cancel_event)
-            return self._results.process(server, tool.tool_name, result, _meta_of(tool))
+            return self._results.process(server, tool.tool_name, result, _meta_of(tool), media)
         emit = on_event
 
         def on_progress(p: Progress) -> None:
@@ -650,7 +675,7 @@ class Hub:
         start = time.monotonic()
         try:
             result = self._call(server, tool, args, deadline, timeout, on_progress, cancel_event)
-            result = self._results.process(server, tool.tool_name, result, _meta_of(tool))
+            result = self._results.process(server, tool.tool_name, result, _meta_of(tool), media)
         except BaseException as exc:
             emit(ToolEvent("failed", server, tool.name, elapsed_ms=_ms(start), error=str(exc)))
             raise
@@ -734,7 +759,7 @@ class Hub:
             ConfigError: no such server or tool.
         """
         server, tool = self._named_tool(name, deadline)
-        if not _for_model([tool]):
+        if not for_model([tool]):
             raise PermissionDenied(
                 f"{tool.name} is visible only to apps (its _meta.ui.visibility leaves out "
                 f"'model'): an app calls it through app_call_tool",
@@ -1254,8 +1279,3 @@ def _route_of(gateway: str | bool | None, user: str | int | None = None) -> Gate
     user, root or ``user`` (None: ``MCP_LITE_GATEWAY_USER``)."""
     url = gateway_of(gateway)
     return None if url is None else GatewayRoute(url, user)
-
-
-def _for_model(tools: list[McpTool]) -> list[McpTool]:
-    """``tools`` without the ones only an MCP App may call (``_meta.ui.visibility``)."""
-    return [t for t in tools if (ui := t.ui) is None or "model" in ui.visibility]

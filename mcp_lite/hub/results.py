@@ -61,7 +61,9 @@ __all__ = [
     "DEFAULT_MAX_OUTPUT_TOKENS",
     "MAX_RESULT_SIZE_CHARS",
     "ResultProcessor",
+    "Media",
     "ToolEvent",
+    "check_media",
     "max_output_tokens_from_env",
 ]
 
@@ -100,6 +102,21 @@ _EXTENSIONS = {
     "application/pdf": ".pdf",
     "application/octet-stream": ".bin",
 }
+
+
+Media = Literal["files", "inline"]
+"""Where image and audio blocks go: files in the output folder, or left in the result."""
+
+
+def check_media(media: object) -> Media:
+    """``media`` when it is ``"files"`` or ``"inline"``.
+
+    Raises:
+        ConfigError: anything else.
+    """
+    if media == "files" or media == "inline":
+        return media
+    raise ConfigError(f"media must be 'files' or 'inline', not {media!r}")
 
 
 @dataclass(frozen=True)
@@ -205,17 +222,20 @@ class ResultProcessor:
         tool: str,
         result: CallToolResult,
         tool_meta: Mapping[str, Any] | None = None,
+        media: Media = "files",
     ) -> CallToolResult:
-        """A new result with binary content persisted and text (and structured content) cut
-        to the budget, the full versions kept in files. ``tool_meta``: the tool definition's
-        ``_meta``, whose ``anthropic/maxResultSizeChars`` may raise the budget."""
+        """A new result with binary content persisted (image and audio kept as blocks when
+        ``media`` is ``"inline"``, under the same caps) and text (and structured content)
+        cut to the budget, the full versions kept in files. ``tool_meta``: the tool
+        definition's ``_meta``, whose ``anthropic/maxResultSizeChars`` may raise the budget."""
         limit = self._char_limit(tool_meta)
         quick = self._unchanged(result, limit)
         if quick is not None:
             return quick
         wire = result.to_wire()
         budget = _Budget(self.max_file_bytes)
-        blocks = [self._persist(server, tool, b, budget) for b in wire.get("content") or []]
+        inline = media == "inline"
+        blocks = [self._persist(server, tool, b, budget, inline) for b in wire.get("content") or []]
         wire["content"] = self._truncate(server, tool, blocks, budget, limit)
         structured = wire.get("structuredContent")
         if structured is not None:
@@ -280,7 +300,9 @@ class ResultProcessor:
 
     # --- binary content ----------------------------------------------------------------------
 
-    def _persist(self, server: str, tool: str, block: Any, budget: _Budget) -> Any:
+    def _persist(
+        self, server: str, tool: str, block: Any, budget: _Budget, inline: bool = False
+    ) -> Any:
         if not isinstance(block, dict):
             return block
         kind = block.get("type")
@@ -300,7 +322,7 @@ class ResultProcessor:
         else:
             return block
         try:
-            raw = base64.b64decode(data, validate=False)
+            raw = decoded = base64.b64decode(data, validate=False)
         except (binascii.Error, ValueError):
             return {"type": "text", "text": f"[{what}: invalid base64 data ({mime}) dropped]"}
         if kind == "image":
@@ -312,13 +334,18 @@ class ResultProcessor:
                     "text": f"[{what} ({mime}, {len(raw):,} bytes) dropped, not decoded: {exc}]",
                 }
         if not budget.take(len(raw)):
+            verb = "not kept" if inline and kind != "resource" else "not saved"
             return {
                 "type": "text",
                 "text": (
-                    f"[{what} ({mime}, {len(raw)} bytes) not saved: over this call's limit of "
+                    f"[{what} ({mime}, {len(raw)} bytes) {verb}: over this call's limit of "
                     f"{self.max_file_bytes:,} bytes written]"
                 ),
             }
+        if inline and kind != "resource":  # the block itself, with what a shrink changed
+            if raw is decoded:
+                return block
+            return {**block, "data": base64.b64encode(raw).decode("ascii"), "mimeType": mime}
         path = self._write(server, tool, raw, mime)
         return {"type": "text", "text": f"[{what} ({mime}, {len(raw)} bytes) saved to {path}]"}
 

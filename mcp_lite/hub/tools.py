@@ -2,7 +2,8 @@
 
 Every server's ``tools/list`` entry becomes an ``McpTool`` named ``mcp__<server>__<tool>``
 (both parts normalized to ``[a-zA-Z0-9_-]``), with its description cut at 2048 characters,
-its ``inputSchema`` kept as is and its annotations mapped to plain flags. Resources carry
+its ``inputSchema`` kept as is and its annotations mapped to plain flags (``McpTool`` and
+``ToolSpec`` live in ``protocol.tool_specs``, shared with ``Client``). Resources carry
 their server; prompts become commands named like tools. ``tool_definitions`` turns the pool
 into what an LLM API accepts (the shapes are ``protocol.tool_formats``', shared with
 ``Client.tool_definitions``).
@@ -13,20 +14,24 @@ and forgets a server's lists when its connection closes or the server says a lis
 
 from __future__ import annotations
 
-import copy
 import os
-import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._accel import LruCache, build_tool_name
-from ..protocol.apps import ToolUi
 from ..protocol.tool_formats import ToolFormat, check_format, shape_definition
+from ..protocol.tool_specs import (
+    MAX_DESCRIPTION_LENGTH,
+    McpTool,
+    ToolSpec,
+    to_mcp_tool,
+    truncate_description,
+)
 
 if TYPE_CHECKING:
-    from ..protocol.types import Prompt, PromptArgument, Resource, Tool
+    from ..protocol.types import Prompt, PromptArgument, Resource
 
 __all__ = [
     "MAX_DESCRIPTION_LENGTH",
@@ -35,6 +40,7 @@ __all__ = [
     "McpResource",
     "McpTool",
     "ToolFormat",
+    "ToolSpec",
     "check_format",
     "shape_definition",
     "tool_definitions",
@@ -43,63 +49,9 @@ __all__ = [
     "to_mcp_tool",
 ]
 
-MAX_DESCRIPTION_LENGTH = 2048
-TRUNCATED_SUFFIX = "... [truncated]"
 DEFAULT_FETCH_CACHE_SIZE = 100
 Kind = Literal["tools", "resources", "prompts"]
 KINDS: tuple[Kind, ...] = ("tools", "resources", "prompts")
-_WHITESPACE = re.compile(r"\s+")
-
-
-@dataclass(frozen=True)
-class McpTool:
-    """One tool of one server, ready for an agent.
-
-    Attributes:
-        name: ``mcp__<server>__<tool>``, normalized: what an LLM calls and permission rules
-            match.
-        server: the configured server name.
-        tool_name: the tool's name on its server (what ``tools/call`` gets).
-        description: at most 2048 characters, then ``... [truncated]``.
-        input_schema: the tool's ``inputSchema``, unchanged.
-        display_name: ``title`` (or ``annotations.title``), else ``tool_name``.
-        read_only / concurrency_safe: ``annotations.readOnlyHint`` (default False).
-        destructive: ``annotations.destructiveHint``; open_world: ``openWorldHint``.
-        search_hint: ``_meta["anthropic/searchHint"]`` with whitespace collapsed, or None.
-        always_load: ``_meta["anthropic/alwaysLoad"] is True``.
-        tool: the full ``Tool`` as the server sent it.
-    """
-
-    name: str
-    server: str
-    tool_name: str
-    description: str
-    input_schema: dict[str, Any]
-    display_name: str
-    read_only: bool = False
-    concurrency_safe: bool = False
-    destructive: bool = False
-    open_world: bool = False
-    search_hint: str | None = None
-    always_load: bool = False
-    output_schema: dict[str, Any] | None = None
-    tool: Tool | None = field(default=None, repr=False, compare=False)
-
-    def definition(
-        self, format: ToolFormat = "anthropic", *, name: str | None = None
-    ) -> dict[str, Any]:
-        """This tool in the shape of an LLM API's tool list (see ``tool_definitions``);
-        ``name`` replaces ``self.name`` (the Hub gives over-long names a shorter one)."""
-        # a deep copy: the caller may edit it without touching the cached tool
-        schema = copy.deepcopy(self.input_schema) if self.input_schema else {}
-        schema.setdefault("type", "object")
-        return shape_definition(name or self.name, self.description, schema, format)
-
-    @property
-    def ui(self) -> ToolUi | None:
-        """MCP Apps: the tool's ``_meta.ui`` (``resource_uri``, ``visibility``), or None.
-        The Hub's pool never holds a tool whose visibility leaves out ``"model"``."""
-        return self.tool.ui if self.tool is not None else None
 
 
 @dataclass(frozen=True)
@@ -124,39 +76,6 @@ class McpPrompt:
     description: str
     arguments: tuple[PromptArgument, ...] = ()
     prompt: Prompt | None = field(default=None, repr=False, compare=False)
-
-
-def truncate_description(text: str | None) -> str:
-    """``text`` cut at 2048 characters with ``... [truncated]`` appended; None gives ""."""
-    text = text or ""
-    if len(text) > MAX_DESCRIPTION_LENGTH:
-        return text[:MAX_DESCRIPTION_LENGTH] + TRUNCATED_SUFFIX
-    return text
-
-
-def to_mcp_tool(server: str, tool: Tool) -> McpTool:
-    """Map one ``Tool`` of ``server`` (see ``McpTool`` for each field)."""
-    ann = tool.annotations
-    read_only = bool(ann is not None and ann.read_only_hint)
-    meta = tool.meta or {}
-    hint = meta.get("anthropic/searchHint")
-    search_hint = _WHITESPACE.sub(" ", hint).strip() or None if isinstance(hint, str) else None
-    return McpTool(
-        name=build_tool_name(server, tool.name),
-        server=server,
-        tool_name=tool.name,
-        description=truncate_description(tool.description),
-        input_schema=tool.input_schema,
-        display_name=tool.display_name,
-        read_only=read_only,
-        concurrency_safe=read_only,
-        destructive=bool(ann is not None and ann.destructive_hint),
-        open_world=bool(ann is not None and ann.open_world_hint),
-        search_hint=search_hint,
-        always_load=meta.get("anthropic/alwaysLoad") is True,
-        output_schema=tool.output_schema,
-        tool=tool,
-    )
 
 
 def to_mcp_resource(server: str, resource: Resource) -> McpResource:
