@@ -16,9 +16,11 @@ from typing import Any
 
 import pytest
 
+pytest.importorskip("crewai", reason="CrewAI runs in .venv-crewai (make test-crewai)")
+# Only where CrewAI runs (its own venv): set at collection in the main run, this turned the
+# OpenTelemetry SDK off for every test after it (the observability suite failed).
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
-pytest.importorskip("crewai", reason="CrewAI runs in .venv-crewai (make test-crewai)")
 
 from agent_peer import AgentPeer, on_four_threads
 from crewai import Agent, Crew, Task
