@@ -1,13 +1,6 @@
-"""mcp_lite: a synchronous, thread-based client for the Model Context Protocol.
-
-Plain blocking calls, safe to share between threads and across ``fork()``, never hanging::
-
-    import mcp_lite
-    with mcp_lite.connect(["python", "server.py"]) as client:
-        print(client.call_tool("add", {"a": 1, "b": 2}).text)
-
-``import mcp_lite`` stays cheap: the client, the wire types (pydantic) and the transports
-load when first used.
+"""mcp_lite: a synchronous, thread-based client for the Model Context Protocol: plain blocking
+calls, safe to share between threads and across ``fork()``, never hanging. ``import mcp_lite``
+stays cheap: the client, the wire types (pydantic) and the transports load when first used.
 """
 
 from __future__ import annotations

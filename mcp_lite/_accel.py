@@ -1,8 +1,7 @@
-"""The one place that picks the kernels: compiled ``_speedups`` or the pure-Python twin.
-
-The compiled module is used unless ``MCP_LITE_NO_EXTENSIONS`` is set (to anything but ``""``
-or ``"0"``) or it fails to import (not built, no compiler). ``USE_EXTENSIONS`` says which, and
-``PURE_REASON`` says why the twin is in use (``None`` when the compiled module is).
+"""The one place that picks the kernels: the compiled ``_speedups`` unless
+``MCP_LITE_NO_EXTENSIONS`` is set or it fails to import, else the pure-Python twin;
+``USE_EXTENSIONS`` says which and ``PURE_REASON`` why (see docs/explanation/architecture.md,
+"Kernels").
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""One after-fork registry for every piece of process-global state.
-
-A child made by ``os.fork()`` (gunicorn ``--preload``, Celery prefork, multiprocessing) inherits
-memory but only the forking thread: a lock another thread held stays held, a watchdog thread
-"exists" but never runs, a pool's workers are gone. Every module that keeps such state
-registers one reset here, at import time, next to the state it resets::
-
-    _fork.on_child(_reset_after_fork)
-
-The resets run in the child, in registration order, before any user code after ``fork()``
-returns. A reset must be quick and must not block: replace locks, forget threads and pools
-(they start again lazily), mark inherited connections dead. A failing reset is logged and the
-others still run. Standard library only: every layer may use it.
+"""The one after-fork registry: every module that keeps process-global state registers a quick,
+non-blocking reset here (``on_child``), run in the child before any user code (see
+docs/explanation/architecture.md, "One reset at fork"). Standard library only.
 """
 
 from __future__ import annotations

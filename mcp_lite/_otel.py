@@ -1,25 +1,7 @@
-"""OpenTelemetry, following the semantic conventions for MCP (client side).
-
-Used only when the application has loaded ``opentelemetry`` itself (``tracing_wanted``
-checks ``sys.modules``), and active only when a real tracer or meter provider is set: the
-API's default proxy providers mean "nobody configured telemetry" and cost nothing here.
-``Tracing`` is told facts (a method, its params, a request id, the session's ``SessionInfo``
-and id), never handed a connection: ``mcp_lite._observer`` reads them off the connection.
-
-- one span per request, kind CLIENT, named ``{mcp.method.name} {target}`` (the tool or
-  prompt name), with ``mcp.method.name``, ``jsonrpc.request.id``, ``gen_ai.tool.name`` /
-  ``gen_ai.prompt.name``, ``gen_ai.operation.name`` (``execute_tool``), ``mcp.resource.uri``,
-  ``mcp.session.id``, ``mcp.protocol.version``, ``network.transport``, ``server.address`` /
-  ``server.port`` and, on failure, ``error.type`` (the JSON-RPC code, ``timeout``,
-  ``tool_error``...) with an ERROR status;
-- the request's W3C trace context (``traceparent``, ``tracestate``) is injected into
-  ``params._meta``, so the server's spans join the trace. OpenTelemetry baggage is *not* sent
-  by default: it often carries what an application keeps to itself (tenants, user ids), and
-  a server is a third party. ``MCP_LITE_OTEL_BAGGAGE=1`` (read when a connection opens) adds
-  the W3C ``baggage`` entry too;
-- a ``connect`` span around opening a connection (the ``initialize`` span is its child) and
-  ``oauth ...`` spans around token requests (``span()``);
-- histograms ``mcp.client.operation.duration`` and ``mcp.client.session.duration`` (s).
+"""OpenTelemetry for the client side, following the semantic conventions for MCP: spans, trace
+context in ``params._meta`` and duration histograms, used only when the application loaded
+``opentelemetry`` and set a real provider, and told facts rather than handed a connection (see
+docs/guides/observability.md and docs/explanation/architecture.md, "Observing a connection").
 """
 
 from __future__ import annotations

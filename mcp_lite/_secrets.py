@@ -1,10 +1,6 @@
-"""Keeping secrets out of text, and out of the wire where they would break it.
-
-Every layer that builds an error message, a ``repr``, a log line or a status from a URL or a
-header uses these helpers: a URL is shown without its password and without the values of
-its query (``?api_key=[redacted]``: keys are kept, they help to recognise the URL); a header
-value is never shown at all. Header values with CR, LF or NUL are refused when they are
-configured (they would split the HTTP request), naming the header, never the value.
+"""Keeping secrets out of text and off a broken wire: the helpers every layer uses to show a URL
+without its password or query values, never to show a header value, and to refuse header
+values with CR, LF or NUL when configured (see docs/explanation/security.md).
 """
 
 from __future__ import annotations

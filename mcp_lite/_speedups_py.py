@@ -1,13 +1,7 @@
-"""Pure-Python twin of the compiled kernels in ``_speedups.pyx``.
-
-Same names, same signatures, same results and same exceptions as the Cython module; it is the
-reference the compiled code is tested against, and what runs when the extension is not built
-or ``MCP_LITE_NO_EXTENSIONS=1`` is set. Do not import this module directly: import the names
-from ``mcp_lite._accel``, which picks the implementation.
-
-Kernels: tool-name normalization (``mcp__<server>__<tool>``), NDJSON framing with a size
-limit (stdio), WHATWG ``text/event-stream`` parsing (HTTP), JSON message encoding/decoding
-with ``pydantic_core``, and a thread-safe LRU cache.
+"""Pure-Python twin of the compiled kernels in ``_speedups.pyx``: same names, signatures, results
+and exceptions, the reference the compiled code is tested against, and what runs when the
+extension is missing or disabled; import the names from ``mcp_lite._accel``, never from here
+(see docs/explanation/architecture.md, "Kernels").
 """
 
 from __future__ import annotations

@@ -1,19 +1,7 @@
-"""The one process-wide timer that keeps deadlines (DESIGN §3: "deadlines kept by one
-process-wide timer").
-
-``schedule(when, callback)`` runs ``callback()`` on the timer thread once
-``time.monotonic()`` reaches ``when``; ``handle.cancel()`` withdraws it. The thread starts on
-the first ``schedule()`` and ends after a short idle with nothing scheduled, so a process with
-no live deadline keeps no timer thread.
-
-Callbacks run one after the other on that thread: they must be short and never block. They
-only fail a call or post work elsewhere (a write goes to a connection's control sender, never
-here). A callback that raises is logged; the timer goes on.
-
-Bounded: the heap holds one entry per scheduled callback. A cancelled entry drops its callback
-at once (it keeps nothing alive) and leaves the heap lazily, or at once in a compaction when
-cancelled entries are more than half the heap. After ``fork()`` the child starts with an empty
-timer of its own (the parent's thread does not exist there). Standard library only.
+"""The one process-wide timer that keeps deadlines: ``schedule(when, callback)`` runs a short,
+non-blocking callback on the ``mcp-lite-timer`` thread, which starts on demand, ends when idle
+and starts empty after ``fork()`` (see docs/explanation/architecture.md, "Threads").
+Standard library only.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""A small bounded pool of daemon worker threads that exist only while there is work.
-
-Threads start on demand, up to ``limit``, and each leaves after ``idle`` seconds with nothing
-queued, so a settled connection keeps no worker thread. Unlike ``ThreadPoolExecutor`` the
-threads are daemons (never joined at interpreter exit: a hung task never delays exit), and
-the pool resets after ``fork()`` (the child has none of the parent's threads). A pool of one
-runs its tasks in order. Standard library only.
+"""A small bounded pool of daemon worker threads that start on demand, leave when idle and reset
+after ``fork()``, so a settled connection keeps no worker thread (see
+docs/explanation/architecture.md, "Threads"). Standard library only.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""The demo MCP server, shipped inside the package so every example runs anywhere.
-
-``python -m mcp_lite.demo`` serves it over stdio; point any MCP client at it::
-
-    mcp-lite tools --stdio "python -m mcp_lite.demo"
-    mcp-lite call --stdio "python -m mcp_lite.demo" add '{"a": 1, "b": 2}'
-
-``python -m mcp_lite.demo --http 8000`` serves Streamable HTTP at http://127.0.0.1:8000/mcp
-instead. It speaks both protocol eras: the ``initialize`` handshake (2024-11-05 … 2025-11-25)
-and the stateless 2026-07-28 revision. Tools: ``add``, ``word_count``, ``now``, ``countdown``;
-resources ``demo://readme`` and ``demo://notes/{name}``; the prompt ``summarize``.
+"""The demo MCP server, shipped inside the package so every example runs anywhere:
+``python -m mcp_lite.demo`` serves it over stdio (``--http 8000``: Streamable HTTP at
+http://127.0.0.1:8000/mcp), in both protocol eras, with the tools ``add``, ``word_count``,
+``now`` and ``countdown``, two resources and the prompt ``summarize``.
 """
 
 from __future__ import annotations

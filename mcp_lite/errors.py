@@ -1,42 +1,7 @@
-"""Every exception mcp_lite raises, in one place.
-
-The tree::
-
-    McpError                                  root; catch this to catch everything
-    ├── TransportError                        the connection itself failed
-    │   ├── ConnectError                      could not start / reach the server
-    │   │   ├── CommandNotFound               a stdio command that does not exist: no retry
-    │   │   ├── ServerDisabled (+ ConfigError) its configuration or a policy disables it
-    │   │   └── ServerExitedAtStart (+ ConnectionClosed) it died before the handshake ended
-    │   ├── ConnectionClosed                  the server went away (exit code, stderr tail)
-    │   │   └── SessionExpired                HTTP session gone (404): re-initialize, retry once
-    │   └── RequestTimeout (+ TimeoutError)   no answer before the deadline
-    ├── RequestCancelled                      the caller cancelled (cancel_event); the server was told
-    ├── ProtocolError                         a message broke the protocol
-    │   ├── LocalProtocolError                we were asked to do something invalid
-    │   ├── RemoteProtocolError               the peer sent something invalid
-    │   │   ├── MessageTooLarge               a frame over the configured size limit
-    │   │   └── UnsupportedProtocolVersion    no protocol version both sides speak
-    │   └── RpcError                          the peer answered with a JSON-RPC error
-    │       ├── ParseError           -32700
-    │       ├── InvalidRequest       -32600
-    │       ├── MethodNotFound       -32601
-    │       ├── InvalidParams        -32602
-    │       ├── InternalError        -32603
-    │       ├── ResourceNotFound     -32002
-    │       ├── UrlElicitationRequired -32042
-    │       ├── HeaderMismatch       -32020
-    │       ├── MissingClientCapability -32021
-    │       └── UnsupportedVersionError -32022
-    ├── ToolError                             ``CallToolResult.raise_for_error()``
-    ├── SkillVerificationError                a skill file failed its digest/size/frontmatter
-    ├── AuthRequired                          the server wants (new) credentials
-    ├── ConfigError (+ ValueError)            bad configuration or usage
-    │   └── UnknownOption (+ TypeError)       a misspelt keyword option (did you mean ...?)
-    └── PermissionDenied                      a Hub permission rule refused a call
-
-Every error pickles (its constructor arguments are kept in ``args``) so it survives
-``multiprocessing``, ``concurrent.futures`` and Celery result backends.
+"""Every exception mcp_lite raises, in one tree under ``McpError`` (drawn in
+docs/reference/errors.md); every error pickles (its constructor arguments are kept in
+``args``), so it survives ``multiprocessing``, ``concurrent.futures`` and Celery result
+backends.
 """
 
 from __future__ import annotations

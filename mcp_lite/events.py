@@ -1,36 +1,7 @@
-"""Event hooks: see what a ``Client`` or a ``Hub`` sends and receives, without OpenTelemetry.
-
-In the spirit of httpx's event hooks: a mapping from an event kind to a list of plain
-functions, each called with one ``Event``::
-
-    def log_request(event):
-        print("->", event.server, event.method, event.request_id)
-
-    def log_response(event):
-        print("<-", event.server, event.method, f"{event.duration * 1000:.1f} ms")
-
-    client = mcp_lite.connect(target, event_hooks={"request": [log_request],
-                                                   "response": [log_response]})
-
-Kinds:
-
-- ``request``: a request is about to be sent (``method``, ``request_id``, ``params`` as sent);
-- ``response``: the server answered it (``result``, or ``error`` for a JSON-RPC error), with
-  ``duration`` in seconds since it was first sent;
-- ``notification``: the server sent a notification (``method``, ``params``);
-- ``reconnect``: a new connection replaced a dead one (``error`` says why the old one died);
-- ``error``: a request failed (``error``: the server's ``RpcError``, ``RequestTimeout``,
-  ``ConnectionClosed``...; ``duration``), or the connection died (``method`` is None).
-
-Hooks run inline on the thread where the event happens (the caller's for ``request``, the
-connection's reader or deadline thread for the others): keep them quick and hand slow work to
-a queue. A hook that raises is logged (logger ``mcp_lite.events``) and never breaks the call.
-With no hook and no tracing, a connection pays one attribute check per message.
-
-OpenTelemetry (``pip install mcp-lite-client[otel]``) is driven by the same machinery: it is
-on by itself when ``opentelemetry-api`` is loaded and a tracer or meter provider is set
-(``MCP_LITE_OTEL=0`` turns it off); see ``mcp_lite._otel``. What feeds both from a
-connection is ``mcp_lite._observer``; this module is only the public hook API.
+"""Event hooks, in the spirit of httpx's: a mapping from an event kind (``request``,
+``response``, ``notification``, ``reconnect``, ``error``) to plain functions called inline with
+one ``Event``, so a caller sees what a ``Client`` or ``Hub`` sends and receives without
+OpenTelemetry (see docs/guides/observability.md). This module is only the public hook API.
 """
 
 from __future__ import annotations

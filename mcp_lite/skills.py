@@ -1,10 +1,6 @@
-"""Skills over MCP (extension ``io.modelcontextprotocol/skills``) for ``Client`` and ``Hub``.
-
-``Client.list_skills()`` returns the server's ``Skill`` entries — names, descriptions and
-digests — and reads no file. ``Client.load_skill(uri)`` reads the skill's ``SKILL.md`` and
-checks it (size, digest, frontmatter equal to the entry's) before returning a ``LoadedSkill``;
-the skill's other files are read only when asked for (``LoadedSkill.read()``), each verified
-the same way. Any mismatch raises ``SkillVerificationError`` and the content is not used.
+"""Skills over MCP (``io.modelcontextprotocol/skills``) for ``Client`` and ``Hub``: listing
+reads no file, loading reads and verifies ``SKILL.md`` and each further file only when asked,
+and a mismatch raises ``SkillVerificationError`` (see docs/guides/tasks-and-skills.md).
 """
 
 from __future__ import annotations

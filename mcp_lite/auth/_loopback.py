@@ -1,17 +1,7 @@
-"""The loopback redirect receiver of an interactive login (RFC 8252 §7.3).
-
-A one-shot ``http.server`` on ``127.0.0.1`` (a random port unless one is asked for) that waits
-for the browser to come back to ``/callback?code=...&state=...``, answers with a short page,
-and hands the full redirect URL to the flow. Nothing else is served: other paths get 404, and
-the page never echoes the query (no code or token in a response body or in a log line).
-
-Only the login's own redirect completes it: a request whose ``state`` is not the one the
-flow sent (``expect``; compared with ``hmac.compare_digest``) gets a 400 page and the receiver
-keeps waiting until its deadline, so another local process cannot abort (or answer) the login.
-
-Browsers open speculative connections (preconnect) that never send a request: each
-connection gets its own thread and a socket timeout, so an idle one never delays the real
-redirect, and at most ``_MAX_CONNECTIONS`` are served at once (more are closed at once).
+"""The loopback redirect receiver of an interactive login (RFC 8252 §7.3): a one-shot server on
+``127.0.0.1`` that completes only on the redirect carrying the login's own ``state``, and
+hands the redirect URL to the flow (see docs/explanation/security.md, "Credentials go only to
+their issuer").
 """
 
 from __future__ import annotations

@@ -1,30 +1,7 @@
-"""Where OAuth may go: the one URL policy that every OAuth hop passes.
-
-An MCP server chooses the URLs of its OAuth documents: the protected resource metadata, the
-``authorization_servers`` it lists, and through their metadata every endpoint (registration,
-token, the authorization URL handed to the browser). A hostile server could use them to make
-the client reach what only this machine or its network can reach: a loopback admin port, the
-cloud metadata service at ``169.254.169.254``, a private service. So a hop may not lead
-*inward* of the MCP server itself. Addresses fall in four zones, outermost first::
-
-    public  <  private (10/8, 172.16/12, 192.168/16, fc00::/7, CGNAT, reserved ...)
-            <  link-local (169.254/16, fe80::/10)  <  loopback (127/8, ::1, 0.0.0.0, ::)
-
-A server on loopback (local development) may name anything. Any other server may name only
-public ``https`` hosts (for a host name: every one of its addresses public): a hop to a
-private, link-local or loopback address, or over plain ``http``, is refused. An intranet whose
-MCP server and identity provider are both private opts in with ``private_network=True``
-(``OAuth(..., private_network=True)``): a private server may then name private hosts, never
-link-local or loopback ones. The check runs before any connection opens, with the host-name
-lookup bounded by the caller's deadline.
-
-The seam for tests is ``resolver`` (this module's attribute): ``resolver(host, port, seconds)``
-returns the addresses the policy judges by. A test replaces it to give ``mcp.example`` a
-public address while the connection itself (through ``socket.getaddrinfo``) goes to
-127.0.0.1; no test traffic leaves the machine.
-
-Known limit: the name is resolved again when the connection opens; a resolver that answers
-differently the second time (DNS rebinding) is not caught here.
+"""Where OAuth may go: the one URL policy every OAuth hop passes before any connection opens, so
+a hostile MCP server cannot lead the client inward of itself (loopback, link-local, private) or
+onto plain http; ``resolver`` is the seam tests replace (see docs/explanation/security.md,
+"The OAuth URL policy").
 """
 
 from __future__ import annotations

@@ -1,29 +1,7 @@
 """Finding the authorization server of an MCP server: the ``WWW-Authenticate`` challenge,
-Protected Resource Metadata (RFC 9728), authorization-server metadata (RFC 8414 and OpenID
-Connect Discovery), in the order the MCP specification gives, and the 2025-03-26 fallbacks.
-
-Order (MCP 2025-11-25 "Authorization Server Discovery"):
-
-1. PRM: the ``resource_metadata`` URL of the challenge; else
-   ``/.well-known/oauth-protected-resource/<path>``; else ``/.well-known/oauth-protected-resource``.
-   The PRM ``resource`` must cover the server URL (same origin, same or parent path): a PRM
-   naming another resource is refused (its tokens would be for someone else).
-2. Authorization-server metadata for the first ``authorization_servers`` entry: for an issuer
-   with a path ``/t``: ``/.well-known/oauth-authorization-server/t``,
-   ``/.well-known/openid-configuration/t``, ``/t/.well-known/openid-configuration``; without a
-   path: ``/.well-known/oauth-authorization-server``, ``/.well-known/openid-configuration``.
-   The document's ``issuer`` must equal the issuer the URL was built from (RFC 8414 §3.3).
-3. No PRM at all (a 2025-03-26 server): the issuer is the server URL without its path; its
-   metadata is tried the same way and, when there is none, the default endpoints
-   ``/authorize``, ``/token`` and ``/register`` are used.
-
-Credentials bound to an issuer (``discover(..., issuer=...)``): when the caller holds a secret
-or signing key for one authorization server, only that issuer is considered. A PRM (or the
-2025-03-26 fallback) that does not name it stops discovery with ``AuthRequired`` naming both
-issuers, before the other server is contacted at all.
-
-Every URL reached through these documents, and every endpoint of the metadata, passes the
-context's URL policy (``Http.check``, ``_policy``) before anything is opened.
+Protected Resource Metadata (RFC 9728) and authorization-server metadata (RFC 8414, OpenID
+Connect), in the order the MCP specification gives, with the 2025-03-26 fallbacks (see
+docs/explanation/oauth.md, "Discovery").
 """
 
 from __future__ import annotations

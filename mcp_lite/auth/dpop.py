@@ -1,21 +1,6 @@
-"""DPoP (RFC 9449): access tokens bound to a key pair that only this client holds.
-
-A server that supports DPoP lists ``dpop_signing_alg_values_supported`` in its authorization
-server metadata; an MCP server that insists on it answers 401 with a ``DPoP`` challenge.
-With DPoP, every token request and every request to the MCP server carries a fresh proof: a
-short JWT signed with the client's private key, whose header holds the public key and whose
-claims name the request (``htm`` method, ``htu`` URL without query or fragment, ``iat``, a
-unique ``jti``; and ``ath``, the hash of the access token, on resource requests). The token
-is sent as ``Authorization: DPoP <token>``. A stolen token is useless without the key.
-
-Nonces (RFC 9449 §8, §9): a server may answer ``use_dpop_nonce`` with a ``DPoP-Nonce`` header;
-the request is sent once more with that nonce in the proof. Nonces are remembered per origin
-(the authorization server's and the MCP server's are separate) and replaced whenever a
-response carries a new one.
-
-The key is an EC P-256 key (``ES256``), made once per client and kept in the token store
-next to the tokens it binds (a refresh of a DPoP-bound token needs the same key). Signing
-needs the ``jwt`` extra (PyJWT with ``cryptography``).
+"""DPoP (RFC 9449): access tokens bound to an EC P-256 key only this client holds, a fresh proof
+on every token and resource request, and server nonces remembered per origin (see
+docs/explanation/oauth.md, "DPoP").
 """
 
 from __future__ import annotations

@@ -1,22 +1,6 @@
-"""The OAuth grants themselves: authorization code with PKCE, refresh, client credentials
-(secret or ``private_key_jwt``), and the enterprise ID-JAG exchange; scope selection.
-
-Authorization code (OAuth 2.1 §4.1, MCP "Authorization Flow Steps"):
-
-- the request carries ``response_type=code``, ``client_id``, ``redirect_uri``, ``state``,
-  ``code_challenge`` + ``S256``, ``resource`` (RFC 8707, always, even when the server does not
-  advertise it) and ``scope`` when there is one; a server that does not list ``S256`` in
-  ``code_challenge_methods_supported`` is refused before anything is sent;
-- the redirect is checked before anything in it is used: ``state`` must match exactly, then
-  ``iss`` (RFC 9207): present → must equal the issuer recorded before redirecting; absent →
-  refused when the server advertises ``authorization_response_iss_parameter_supported``. On a
-  mismatch no error field of the response is acted on or shown;
-- the token request repeats ``resource`` and sends the ``code_verifier``.
-
-Scope selection (MCP 2025-11-25): the challenge's ``scope`` when present (authoritative), else
-all of the PRM's ``scopes_supported``, else none (the parameter is omitted). ``offline_access``
-is added when the authorization server lists it (2026-07-28: MAY), never otherwise. Step-up
-asks for the union of what was asked before and what the 403 challenge names.
+"""The OAuth grants: authorization code with PKCE, refresh, client credentials (secret or
+``private_key_jwt``) and the enterprise ID-JAG exchange, with the scope selection and the
+checks of the redirect (see docs/explanation/oauth.md, "Grants and scopes").
 """
 
 from __future__ import annotations

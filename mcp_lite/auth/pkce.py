@@ -1,8 +1,5 @@
-"""PKCE (RFC 7636) with ``S256`` only, and the ``state`` value of an authorization request.
-
-A verifier is 64 random bytes in base64url (86 characters, inside the 43-128 the RFC allows);
-the challenge is ``BASE64URL(SHA256(verifier))`` without padding. ``plain`` is never used: the
-MCP specification requires ``S256`` when the client can compute it, and every client can.
+"""PKCE (RFC 7636) with ``S256`` only, and the ``state`` value of an authorization request (see
+docs/explanation/oauth.md, "Grants and scopes").
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
-"""``RedisTokenStore``: OAuth tokens and the needs-auth cache shared by a fleet of workers.
-
-Every worker process, on every machine, that points at the same Redis sees the same tokens:
-a worker that refreshes a token saves it for all. ``lock(key, timeout)`` is a Redis lock
-(``SET NX PX`` with a random token and an expiry, released only by its holder with a
-compare-and-delete script), so the refresh of a *rotating* refresh token is done by one worker
-at a time: the others wait, then read the token it saved, instead of replaying the old
-refresh token (which the authorization server would treat as theft and revoke the family).
-
-Keys are ``<prefix>oauth:<hash>`` (a hash of the store key: no server URL shows in ``KEYS``),
-``<prefix>lock:<hash>`` and ``<prefix>needs-auth:<hash>``. Values are JSON. Tokens sit in Redis
-as they sit in the file store's files: protect it (ACL user and password, ``rediss://`` for
-TLS, a private network); the store never shows the URL's password or a token in an error,
-a repr or a log.
-
-Needs the ``redis`` extra: ``pip install 'mcp-lite-client[redis]'``.
+"""``RedisTokenStore``: OAuth tokens and the needs-auth cache shared by every worker that points
+at the same Redis, with a Redis lock so a rotating refresh token is used by one worker at a
+time (see docs/explanation/oauth.md, "Token stores"). Needs the ``redis`` extra.
 """
 
 from __future__ import annotations

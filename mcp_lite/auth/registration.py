@@ -1,20 +1,6 @@
 """Who the client is at an authorization server: pre-registered credentials, a Client ID
-Metadata Document (CIMD), or Dynamic Client Registration (RFC 7591), in that order (MCP
-2025-11-25 "Client Registration Approaches").
-
-1. Pre-registered: a ``client_id`` (and maybe a secret) the user configured.
-2. CIMD: when the server sets ``client_id_metadata_document_supported`` and the user gave the
-   HTTPS URL of a metadata document (``client_metadata_document`` builds its content), that
-   URL is the ``client_id``.
-3. DCR: when the server has a ``registration_endpoint``. The request carries
-   ``application_type`` (``native`` for a loopback redirect), the redirect URIs, the grant types
-   (with ``refresh_token``) and the token-endpoint auth method we would like. A rejection is an
-   ``AuthRequired`` quoting the server's error.
-4. Otherwise ``AuthRequired`` saying what to configure.
-
-The client authentication method at the token endpoint (``none``, ``client_secret_basic``,
-``client_secret_post``) follows the registration answer, else the server's
-``token_endpoint_auth_methods_supported`` (RFC 8414 default: ``client_secret_basic``).
+Metadata Document or Dynamic Client Registration (RFC 7591), in that order, and the client
+authentication method at the token endpoint (see docs/explanation/oauth.md, "Registration").
 """
 
 from __future__ import annotations

@@ -1,30 +1,6 @@
-"""Where tokens live between processes: a pluggable store and a file store.
-
-A store holds small JSON records under string keys. ``OAuth`` writes three kinds:
-
-- ``tokens <issuer> <resource>``: access and refresh token, expiry, scope (the credentials are
-  keyed by authorization server *and* resource: a token is never offered to another one);
-- ``client <issuer>``: the client registration at that authorization server (MCP 2026-07-28:
-  registrations are keyed by issuer and never reused with another server);
-- ``resource <resource>``: the discovered metadata, so that a process started tomorrow can
-  refresh its token without discovery and without a browser.
-
-``FileTokenStore`` keeps one file per key in a folder of its own user (default
-``$XDG_STATE_HOME/mcp-lite/oauth`` or ``~/.local/state/mcp-lite/oauth``), folder mode 0700,
-files 0600, written atomically (temporary file + rename). File names are hashes of the keys,
-so nothing about the server shows in a directory listing. An existing folder that other
-users may read, write or enter (any group/other permission bit) or that belongs to another
-user is refused with ``ConfigError``: it is never "repaired" behind your back, since someone
-else may already have read or planted a file there.
-
-Processes that share a store cooperate (gunicorn workers, overlapping cron jobs): ``lock(key,
-timeout)`` is an exclusive lock across threads and processes (``fcntl.flock`` on a ``.lock``
-file beside the entry) that ``OAuth`` holds around read-refresh-write, so that a rotating
-refresh token is used once, by one process, and the others read its result.
-
-Fork: the stores' in-process locks are replaced in a forked child (``_fork.on_child``): a
-parent thread may have held one at fork time. A ``flock`` a parent thread holds stays the
-parent's (it is another process now): the child waits for it like any other process.
+"""Where tokens live between processes: the ``TokenStore`` interface and ``FileTokenStore``
+(a private folder, one atomically written file per hashed key, a cross-process lock around
+read-refresh-write) (see docs/explanation/oauth.md, "Token stores").
 """
 
 from __future__ import annotations

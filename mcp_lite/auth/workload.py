@@ -1,15 +1,7 @@
-"""Workload identity federation (SEP-1933): a job with no person present trades an identity
-assertion its platform gives it for an access token, with the JWT-bearer grant (RFC 7523 §2.1).
-
-Kubernetes projects a service-account token into a file and rotates it; CI systems hand an
-OIDC token to the job; a cloud metadata service answers a request. ``WorkloadIdentity`` takes
-the assertion from a file (read again for every token request, so a rotated file is picked up)
-or from a callable (called for every token request), never caches it, and never shows it.
-
-The token request is ``grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`` with the
-assertion, the resource (RFC 8707) and the scope when there is one. A refusal
-(``invalid_grant``, ``invalid_scope``, ``unauthorized_client``...) is reported as it is: the
-grant is not retried and no other grant is tried.
+"""Workload identity federation (SEP-1933): a job with no person present trades the identity
+assertion its platform gives it (a file or a callable, read afresh for every token request)
+for an access token with the JWT-bearer grant (RFC 7523 §2.1) (see
+docs/explanation/oauth.md, "Workload identity").
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
-"""What every agent-framework adapter of ``mcp_lite.contrib`` shares.
-
-An adapter turns a source (a ``Hub``, a ``Client`` or a ``ProcessHub``, resolved with
-``get()`` at each use so each process calls through its own Hub) into the framework's tool
-objects. This module does the framework-free part once: the tool list (``tool_specs()``,
-kept to ``tools=`` names or rules, plus the Hub's resource tools when ``resource_tools``),
-the call (always ``source.call_tool``, with ``timeout`` and a ``cancel_event``), the
-mapping of failures to what the model is shown (``model_errors``), the async entry point
-(the call in a worker thread; the task's cancellation sets ``cancel_event``, so the server
-is told and the thread returns at once; never a loop in the caller's thread) and the
-pieces of a result (text, structured content, image and audio bytes).
-
-``model_errors``: ``"tool"`` (default) shows the model what it can act on (an ``isError``
-result, a JSON-RPC error such as invalid arguments, a permission refusal, a timeout) and
-raises the rest (connection, auth, configuration) as the ``McpError`` it is; ``"all"`` shows
-every ``McpError``; ``"none"`` raises everything (an ``isError`` result as ``ToolError``).
-A ``RequestCancelled`` of the adapter's own cancellation always propagates.
+"""What every agent-framework adapter of ``mcp_lite.contrib`` shares, framework-free: the tool
+list, the call (``source.call_tool`` with ``timeout`` and a ``cancel_event``), the async entry
+point in a worker thread, the ``model_errors`` mapping of failures and the pieces of a result
+(see docs/guides/agent-frameworks.md and docs/explanation/integrations.md).
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
-"""``ProcessHub``: one ``Hub`` per process, created on first use.
-
-Web servers (gunicorn ``--preload``, uWSGI) and Celery's prefork pool import the app in a
-master process and fork workers from it. A Hub built at import would be shared by all of
-them; the Hub survives that (the children reconnect), but every worker should own its Hub
-outright, and the master should start nothing it does not use. ``ProcessHub.get()`` builds
-the Hub the first time it is called *in this process* and again in a forked child; the Hub
-of a process is closed when that process exits (``atexit``), or by ``close()``.
-
-At worker shutdown call ``close()``: from Celery's ``worker_process_shutdown`` signal, from
-gunicorn's ``worker_exit`` server hook. Servers then stop in order (each stdio server gets
-end of input, then SIGINT, SIGTERM, SIGKILL on its process group, within about a second;
-HTTP sessions are ended). Without it, or when a worker dies without running it (SIGKILL, the
-OOM killer, a hard time limit, ``os._exit``, as Celery's prefork pool ends its children), the
-worker's stdio servers and everything they started are still stopped within about a second by
-that process's server watcher (``mcp_lite.transports._reaper``; POSIX), but HTTP sessions are
-left for the server to expire.
+"""``ProcessHub``: one ``Hub`` per process, built on first use in this process (and again in a
+forked child) and closed at exit or by ``close()``, so forking web and Celery workers each own
+their Hub (see docs/explanation/integrations.md, "One Hub per process").
 """
 
 from __future__ import annotations

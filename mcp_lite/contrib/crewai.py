@@ -1,22 +1,6 @@
-"""CrewAI: ``crewai_tools(source)`` gives ``crewai.tools.BaseTool`` objects for an ``Agent``.
-
-    from mcp_lite.contrib.crewai import crewai_tools
-    agent = Agent(role="...", goal="...", backstory="...", tools=crewai_tools(hub))
-    crew.kickoff()                             # sync: one server process for every call
-
-CrewAI wants a pydantic model as ``args_schema``: it is built from the MCP schema with
-CrewAI's own converter (``create_model_from_schema``; ``$defs``, ``$ref`` and ``anyOf`` kept
-as types, ``required`` kept). CrewAI validates the model's arguments with it and passes on
-``model_dump()``, which holds ``None`` for every optional argument the model left out: those
-are dropped (unless the argument's schema allows null), so the server receives what the
-model sent. CrewAI renames tools for function calling; the call goes back under the Hub's
-name. ``_run(self, /, **arguments)`` takes every argument the adapter is handed, but
-CrewAI's own ``BaseTool.run(self, ...)`` takes ``self`` before the adapter is reached.
-Results: the structured content as JSON text, else the text. A failure the model is shown
-(``model_errors``) is returned as ``"Error: ..."`` text.
-
-CrewAI pins ``mcp<2`` and ``pydantic<2.13``; its tests run in an environment of their own
-(``make test-crewai``). The adapter itself needs no ``mcp`` package.
+"""CrewAI: ``crewai_tools(source)`` gives ``crewai.tools.BaseTool`` objects for an ``Agent``, with
+``args_schema`` built by CrewAI's own converter and the ``None`` of omitted optionals dropped
+(see docs/guides/agent-frameworks.md and docs/explanation/integrations.md).
 """
 
 from __future__ import annotations

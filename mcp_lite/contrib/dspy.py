@@ -1,19 +1,6 @@
-"""DSPy: ``dspy_tools(source)`` gives ``dspy.Tool`` objects for ``dspy.ReAct`` and friends.
-
-    from mcp_lite.contrib.dspy import dspy_tools
-    react = dspy.ReAct("question -> answer", tools=dspy_tools(hub))
-    react(question="...")                      # sync: blocks on the Hub, no event loop
-
-DSPy takes one JSON Schema per argument (``args``), each checked with ``jsonschema`` before
-the call: each property's schema is kept with every keyword (a ``$ref`` into the schema's
-``$defs`` inlined), and the arguments ``required`` does not list get ``"default": None``,
-since DSPy tells the model an argument is required when it has no default. The model's
-arguments go to the server as sent (DSPy fills no defaults). ``acall`` runs the call in a
-worker thread (DSPy's own runs a sync tool on the loop's thread) and cancels it on the
-server when the task is cancelled. A failure the model is shown (``model_errors``) is
-returned as ``"Error: ..."`` text: ``ReAct`` would show a raised exception to the model with
-traceback frames. Results: the structured content (``{"result": x}`` unwrapped), else the
-text; images stay as the Hub's notes.
+"""DSPy: ``dspy_tools(source)`` gives ``dspy.Tool`` objects for ``dspy.ReAct`` and friends, one
+JSON Schema per argument, calls that block on the source with no event loop (see
+docs/guides/agent-frameworks.md and docs/explanation/integrations.md).
 """
 
 from __future__ import annotations

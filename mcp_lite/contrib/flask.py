@@ -1,27 +1,6 @@
-"""Flask integration: the ``McpLite`` extension, one Hub per process.
-
-::
-
-    from flask import Flask
-    from mcp_lite.contrib.flask import McpLite
-
-    mcp = McpLite()
-
-    def create_app():
-        app = Flask(__name__)
-        app.config["MCP_LITE"] = {"servers": {...}, "allow": ["mcp__demo"]}
-        mcp.init_app(app)
-        return app
-
-    @app.get("/add")
-    def add():
-        return {"result": mcp.hub.call_tool("mcp__demo__add", {"a": 1, "b": 2}).text}
-
-``app.config["MCP_LITE"]`` takes the same mapping as Django's ``settings.MCP_LITE`` (see
-``mcp_lite.contrib.settings``) and is checked by ``init_app`` (``ConfigError`` on errors,
-warnings logged). The Hub is built on first use in each process (a gunicorn ``--preload``
-master starts nothing it does not use; each worker has its own) and closed at exit.
-``mcp.hub`` inside a request or app context is the current app's Hub.
+"""Flask integration: the ``McpLite`` extension (``init_app``), the same ``MCP_LITE`` mapping as
+Django's in ``app.config`` and one lazily built Hub per process, ``mcp.hub`` being the current
+app's (see docs/guides/web-apps.md).
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
-"""Haystack: ``haystack_tools(source)`` gives ``haystack.tools.Tool`` objects for an ``Agent``
-or a ``ToolInvoker``.
-
-    from mcp_lite.contrib.haystack import haystack_tools
-    agent = Agent(chat_generator=generator, tools=haystack_tools(hub))
-    agent.run(messages=[ChatMessage.from_user("...")])   # sync: blocks on the Hub
-
-Each tool's ``parameters`` is the MCP ``inputSchema`` unchanged; the model's arguments go to
-the server as sent. ``function`` blocks on the source; ``async_function`` (``run_async``)
-runs the call in a worker thread and cancels it on the server when the task is cancelled.
-Results: the structured content (``{"result": x}`` unwrapped), else the text; images stay as
-the Hub's notes. A failure the model is shown (``model_errors``) is raised with mcp_lite's
-message: Haystack hands the model a tool result flagged as an error (it does that with any
-exception unless the invoker's ``raise_on_failure`` says otherwise).
+"""Haystack: ``haystack_tools(source)`` gives ``haystack.tools.Tool`` objects for an ``Agent`` or
+a ``ToolInvoker``, each with the MCP ``inputSchema`` unchanged as its ``parameters`` (see
+docs/guides/agent-frameworks.md and docs/explanation/integrations.md).
 """
 
 from __future__ import annotations

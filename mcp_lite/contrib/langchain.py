@@ -1,18 +1,6 @@
-"""LangChain and LangGraph: ``langchain_tools(source)`` gives ``langchain_core`` tools.
-
-    from mcp_lite.contrib.langchain import langchain_tools
-    agent = create_agent(model, tools=langchain_tools(hub))
-    agent.invoke({"messages": [...]})          # sync: blocks on the Hub, no event loop
-
-Each tool is a ``BaseTool`` whose ``args_schema`` is the MCP ``inputSchema`` itself (a dict:
-LangChain hands it to the model unchanged and passes the model's arguments through as
-they are). ``_run(self, /, **arguments)`` takes every argument, ``self``, ``config`` and
-``run_manager`` included. ``response_format="content_and_artifact"``: the content is the
-text (or a list of text, image and audio blocks when the result has them; build the Hub with
-``media="inline"`` to get them), the artifact ``{"structured_content": ...}``. Failures the
-model is shown become ``ToolException`` (a ``ToolMessage`` with ``status="error"``); the
-rest raise (see ``_adapter``). ``_arun`` runs the call in a worker thread and cancels it on
-the server when the task is cancelled.
+"""LangChain and LangGraph: ``langchain_tools(source)`` gives ``langchain_core`` ``BaseTool``
+objects whose ``args_schema`` is the MCP ``inputSchema`` itself, with content-and-artifact
+results (see docs/guides/agent-frameworks.md and docs/explanation/integrations.md).
 """
 
 from __future__ import annotations

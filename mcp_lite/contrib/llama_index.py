@@ -1,21 +1,6 @@
 """LlamaIndex: ``llama_index_tools(source)`` gives ``FunctionTool`` objects for a
-``FunctionAgent``, a ``ReActAgent`` or any workflow.
-
-    from mcp_lite.contrib.llama_index import llama_index_tools
-    agent = FunctionAgent(tools=llama_index_tools(hub), llm=llm)
-
-What the model is shown is the tool's ``metadata.get_parameters_dict()``: here the MCP
-``inputSchema`` unchanged (LlamaIndex's own metadata would rebuild it from a pydantic model
-and drop ``additionalProperties`` and other keywords). The model's arguments go to the
-server as sent (the argument model is permissive and fills in nothing). ``fn`` blocks on
-the source, ``async_fn`` (what the agents call) runs it in a worker thread and cancels it on
-the server when the task is cancelled; one Hub connection serves every call (LlamaIndex's
-own MCP client opens a session per call). A description over 1024 characters is cut there
-(``to_openai_tool`` refuses longer ones; the Hub allows 2048). Results: the text, or a list
-of ``TextBlock`` and ``ImageBlock`` / ``AudioBlock`` when the result has images (build the
-Hub with ``media="inline"``); structured content as its JSON text. A failure the model is
-shown (``model_errors``) is raised with mcp_lite's message, which the agent hands the model
-as an error tool output (it does that with any exception).
+``FunctionAgent``, a ``ReActAgent`` or any workflow, showing the model the MCP ``inputSchema``
+unchanged (see docs/guides/agent-frameworks.md and docs/explanation/integrations.md).
 """
 
 from __future__ import annotations

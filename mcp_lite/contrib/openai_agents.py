@@ -1,18 +1,6 @@
-"""OpenAI Agents SDK: ``openai_agents_tools(source)`` gives ``agents.FunctionTool`` objects.
-
-    from mcp_lite.contrib.openai_agents import openai_agents_tools
-    agent = Agent(name="assistant", tools=openai_agents_tools(hub))
-    Runner.run_sync(agent, "...")              # no server to connect on a loop first
-
-Each tool's ``params_json_schema`` is the MCP ``inputSchema`` unchanged (``"properties":
-{}`` added only when it has none, as OpenAI requires) with ``strict_json_schema=False``
-(strict mode would rewrite it). The SDK's tools are async: each call runs in a worker
-thread, and a cancelled task (the SDK's ``timeout_seconds`` included) cancels the call on
-the server. ``needs_approval`` defaults to the tool's ``destructiveHint``. Results: text,
-with image blocks (build the Hub with ``media="inline"``) a list of ``ToolOutputText`` and
-``ToolOutputImage`` (a data URL). A failure the model is shown (``model_errors``) is
-returned as ``"Error: ..."`` text, which is how the SDK tells a model a tool failed; the
-rest raise and fail the run.
+"""OpenAI Agents SDK: ``openai_agents_tools(source)`` gives ``agents.FunctionTool`` objects with
+the MCP ``inputSchema`` as a non-strict ``params_json_schema`` (see
+docs/guides/agent-frameworks.md and docs/explanation/integrations.md).
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
-"""pydantic-ai: ``McpLiteToolset(source)`` is a toolset for ``Agent(toolsets=[...])``.
-
-    from mcp_lite.contrib.pydantic_ai import McpLiteToolset
-    agent = Agent(model, toolsets=[McpLiteToolset(hub)])
-    agent.run_sync("...")                      # from any thread, one Hub for all of them
-
-The tools are listed per run step (in a worker thread, so a ``list_changed`` is seen by
-the next step) with each ``inputSchema`` as the ``parameters_json_schema`` unchanged and a
-permissive argument validator (the server validates), as ``pydantic_ai.mcp.MCPToolset``
-does. Calls run in a worker thread; a cancelled run (the framework's own timeout included)
-cancels the call on the server. Results: the structured content (``{"result": x}``
-unwrapped to ``x``), else the text; with image or audio blocks (build the Hub with
-``media="inline"``) a list of the texts and ``BinaryImage`` / ``BinaryContent``.
-
-Failures the model is shown (``model_errors``): an ``isError`` result as
-``tool_error_behavior`` says (``"retry"``: ``ModelRetry``, counted against ``max_retries``;
-``"failed"``: ``ToolFailed``; ``"error"``: ``ToolError`` raised), a JSON-RPC error (invalid
-arguments) as ``ModelRetry``, a permission refusal, a timeout and the rest as ``ToolFailed``.
+"""pydantic-ai: ``McpLiteToolset(source)`` is a toolset for ``Agent(toolsets=[...])``, listing the
+tools per run step and calling them in a worker thread (see docs/guides/agent-frameworks.md and
+docs/explanation/integrations.md).
 """
 
 from __future__ import annotations

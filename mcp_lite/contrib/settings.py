@@ -1,23 +1,6 @@
-"""The ``MCP_LITE`` settings mapping of the Django and Flask integrations.
-
-Either the servers themselves (they are your settings: trusted like code)::
-
-    MCP_LITE = {
-        "servers": {"demo": {"command": "python", "args": ["examples/demo_server.py"]}},
-        "allow": ["mcp__demo"], "default_permission": "deny",
-        "client_options": {"timeout": 30},
-    }
-
-or a project's ``.mcp.json`` (read with the Hub's configuration rules, so its servers are
-*project-scoped* and run only once trusted: the project-trust step)::
-
-    MCP_LITE = {"mcp_json": BASE_DIR / ".mcp.json", "trust_project": ["demo"]}
-
-Keys: ``servers`` | ``mcp_json`` | ``project_dir`` (a project folder, ``.mcp.json`` found by
-walking up), ``trust_project`` (True or server names), ``config_files`` (explicit files,
-trusted), ``user_dir``; and the ``Hub`` options ``allow``, ``deny``, ``default_permission``,
-``client_options``, ``output_dir``, ``max_output_tokens``, ``backoff``, ``auth_cache_path``,
-``auth_cache``, ``event_hooks``, ``elicitation_timeout``, ``always_load``.
+"""The ``MCP_LITE`` settings mapping of the Django and Flask integrations: either the servers
+themselves (trusted like code) or a project's ``.mcp.json`` read with the Hub's rules, plus
+the ``Hub`` options; checked and turned into a Hub here (see docs/guides/web-apps.md).
 """
 
 from __future__ import annotations

@@ -1,23 +1,7 @@
-"""smolagents: ``smolagents_tools(source)`` gives ``smolagents.Tool`` objects, for a
-``ToolCallingAgent`` or a ``CodeAgent``.
-
-    from mcp_lite.contrib.smolagents import smolagents_tools
-    agent = ToolCallingAgent(tools=smolagents_tools(hub), model=model)
-    agent.run("...")                            # sync, like everything in smolagents
-
-smolagents describes a tool by ``inputs`` (one entry per argument), not by a JSON Schema, and
-its name must be a Python identifier: each property's schema is copied into ``inputs`` with
-every keyword kept (a ``$ref`` into the schema's ``$defs`` inlined; ``"type": "any"`` where
-the type is missing or is not one smolagents knows; ``description`` defaulted to the
-argument's name), ``nullable``
-marks the arguments ``required`` does not list (what smolagents derives ``required`` from),
-and a name with ``-`` gets ``_`` instead (made unique; the call still goes back under the
-Hub's name). The model's arguments go to the server as sent. ``__call__`` takes ``self``
-positionally, so an argument named ``self`` reaches the server. Results: the structured
-content (``{"result": x}`` unwrapped), else the text; images stay as the Hub's notes (the
-tools' ``output_type`` is ``"any"``). A failure the model is shown (``model_errors``) is
-raised as a ``RuntimeError`` with mcp_lite's message, which smolagents shows the model at
-its next step; smolagents does so with any exception, an ``McpError`` included.
+"""smolagents: ``smolagents_tools(source)`` gives ``smolagents.Tool`` objects for a
+``ToolCallingAgent`` or a ``CodeAgent``, each argument's schema copied into ``inputs`` under an
+identifier-safe tool name (see docs/guides/agent-frameworks.md and
+docs/explanation/integrations.md).
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
-"""strands-agents: ``strands_tools(source)`` gives ``AgentTool`` objects for ``Agent(tools=...)``.
-
-    from mcp_lite.contrib.strands import strands_tools
-    agent = Agent(model=model, tools=strands_tools(hub))
-    agent("...")                               # sync, as strands agents are
-
-Each tool's ``inputSchema`` is the MCP ``inputSchema`` unchanged (``{"json": schema}``), and
-the model's input goes to the server as one dict, so every argument name reaches it. strands
-runs a tool's ``stream`` on its event loop: the call runs in a worker thread, and a
-cancelled task cancels it on the server. Results: ``{"text"}`` blocks, the structured
-content as ``{"json"}``, images as ``{"image": {"format", "source": {"bytes"}}}`` (build the
-Hub with ``media="inline"``). A failure the model is shown (``model_errors``) is a result
-with ``status: "error"`` and mcp_lite's message; the rest raise.
-
-strands pins ``mcp<2.2``; its tests run in an environment of their own (``make
-test-strands``), apart from the test peers that need ``mcp>=2.3``.
+"""strands-agents: ``strands_tools(source)`` gives ``AgentTool`` objects for ``Agent(tools=...)``,
+each with the MCP ``inputSchema`` unchanged, the call in a worker thread (see
+docs/guides/agent-frameworks.md and docs/explanation/integrations.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The sans-IO MCP protocol core: no threads, sockets, subprocesses or clocks.
-
-Bytes and events in, bytes and events out. The threaded ``Client`` is a thin loop around it.
+"""The sans-IO MCP protocol core: bytes and events in, bytes and events out, with no threads,
+sockets, subprocesses or clocks; the threaded ``Client`` is a thin loop around it (see
+docs/explanation/protocol.md).
 """

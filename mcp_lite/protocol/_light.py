@@ -1,9 +1,6 @@
-"""The light-object base: a wire object backed by its JSON dict, the pydantic API on demand.
-
-``WireObject`` is what ``results.CallToolResult``/``Content`` and ``tools.Tool``/
-``ToolAnnotations`` share: fields read from the wire dict (``_field``), the shape tables that
-``plain_shape`` checks against, the model API delegated to a pydantic "twin" in
-``result_models``, and ``_problems`` for naming what a ``ValidationError`` found.
+"""``WireObject``, the light-object base: a wire object backed by its JSON dict, its fields read
+from it, its shape checked by a few type tests and the pydantic API delegated to a twin in
+``result_models`` (see docs/explanation/protocol.md, "Light objects").
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The pydantic base of every wire model, and ``ResourceContents``.
-
-Below both ``types`` (the facade of the wire models) and ``result_models`` (the pydantic twins
-of the light classes), so that neither imports the other.
+"""The pydantic base of every wire model, and ``ResourceContents``; below both ``types`` and
+``result_models`` so that neither imports the other.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""The ``AttributeError`` of a wire object, naming our snake_case attribute when the caller
-used the SDK's camelCase one (``result.isError`` -> "mcp_lite names it 'is_error'").
-
-Below both the light objects (``_light``) and the pydantic base (``_model``); only their
-``__getattr__`` (the failure path) calls it, so no attribute read pays for it.
+"""The ``AttributeError`` of a wire object that names our snake_case attribute when the caller
+used the SDK's camelCase one (``result.isError``), called only from ``__getattr__``, the
+failure path.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""MCP Apps (``io.modelcontextprotocol/ui``) for a host without a UI, sans-IO.
-
-A server attaches an interactive ``ui://`` resource to a tool with ``_meta.ui.resourceUri``
-(older servers: the flat ``_meta["ui/resourceUri"]``) and says who may call the tool with
-``_meta.ui.visibility``: ``"model"`` (the agent), ``"app"`` (the rendered app), both by
-default. A host keeps a tool whose visibility leaves out ``"model"`` away from the model and
-lets an app call only tools visible to ``"app"``, of the app's own server.
+"""MCP Apps (``io.modelcontextprotocol/ui``) for a host without a UI, sans-IO: a tool's ``ui://``
+resource and its visibility (``"model"``, ``"app"``), so a host keeps app-only tools from the
+model (see docs/explanation/protocol.md, "Extensions").
 """
 
 from __future__ import annotations

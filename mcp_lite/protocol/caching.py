@@ -1,12 +1,6 @@
-"""Result caching of the 2026-07-28 revision (``ttlMs`` / ``cacheScope``, checklist §8.9).
-
-A complete result of a list method or ``resources/read`` may say how long it stays fresh
-(``ttlMs``). The key is the method plus the params that shape the result (``cursor``,
-``uri``), never ``_meta``; results of ``input_required`` retries are never cached; each page
-is its own entry; a ``list_changed`` or ``resources/updated`` notification drops what it
-concerns. Sans-IO: the caller passes the clock reading (``now``, in seconds) and guards
-the object with its own lock. One cache serves one client, i.e. one authorization context,
-so ``private`` and ``public`` results may both live in it.
+"""Result caching of the 2026-07-28 revision (``ttlMs`` / ``cacheScope``, checklist §8.9),
+sans-IO: one cache per client, keyed by method and the params that shape the result, the clock
+reading passed in (see docs/explanation/protocol.md, "Result caching").
 """
 
 from __future__ import annotations

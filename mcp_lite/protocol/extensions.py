@@ -1,13 +1,7 @@
-"""Extensions negotiated with settings (SEP-2133), both eras, sans-IO.
-
-Each side declares ``capabilities.extensions``: a map of extension id (reverse-DNS,
-``io.modelcontextprotocol/ui``) to a settings object. A client sends its map in
-``initialize`` (handshake era) or in every request's ``_meta`` client capabilities
-(2026-07-28); the server's map is in its ``InitializeResult`` or ``server/discover`` answer.
-Settings travel unchanged both ways: nothing here adds a default or drops an unknown key.
-
-THE rule for a feature built on an extension: it is used only when the server declared the
-extension (``require``).
+"""Extensions negotiated with settings (SEP-2133) in both eras, sans-IO: each side's
+``capabilities.extensions`` map, carried unchanged, and the one rule that a feature built on an
+extension is used only when the server declared it (``require``) (see
+docs/explanation/protocol.md, "Extensions").
 """
 
 from __future__ import annotations

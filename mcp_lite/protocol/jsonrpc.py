@@ -1,13 +1,6 @@
-"""JSON-RPC 2.0 messages: building them, and sorting incoming frames into events.
-
-Sans-IO: frames (bytes) in, plain events out. Nothing here blocks, sleeps or locks; the
-caller serialises access to a ``PendingTable`` when it shares one between threads.
-
-An incoming frame that is not valid JSON-RPC never raises: it becomes an ``Invalid`` event.
-When the frame is a response by its own top-level ``"id"`` (found by scanning the raw bytes
-when they cannot be decoded: nested too deep, invalid UTF-8, a number too long), the event
-carries that id and the session fails exactly that call. Anything else (a server printing
-junk on stdout) is logged and dropped: it must not kill the link.
+"""JSON-RPC 2.0 messages, sans-IO: building them and sorting incoming frames into events, where a
+frame that is not valid JSON-RPC never raises but becomes an ``Invalid`` event carrying the
+call's id when it has one (see docs/explanation/protocol.md, "Framing and attribution").
 """
 
 from __future__ import annotations

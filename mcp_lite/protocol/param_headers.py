@@ -1,11 +1,6 @@
-"""``x-mcp-header`` (2026-07-28, SEP-2243): which ``tools/call`` arguments are mirrored into
-``Mcp-Param-*`` headers, and as what text. Sans-IO: the client's HTTP transport sends these
-headers, the small server checks them, ``session.mcp_header_problem`` judges a schema.
-
-A tool's inputSchema may annotate a primitive property, reachable from the root through
-``properties`` only, with ``"x-mcp-header": TOKEN``; a call then sends that argument as
-``Mcp-Param-TOKEN``: a string as is, an integer in decimal, a boolean as true/false, and no
-header when the argument is absent or null.
+"""``x-mcp-header`` (2026-07-28, SEP-2243), sans-IO: which ``tools/call`` arguments are mirrored
+into ``Mcp-Param-*`` headers and as what text, for the client's HTTP transport and the small
+server's check (see docs/explanation/protocol.md, "Extensions").
 """
 
 from __future__ import annotations

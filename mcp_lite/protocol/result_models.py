@@ -1,9 +1,6 @@
-"""The pydantic models behind the light classes ``CallToolResult``, ``Content`` (see
-``results``), ``Tool`` and ``ToolAnnotations`` (see ``tools``).
-
-The public classes read their fields straight from the wire dict; these models, with the
-same names and fields, give them the pydantic features (dumps, JSON schema, equality, a
-core schema for use inside other models). They load with pydantic, on first such use.
+"""The pydantic models behind the light classes ``CallToolResult``, ``Content``, ``Tool`` and
+``ToolAnnotations``, with the same names and fields, loaded on the first use of a pydantic
+feature (see docs/explanation/protocol.md, "Light objects").
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
-"""``CallToolResult`` and its ``Content`` blocks: read straight from the JSON, pydantic on demand.
-
-A tool call is the hot path of a client, and the first one of a short script used to pay for
-importing pydantic and building models (~100 ms) and every one for validating (~10 µs). These
-two classes keep the wire dict they were made from and read their fields from it; checking
-that the dict has the right shape is a few type tests. pydantic loads only for a feature only
-a model has: ``model_dump()``, ``model_dump_json()``, ``model_json_schema()``, ``==``,
-``model_copy()``, an embedded resource's ``ResourceContents``, or a dict of unusual shape (a
-snake_case key, a value pydantic would coerce or reject — such a dict goes through pydantic
-itself, so the result is exactly what the model would hold).
-
-What each pydantic feature does is delegated to a "twin", the pydantic model of the same
-name in ``result_models`` (the model these classes used to be), built from the wire dict on
-each use: a dump is exactly the model's dump. ``isinstance(x, CallToolResult)`` holds for
-every result; a pydantic model or ``TypeAdapter`` can hold these classes as fields (their
-core schema is the twin's).
+"""``CallToolResult`` and its ``Content`` blocks, read straight from the JSON with pydantic on
+demand, so a tool call, the client's hot path, neither imports pydantic nor validates models
+(see docs/explanation/protocol.md, "Light objects").
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""The MCP session rules a client follows, as pure functions and small state objects.
-
-Covers both eras:
-
-- handshake era (2024-11-05 … 2025-11-25): the ``initialize`` request, version negotiation
-  (ask for the newest, accept an older answer we speak, refuse anything else);
-- stateless era (2026-07-28): ``_meta`` on every request, the ``server/discover`` probe and
-  its outcome (checklist §8.2), ``input_required`` results and their retries (MRTR, §8.3).
-
-Also pagination (opaque cursors, a repeated-cursor guard, a page cap) and the client
-capabilities we declare. Nothing here performs I/O; the ``Client`` drives it.
+"""The MCP session rules a client follows in both eras, as pure functions and small state
+objects: the handshake and version negotiation, the 2026-07-28 ``_meta``, discover probe and
+``input_required`` rounds, pagination and the capabilities we declare (see
+docs/explanation/protocol.md, "Two eras").
 """
 
 from __future__ import annotations

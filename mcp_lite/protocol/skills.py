@@ -1,13 +1,6 @@
-"""The skills extension (``io.modelcontextprotocol/skills``, SEP-2640), sans-IO.
-
-A skill is a directory of files served as resources (``skill://<path>/SKILL.md`` and its
-supporting files). ``skills/list`` (paginated) and ``skills/get`` give each skill's *entry*:
-its ``uri``, its ``SKILL.md`` YAML ``frontmatter`` rendered as JSON, and ``resources`` — every
-file with its ``sha256:<hex>`` digest (and, from some servers, its ``size`` in bytes).
-
-What a host must do with a file it reads (here: ``check_file`` and ``check_frontmatter``):
-the bytes match the entry's size and digest, a file not listed is a failure, and a
-``SKILL.md``'s frontmatter equals the entry's field by field. Unverified content is never used.
+"""The skills extension (``io.modelcontextprotocol/skills``, SEP-2640), sans-IO: a skill's entry
+and the checks a host makes on every file it reads (size, digest, frontmatter), so unverified
+content is never used (see docs/explanation/protocol.md, "Skills").
 """
 
 from __future__ import annotations

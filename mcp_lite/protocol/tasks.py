@@ -1,7 +1,5 @@
-"""Tasks on the wire: the extension and related-task keys, and one look at a task.
-
-Sans-IO, shared by the client's ``Task`` handle (``mcp_lite.tasks``) and its task receiver
-(``mcp_lite._handlers``).
+"""Tasks on the wire, sans-IO: the extension and related-task keys and one look at a task,
+shared by the client's ``Task`` handle and its task receiver.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
-"""Tool definitions in the shapes LLM APIs accept, and tool names they accept.
-
-Pure functions, below both ``Client.tool_definitions`` (one server) and the Hub's
-(``mcp_lite.hub``: many servers, ``mcp__<server>__<tool>`` names), so both build the same
-shapes:
-
-- ``"anthropic"``: ``{"name", "description", "input_schema"}`` (Messages API);
-- ``"openai"``: ``{"type": "function", "function": {"name", "description", "parameters"}}``
-  (Chat Completions);
-- ``"openai-responses"``: ``{"type": "function", "name", "description", "parameters"}``
-  (the Responses API: the same fields, flat).
-
-A name an LLM API accepts has at most 64 characters of ``[a-zA-Z0-9_-]``; ``shorten`` makes
-one that fits, stable across processes (a hash of the tool's identity, never a counter).
+"""Tool definitions in the shapes LLM APIs accept (``"anthropic"``, ``"openai"``,
+``"openai-responses"``) and tool names they accept (``shorten``: at most 64 characters, stable
+across processes), as pure functions shared by ``Client`` and the Hub.
 """
 
 from __future__ import annotations

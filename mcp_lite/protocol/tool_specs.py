@@ -1,10 +1,6 @@
-"""``McpTool`` (one server's tool as an agent host sees it) and ``ToolSpec`` (a tool paired
-with the name the model is offered).
-
-They sit below both ``Client`` (one server) and the Hub (many servers) so both can hand
-an agent framework the same thing: ``client.tool_specs()`` and ``hub.tool_specs()``. Every
-tool a model may see passes ``for_model``: the one place that decides it (deny rules are
-the Hub's own filter, applied before).
+"""``McpTool`` (one server's tool as an agent host sees it) and ``ToolSpec`` (a tool paired with
+the name the model is offered), below both ``Client`` and the Hub; ``for_model`` is the one
+place that decides which tools a model may see.
 """
 
 from __future__ import annotations

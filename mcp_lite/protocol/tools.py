@@ -1,12 +1,6 @@
-"""``Tool`` and ``ToolAnnotations`` (a ``tools/list`` entry): read straight from the JSON,
-pydantic on demand, as ``results`` does for a tool call's result.
-
-``list_tools()`` is the first thing most scripts and every ``mcp-lite tools`` run do, and it
-used to import pydantic and build the models' validators (~100 ms in a fresh process, of
-which ~10 ms is pydantic asking every installed distribution for plugins); a 1000-tool list
-was validated field by field. These classes keep the server's dict (a shallow copy of it)
-and read their fields from it once a few type tests (``plain_shape``) found it plain; any
-other dict goes through the pydantic twin of the same name in ``result_models``.
+"""``Tool`` and ``ToolAnnotations`` (a ``tools/list`` entry), read straight from the JSON with
+pydantic on demand, as ``results`` does for a tool call's result (see
+docs/explanation/protocol.md, "Light objects").
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""Wire types as pydantic models: what the client hands back to its caller.
-
-``CallToolResult``, ``Content``, ``Tool`` and ``ToolAnnotations`` are the exception: light
-classes with the same fields and the model API on demand (``results``, ``tools``), so that
-neither a tool call nor a tool list waits for pydantic.
-
-Forward compatible by construction: every model keeps unknown fields (``extra="allow"``,
-readable as attributes and in ``model_extra``), and content blocks are one open model keyed
-by ``type`` rather than a closed union, so a server from a newer revision never breaks a
-parse. Python names are snake_case; the wire's camelCase and ``_meta`` are aliases.
+"""The wire types as pydantic models, forward compatible (unknown fields kept, content blocks
+one open model keyed by ``type``), snake_case with camelCase aliases; the light classes of
+``results`` and ``tools`` are the exception (see docs/explanation/protocol.md).
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""Protocol revisions mcp_lite speaks, and the names of the 2026-07-28 ``_meta`` keys.
-
-Two eras: the handshake era (``initialize``, 2024-11-05 … 2025-11-25) and the stateless era
-(2026-07-28, every request carries its version and capabilities in ``params._meta``).
+"""The protocol revisions mcp_lite speaks, in two eras (the ``initialize`` handshake,
+2024-11-05 … 2025-11-25, and the stateless 2026-07-28), and the names of the 2026-07-28
+``_meta`` keys.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""``ServerConnection``: the small server's JSON-RPC session with one client, both eras.
-
-Messages come in through ``receive()`` and go out through the ``send`` callable. Requests run
-on the worker pool; the handshake era answers ``initialize`` and sends real server-to-client
-requests, the stateless era (2026-07-28) serves each request on its own, re-executing handlers
-for ``input_required`` rounds with a signed ``requestState``."""
+"""``ServerConnection``: the small server's JSON-RPC session with one client in both eras,
+messages in through ``receive()`` and out through the ``send`` callable, requests on the
+worker pool (see docs/explanation/server.md).
+"""
 
 from __future__ import annotations
 

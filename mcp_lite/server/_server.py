@@ -1,23 +1,7 @@
-"""``Server``: what is registered, and the ways to serve it.
-
-``Server`` holds what is registered (tools, resources, templates, prompts, a completion
-function); ``ServerConnection`` speaks JSON-RPC with one client: messages come in through
-``receive()`` and go out through the ``send`` callable given to ``open_connection()``.
-``run_stdio()`` wires one connection to stdin/stdout; ``run_http()`` / ``serve_http()``
-serve Streamable HTTP (``_http``). Handlers run on a bounded pool of
-daemon worker threads and get a ``Context`` when they ask for one.
-
-Eras (see ``mcp_lite.protocol.versions``):
-
-- handshake era (2024-11-05 … 2025-11-25): ``initialize`` first; server → client requests
-  (elicitation, sampling, roots) are real JSON-RPC requests the handler blocks on.
-- stateless era (2026-07-28): a request whose ``params._meta`` names a stateless version is
-  served on its own, with no ``initialize``. Server → client requests become
-  multi round-trip requests (MRTR) by *re-execution*: the n-th input the handler asks for is
-  keyed ``input_n``; a missing answer aborts the handler and the result is
-  ``input_required``; the client's retry carries ``inputResponses`` plus our signed
-  ``requestState`` (the answers of earlier rounds), and the handler runs again from the
-  start. Handlers must therefore be repeatable up to their input calls.
+"""``Server``: what is registered (tools, resources, templates, prompts, a completion function)
+and the ways to serve it (``run_stdio()``, ``run_http()``, ``serve_http()``, in-process), with
+server-to-client requests made by re-execution in the stateless era (see
+docs/explanation/server.md).
 """
 
 from __future__ import annotations

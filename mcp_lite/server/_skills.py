@@ -1,12 +1,6 @@
-"""Skills served by ``Server.add_skill`` (extension ``io.modelcontextprotocol/skills``).
-
-A skill is a directory on disk holding a ``SKILL.md`` (YAML frontmatter with at least
-``name`` and ``description``) and any supporting files. It is published at
-``skill://<path>/SKILL.md`` where the last segment of ``<path>`` is the skill's name; every
-file is a resource under ``skill://<path>/``. ``skills/list`` and ``skills/get`` answer the
-entry — frontmatter, and every file's digest and size computed from the disk *when asked* —
-and ``resources/read`` serves the file as it is on disk at that moment (so a file changed
-after a listing is caught by the client's verification).
+"""Skills served by ``Server.add_skill`` (``io.modelcontextprotocol/skills``): a directory with a
+``SKILL.md`` published under ``skill://<path>/``, digests and sizes computed from the disk
+when asked (see docs/explanation/server.md, "Skills").
 """
 
 from __future__ import annotations

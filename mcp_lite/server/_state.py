@@ -1,9 +1,6 @@
-"""The signed ``requestState`` of the small server's 2026-07-28 multi round-trip requests.
-
-``requestState`` = base64url(HMAC-SHA256[:16] || JSON{m: method, p: digest of the params,
-t: issue time, r: answers so far}). The HMAC key is per ``Server`` object, so state is
-rejected when tampered with, replayed on another method or other params, or older than an
-hour. A handler is re-run from the start with the answers so far (see ``_server``).
+"""The signed ``requestState`` of the small server's 2026-07-28 multi round-trip requests: an
+HMAC per ``Server`` over the method, a digest of the params, the issue time and the answers so
+far (see docs/explanation/server.md, "Two eras").
 """
 
 from __future__ import annotations

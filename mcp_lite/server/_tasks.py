@@ -1,22 +1,6 @@
-"""Tasks in the small server: a tool call that runs in the background behind a task id.
-
-Two wire shapes over one store:
-
-- 2025-11-25 (experimental, core): the client asks with ``tools/call`` + ``params.task``
-  (for a tool whose ``execution.taskSupport`` allows it) and gets ``{task: Task}``; then
-  ``tasks/get``, ``tasks/result`` (blocks until the end), ``tasks/list``, ``tasks/cancel``.
-  A handler's elicitation/sampling during the task is a real server → client request carrying
-  ``_meta["io.modelcontextprotocol/related-task"]``; the task shows ``input_required`` meanwhile.
-- 2026-07-28 extension ``io.modelcontextprotocol/tasks``: the server decides; a client that
-  declares the extension gets ``resultType: "task"`` for a task-capable tool; ``tasks/get``
-  returns the detailed task (``inputRequests`` / ``result`` / ``error``), ``tasks/update``
-  brings ``inputResponses``, ``tasks/cancel`` acknowledges.
-
-The store is per ``Server``, bounded, and forgets tasks past their TTL. A task is reached by
-its id from any connection, in both eras: the 2025-11-25 spec binds tasks to an authorization
-context (we have none) and never to a session, and the extension tells clients to store task
-ids durably and resume polling after a restart (a new process, so a new session). The ids are
-128 random bits (unguessable: without an authorization context the id is the access). A session only scopes ``tasks/list`` (the tasks it created) and ends nothing.
+"""Tasks in the small server: a tool call that runs in the background behind an unguessable task
+id, in both wire shapes (2025-11-25 core, the 2026-07-28 extension) over one bounded store
+(see docs/explanation/server.md, "Tasks").
 """
 
 from __future__ import annotations

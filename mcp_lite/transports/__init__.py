@@ -1,7 +1,5 @@
-"""Transports: blocking I/O that moves framed JSON-RPC messages (see ``base``).
-
-``make_transport`` (in ``_factory``) is the one place that maps a connect target to a
-transport. This module only re-exports.
+"""Transports: blocking I/O that moves framed JSON-RPC messages (see ``base``); this module only
+re-exports, and ``_factory.make_transport`` maps a connect target to a transport.
 """
 
 from ._factory import make_transport

@@ -1,21 +1,6 @@
-"""A stdio server's descendants that left its process group, so that ``close()`` stops them too.
-
-``close()`` signals the server's process group; a descendant that called ``setsid()`` (or
-``setpgid()``) is not in it. On Linux, ``close()`` first takes a snapshot of the server's
-descendants through ``/proc/<pid>/task/<tid>/children`` while the server still runs, and pins
-each one outside the group with a pidfd: a pid number may be reused once its process is
-reaped, a pidfd always means the process it was opened for. Each pin is checked after it is
-made (the process's parent is still the one it was found under, and that parent is still
-alive), so a number reused between the listing and the pin is never taken for a
-descendant. Once the server's group is over, the pinned ones still alive (and the children
-they made since) get SIGKILL, as the group's leftovers do.
-
-What stays out of reach: a descendant that was orphaned before ``close()`` (a daemon's
-double fork: its parent exited, it is init's now), any descendant after a crash or the
-owner's death (the watcher knows process groups only), and every platform without pidfds
-and ``/proc`` children lists (macOS, the BSDs, Linux before 5.3). ``PR_SET_CHILD_SUBREAPER``
-would keep orphans in reach but changes the whole application (every orphan of every
-library becomes its child to reap), so it is not used.
+"""A stdio server's descendants that left its process group (``setsid()``): on Linux, found
+through ``/proc`` children while the server runs and pinned with pidfds, so ``close()`` stops
+them too (see docs/explanation/architecture.md, "Processes").
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""``make_transport``: the one place that maps a connect target to a transport.
-
-Besides choosing the transport, it merges and checks the static headers (and those a
-``headersHelper`` prints, run here at each connect within its deadline), warns once per origin
-about headers sent over plain text to another machine, and gives a remote server without
-credentials the OAuth tokens ``mcp-lite auth`` stored (``auth/`` sits below the transports).
+"""``make_transport``: the one place that maps a connect target to a transport, merging and
+checking its headers (a ``headersHelper``'s included), warning about headers sent in clear
+text, and giving a remote server without credentials the tokens ``mcp-lite auth`` stored.
 """
 
 from __future__ import annotations

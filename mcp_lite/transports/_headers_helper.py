@@ -1,12 +1,6 @@
-"""A remote server's ``headersHelper``: the shell command a Claude Code config entry may give
-to print the HTTP headers of a connect (short-lived tokens from a vault or an internal SSO).
-
-The command runs at each connect, inside the connect's deadline (its process group is killed
-when the deadline ends), in the environment a stdio server gets (a small allow-list: none of
-the parent's credential variables) plus ``CLAUDE_CODE_MCP_SERVER_NAME`` and
-``CLAUDE_CODE_MCP_SERVER_URL``. Its stdout must be one JSON object of string headers, at most
-``MAX_OUTPUT`` bytes (enforced while reading); its stderr is dropped. What it prints is a
-secret: no error, log line or repr quotes it, not even a header name from it.
+"""A remote server's ``headersHelper``: the shell command a config entry may give to print the
+HTTP headers of each connect, run within the connect's deadline, in a small environment, its
+bounded output a secret (see docs/explanation/security.md, "Headers from a helper").
 """
 
 from __future__ import annotations

@@ -1,36 +1,6 @@
-"""The transport interface: what every transport (stdio, HTTP, WebSocket, in-process) offers.
-
-A transport moves framed JSON-RPC messages and reports its own death; it never interprets
-MCP. The session layer (``Client``) owns one transport per connection and talks to it
-through three calls:
-
-- ``start(on_message, on_close, *, deadline=None)``: connect, then deliver every incoming
-  frame to ``on_message(data)`` from the transport's own reader thread, and call
-  ``on_close(error)`` exactly once when the connection ends for any reason other than our
-  ``close()``. ``deadline`` (a ``mcp_lite._deadline.Deadline``) is the caller's one deadline
-  for the whole connect: starting must end by then (a ``RequestTimeout`` from
-  ``deadline.error(phase)`` otherwise); a transport may cap a step (``deadline.bound``),
-  never wait longer. None: the transport's own bounds.
-- ``send(message)``: write one outgoing message, blocking; raises a ``TransportError``.
-  The write is bounded by ``message.deadline`` (a ``time.monotonic()`` value: the caller's
-  deadline): a write that cannot complete by then raises ``RequestTimeout`` within about a
-  second of it. A message whose ``abandoned()`` is true when its turn comes is not written
-  (its caller timed out or cancelled while it waited).
-- ``close()``: idempotent and bounded in time; after it no callback fires.
-
-Optional hooks a transport may define (the session checks with ``getattr``):
-
-- ``negotiated(protocol_version: str) -> None``: called once the handshake agreed on a
-  version (HTTP sends it as ``MCP-Protocol-Version`` from then on);
-- ``cancel_request(request_id) -> bool``: cancel in the transport's own way (2026-07-28 HTTP
-  closes that request's response stream); True means no ``notifications/cancelled`` is needed.
-- ``dead() -> McpError | None``: a cheap check (no I/O, no system call) for a death the
-  reader has not reported yet (stdio: the process already reaped); the error says why.
-
-A transport that handles each request separately (HTTP) reports the failure of one request
-as a ``SendFailed`` frame to ``on_message``: that request fails, the connection stays.
-
-``on_message`` must be fast (it runs on the reader thread): the session only routes there.
+"""The transport interface every transport (stdio, HTTP, WebSocket, in-process) offers: it moves
+framed JSON-RPC messages and reports its own death, never interpreting MCP (see
+docs/explanation/architecture.md, "Transports").
 """
 
 from __future__ import annotations

@@ -1,21 +1,7 @@
-"""The WebSocket transport (``type: "ws"`` and ``"ws-ide"``) on ``websocket-client``.
-
-One JSON-RPC message per text frame, subprotocol ``mcp``. A reader thread owns the socket's
-receive side; it pings the server after ``ping_interval`` seconds of silence and declares
-the connection dead when a second interval passes without any frame (a pong included).
-A dropped socket is reported at once (``on_close``), so pending calls fail immediately and
-the Client reconnects on the next call. ``close`` performs the close handshake (bounded).
-
-Bounds: the whole opening (host-name lookup, TCP, TLS, the upgrade) ends at the caller's
-deadline, capped by ``connect_timeout``: the HTTP watchdog shuts the socket down, registered
-before the TCP connect, so a server dripping its answer cannot stretch it (through a proxy,
-which websocket-client connects to itself, each read is bounded by the time left instead).
-``close()`` ends within about a second whatever the server or the path does (the socket is
-shut down under the reader). A frame's size is checked from its header, before its payload
-is read (with the fragments already received), so an oversized message is never assembled:
-the connection is closed with a clear error. A write ends at its caller's deadline; a frame
-torn half-way closes the connection. Redirects are not followed (they would carry the headers, a bearer token included, to another server);
-an OAuth provider is bound to this server's URL (``bind``) before a token is asked for.
+"""The WebSocket transport (``type: "ws"`` and ``"ws-ide"``) on ``websocket-client``: one
+JSON-RPC message per text frame (subprotocol ``mcp``), a reader thread that pings on silence,
+and an opening, frames and close bounded by the caller's deadline and the size limit (see
+docs/explanation/architecture.md, "Transports").
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""Django integration: MCP servers in settings, one Hub per process.
-
-1. ``INSTALLED_APPS += ["mcp_lite.contrib.django"]``
-2. ``MCP_LITE = {...}`` in settings (see ``mcp_lite.contrib.settings``: ``servers`` written
-   there, or ``mcp_json`` pointing at a project's ``.mcp.json`` plus ``trust_project``);
-3. in views, tasks and commands: ``from mcp_lite.contrib.django import get_hub`` then
-   ``get_hub().call_tool("mcp__demo__add", {"a": 1, "b": 2})``.
-
-The Hub is built on first use in each process (so gunicorn ``--preload`` masters and Celery
-parents start nothing they do not use; each forked worker has its own) and closed when the
-process exits. ``manage.py check`` validates ``MCP_LITE`` (ids ``mcp_lite.E001`` errors,
-``mcp_lite.W001`` warnings, e.g. an untrusted project server); ``manage.py mcp servers``,
-``manage.py mcp tools [SERVER]`` and ``manage.py mcp call TOOL '{json}'`` use the same Hub.
+"""Django integration: MCP servers in ``settings.MCP_LITE``, one lazily built Hub per process
+(``get_hub()``), a system check and ``manage.py mcp servers|tools|call`` (see
+docs/guides/web-apps.md).
 """
 
 from __future__ import annotations
