@@ -73,6 +73,7 @@ FOLDER_MARKS: dict[str, tuple[tuple[str, ...], str]] = {
 SERIAL_PATHS = (
     "gateway/test_gateway_fleet.py",
     "client/test_handoff_stress.py",
+    "docs/test_site.py",  # headless Chromium renders every page: past its 120 s when shared
 )
 
 

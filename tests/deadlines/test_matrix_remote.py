@@ -39,7 +39,10 @@ import mcp_lite
 from mcp_lite.errors import McpError
 
 TIMEOUT = 2.0  # the documented timeout of the transport x peer cells
-SHORT = 0.1  # the per-operation and fork cells (phase names, paging): the same enforcer, less waiting
+SHORT = 0.1  # the per-operation and fork cells: the same enforcer, less waiting
+# Connect cells at a short timeout: a loaded machine may not send the first request within
+# 0.1 s, and "no time left before the first send" has a test of its own (test_no_time_left).
+SHORT_CONNECT = 0.5
 CONNECTED = 30.0  # connecting to a well-behaved server before an operation cell
 SLACK = 1.0  # "within its timeout plus a slack of under a second"
 JOIN_WINDOW = 3.0  # threads and sockets may take this long to be gone after close()
@@ -280,13 +283,45 @@ def test_cell(
     fds, threads = baseline
     server = shared_server
     server.behave(peer, at_connect=op == "connect")
-    outcome = run_cell(server, transport, op, SHORT)
-    check(outcome, transport, op, peer, SHORT)
+    timeout = SHORT_CONNECT if op == "connect" else SHORT
+    outcome = run_cell(server, transport, op, timeout)
+    check(outcome, transport, op, peer, timeout)
     assert settle(lambda: not mcp_threads()), f"threads left: {mcp_threads()}"
     # the server's own side of the cell's connections ends when it notices the hang-up
     assert settle(lambda: open_fds() - server.held_fds() <= fds), (
         f"fds left: {describe(open_fds() - server.held_fds() - fds)}"
     )
+
+
+# Transports whose connect, with no time left before its first request, fails without
+# naming the phase (found by the short cells on a loaded machine; each says why).
+NO_TIME_LEFT_KNOWN = {
+    "sse": "legacy SSE: 'the deadline passed before the request could be sent' names neither "
+    "the phase nor the server (_http/common.timeouts raises it unwrapped)",
+}
+
+
+@pytest.mark.parametrize(
+    "transport",
+    [
+        pytest.param(
+            t,
+            marks=[pytest.mark.xfail(strict=True, reason=NO_TIME_LEFT_KNOWN[t])]
+            if t in NO_TIME_LEFT_KNOWN
+            else [],
+        )
+        for t in TRANSPORTS
+    ],
+)
+def test_no_time_left(
+    transport: str, shared_server: Any, baseline: tuple[set[str], list[str]]
+) -> None:
+    """A deadline (all but) spent when the first request would go out: the error still names
+    the phase (what a slow machine meets at any timeout)."""
+    shared_server.behave("normal")
+    outcome = run_cell(shared_server, transport, "connect", 1e-6)
+    check(outcome, transport, "connect", "silent", 1e-6)
+    assert settle(lambda: not mcp_threads()), f"threads left: {mcp_threads()}"
 
 
 # --- the HTTP rows again, in a forked child ----------------------------------------------------
@@ -360,10 +395,11 @@ def test_cell_in_a_forked_child(transport: str, op: str, peer: str) -> None:
     server = hostile.HostileServer(peer, at_connect=op == "connect").start()
     try:
         with busy_http_parent():
-            outcome = in_child(lambda: run_cell(server, transport, op, SHORT), TIMEOUT + 10)
+            timeout = SHORT_CONNECT if op == "connect" else SHORT
+            outcome = in_child(lambda: run_cell(server, transport, op, timeout), TIMEOUT + 10)
     finally:
         server.stop()
-    check(outcome, transport, op, peer, SHORT)
+    check(outcome, transport, op, peer, timeout)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
