@@ -1,6 +1,10 @@
 # mcp_lite developer commands. Every target creates .venv when it is missing.
 #   make demo   install mcp_lite (building the speedups) and run the demo server
-#   make test   install the test dependencies and run the whole suite
+#   make check  the fast lane after every change: every test that starts no external peer
+#               process and waits out no documented timeout (-m "not integration and not slow
+#               and not serial", markers set in tests/conftest.py from the fixtures a test uses)
+#   make test   install the test dependencies and run the whole suite (JOBS workers, then the
+#               tests that need the machine to themselves, one at a time)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -8,7 +12,7 @@ PY     := $(BIN)/python
 PIP    := $(PY) -m pip --disable-pip-version-check --quiet
 NPM_PEERS := tests/peers
 
-.PHONY: demo test test-pure lint bench clean build-ext annotate peers conformance conformance-next redis-server wheels test-pythons test-strands test-crewai
+.PHONY: demo check test test-pure lint bench clean build-ext annotate peers conformance conformance-next redis-server wheels test-pythons test-strands test-crewai
 
 # The runtime install: mcp_lite itself, editable, with the Cython speedups compiled.
 $(VENV)/.installed: pyproject.toml setup.py mcp_lite/_speedups.pyx
@@ -65,10 +69,25 @@ demo: $(VENV)/.installed
 	@echo "== the same from a script =="
 	$(PY) examples/demo_client.py
 
-test: peers
-	$(PY) -m pytest -q
+# Test processes in parallel (pytest-xdist): most tests wait on peers more than they compute,
+# so 4 workers keep 2 cores busy. JOBS=0 runs everything in one process.
+JOBS ?= 4
+
+# Bytecode first (as `make bench` does): with PYTHONDONTWRITEBYTECODE set, every peer process
+# a test starts would compile mcp_lite from source again.
+.PHONY: bytecode
+bytecode: $(VENV)/.installed
+	$(PY) -m compileall -q -x node_modules mcp_lite tests examples
+
+check: $(VENV)/.test-installed bytecode
+	$(PY) -m pytest -q -n $(JOBS) -m "not integration and not slow and not serial"
+
+test: peers bytecode
+	$(PY) -m pytest -q -n $(JOBS) -m "not serial"
+	@echo "== the tests that need the machine to themselves, one at a time =="
+	$(PY) -m pytest -q -m serial
 	@echo "== kernels again with the pure-Python twin (compiled-only tests skip) =="
-	MCP_LITE_NO_EXTENSIONS=1 $(PY) -m pytest -q -rfE tests/kernels
+	MCP_LITE_NO_EXTENSIONS=1 $(PY) -m pytest -q -rfE -n $(JOBS) tests/kernels
 	@echo "== the strands adapter in its own environment (strands pins mcp<2.2) =="
 	$(MAKE) test-strands
 	@echo "== the CrewAI adapter in its own environment (CrewAI pins mcp<2, pydantic<2.13) =="

@@ -37,6 +37,70 @@ EVERYTHING_JS = (
 LOOPBACK = "127.0.0.1"
 
 
+# --- markers, from the fixtures a test uses -------------------------------------------------
+
+# Fixtures that start a peer process outside the test process (an official SDK or Node server,
+# an HTTP app, a gateway, Redis, a stdio agent server): a test using one is ``integration``.
+PEER_FIXTURES = frozenset(
+    {
+        "start_http_peer",
+        "official_server_cmd",
+        "official_stdio",
+        "everything_cmd",
+        "everything_stdio",
+        "node_bin",
+        "fault_cmd",
+        "gateway_process",
+        "redis_server",
+        "redis_url",
+        "agent_peer",
+    }
+)
+# Fixtures of external Node.js peers: ``node`` too.
+NODE_FIXTURES = frozenset({"node_bin", "everything_cmd", "everything_stdio"})
+# Cross-cutting suites, by path below tests/: (markers, why).
+FOLDER_MARKS: dict[str, tuple[tuple[str, ...], str]] = {
+    "conformance/": (("integration", "slow", "serial", "node"), "the official harness"),
+    "docs/": (("integration", "slow"), "every fenced block in a fresh interpreter; mkdocs"),
+    "fleet/": (("integration", "slow", "serial"), "Redis and Celery fleets"),
+    "netfaults/": (("integration", "slow", "serial"), "veth pairs, fork stress"),
+    "integration/": (("integration",), "real third-party peers"),
+    "typing/": (("slow",), "mypy over the package and the examples"),
+    "deadlines/test_matrix_": (("slow",), "cells that wait out their timeouts"),
+}
+# Tests that must have the machine to themselves (timing or load bounds, whole fleets): the
+# parallel run of ``make test`` leaves them to a serial pass.
+SERIAL_PATHS = (
+    "gateway/test_gateway_fleet.py",
+    "client/test_handoff_stress.py",
+    "docs/test_site.py",  # headless Chromium renders every page: past its 120 s when shared
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Set ``integration``, ``node``, ``slow`` and ``serial`` from what a test uses and where
+    it sits, never by hand (``make check`` runs ``-m "not integration and not slow"``)."""
+    tests_dir = Path(__file__).resolve().parent
+    for item in items:
+        try:
+            where = Path(str(item.path)).resolve().relative_to(tests_dir).as_posix()
+        except ValueError:
+            continue
+        names = set(getattr(item, "fixturenames", ()))
+        marks: set[str] = set()
+        if names & PEER_FIXTURES:
+            marks.add("integration")
+        if names & NODE_FIXTURES:
+            marks.add("node")
+        for prefix, (folder_marks, _) in FOLDER_MARKS.items():
+            if where.startswith(prefix):
+                marks.update(folder_marks)
+        if where.startswith(SERIAL_PATHS):
+            marks.add("serial")
+        for mark in sorted(marks):
+            item.add_marker(mark)
+
+
 # --- paths and commands ---------------------------------------------------------------------
 
 

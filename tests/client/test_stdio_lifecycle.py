@@ -18,7 +18,6 @@ REPO = Path(__file__).resolve().parents[2]
 ECHO = [sys.executable, str(REPO / "tests" / "peers" / "fault_server.py"), "echo"]
 DEMO = [sys.executable, str(REPO / "examples" / "demo_server.py")]
 
-pytestmark = pytest.mark.integration
 
 
 def test_sixteen_threads_by_two_hundred_calls_over_stdio(no_leftover_processes):

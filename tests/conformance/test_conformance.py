@@ -25,7 +25,6 @@ RUNNER = SHARED / "run_client_conformance.sh"
 VERSION = os.environ.get("CONFORMANCE_VERSION", "0.1.16")
 EXPECTED = SHARED / f"expected-failures.{VERSION}.txt"
 
-pytestmark = [pytest.mark.integration, pytest.mark.node]
 
 
 @pytest.mark.timeout(1800)

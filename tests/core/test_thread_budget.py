@@ -61,11 +61,12 @@ def _exercise(client: mcp_lite.Client) -> None:
     cancelled.cancel()
     with pytest.raises(CancelledError):
         cancelled.result(5)
-    late = client.submit_tool("wait", {"seconds": 20}, timeout=0.5)
+    # (0.1 s: any timeout short of the 20 s wait times out; N clients wait it out in turn)
+    late = client.submit_tool("wait", {"seconds": 20}, timeout=0.1)
     with pytest.raises(RequestTimeout):
         late.result(10)
     with pytest.raises(RequestTimeout):
-        client.call_tool("wait", {"seconds": 20}, timeout=0.5)
+        client.call_tool("wait", {"seconds": 20}, timeout=0.1)
 
 
 def _check(names: list[str], budget: int) -> None:

@@ -1,4 +1,4 @@
-"""Fixtures of the deadline matrix: the leak check.
+"""Fixtures of the deadline matrix: the leak check, per cell and per module.
 
 Run the matrix on both kernel builds: ``MCP_LITE_NO_EXTENSIONS=1`` for the pure twin.
 """
@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
+from leaks import cell_threads
 
 from mcp_lite.transports import _reaper
 
@@ -22,6 +23,17 @@ def _fds() -> set[str]:
     return set(os.listdir("/proc/self/fd")) - ({str(watcher)} if watcher is not None else set())
 
 
+@pytest.fixture(scope="module", autouse=True)
+def idle_threads_end() -> Iterator[None]:
+    """After the module: every ``mcp-lite`` thread has ended (the idle-exiting ones too)."""
+    yield
+    deadline = time.monotonic() + 10.0
+    while left := [t.name for t in threading.enumerate() if t.name.startswith("mcp-lite")]:
+        if time.monotonic() > deadline:
+            pytest.fail(f"mcp-lite threads still running after the module: {left}")
+        time.sleep(0.05)
+
+
 @pytest.fixture
 def no_leaks(no_leftover_processes: Callable[[], None]) -> Iterator[None]:
     """After the test (which closes what it opened): no new thread, fd or child process
@@ -31,7 +43,7 @@ def no_leaks(no_leftover_processes: Callable[[], None]) -> Iterator[None]:
     yield
     deadline = time.monotonic() + 5.0
     while True:
-        extra_threads = [t.name for t in threading.enumerate() if t not in threads and t.is_alive()]
+        extra_threads = cell_threads(threads)
         extra_fds = sorted(_fds() - fds)
         if not extra_threads and not extra_fds:
             break

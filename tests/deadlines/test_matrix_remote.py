@@ -7,9 +7,14 @@ legacy SSE and WebSocket, then ``call_tool``, ``list_tools`` (paging), ``read_re
 ``get_prompt``, ``complete`` and ``ping`` on each of them. Peers (``tests/peers/hostile_http``):
 never answers, answers the handshake then nothing, drips one byte at a time, pages forever,
 ``429`` / ``503`` with ``Retry-After: 3600``. The HTTP rows run again in a child made by
-``os.fork()`` after the parent used HTTP (its socket watchdog thread alive at fork time).
+``os.fork()`` after the parent used HTTP (its socket watchdog thread alive at fork time), at
+``SHORT``.
 
-The only timing asserted is "ended within its timeout plus a slack of under a second".
+Two grids (issue 35): ``test_transport_against_peer`` meets each transport with each hostile
+peer once at the documented ``TIMEOUT`` (the client's default timeout, a server per cell);
+``test_cell`` runs every transport x operation x peer cell at ``SHORT`` (a per-call timeout),
+against one hostile server per module re-armed per cell. The only timing asserted is "ended
+within its timeout plus a slack of under a second".
 """
 
 from __future__ import annotations
@@ -21,7 +26,6 @@ import os
 import select
 import signal
 import sys
-import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -29,11 +33,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from leaks import cell_threads
 
 import mcp_lite
 from mcp_lite.errors import McpError
 
-TIMEOUT = 2.0
+TIMEOUT = 2.0  # the documented timeout of the transport x peer cells
+SHORT = 0.1  # the per-operation and fork cells: the same enforcer, less waiting
+# Connect cells at a short timeout: a loaded machine may not send the first request within
+# 0.1 s, and "no time left before the first send" has a test of its own (test_no_time_left).
+SHORT_CONNECT = 0.5
+CONNECTED = 30.0  # connecting to a well-behaved server before an operation cell
 SLACK = 1.0  # "within its timeout plus a slack of under a second"
 JOIN_WINDOW = 3.0  # threads and sockets may take this long to be gone after close()
 
@@ -66,13 +76,14 @@ TRANSPORTS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 HTTP_ROWS = ("http-2025", "http-2026", "http-auto", "sse", "unix-2025", "unix-2026", "unix-auto")
 
-OPERATIONS: dict[str, Callable[[mcp_lite.Client], object]] = {
-    "call_tool": lambda c: c.call_tool("t1", {}),
-    "list_tools": lambda c: c.list_tools(),
-    "read_resource": lambda c: c.read_resource("mem://r1"),
-    "get_prompt": lambda c: c.get_prompt("p1"),
-    "complete": lambda c: c.complete({"type": "ref/prompt", "name": "p1"}, "x", "a"),
-    "ping": lambda c: c.ping(),
+# op name -> the call, with its own timeout (``None``: the client's default, set at connect)
+OPERATIONS: dict[str, Callable[[mcp_lite.Client, float | None], object]] = {
+    "call_tool": lambda c, t: c.call_tool("t1", {}, timeout=t),
+    "list_tools": lambda c, t: c.list_tools(timeout=t),
+    "read_resource": lambda c, t: c.read_resource("mem://r1", timeout=t),
+    "get_prompt": lambda c, t: c.get_prompt("p1", timeout=t),
+    "complete": lambda c, t: c.complete({"type": "ref/prompt", "name": "p1"}, "x", "a", timeout=t),
+    "ping": lambda c, t: c.ping(timeout=t),
 }
 # The words an error must contain to name its phase.
 PHASES = {
@@ -124,24 +135,32 @@ def target(server: Any, transport: str) -> Any:
     return server.url(path)
 
 
-def run_cell(server: Any, transport: str, op: str) -> dict[str, Any]:
-    """Connect (and, for an operation row, call it); what happened, as plain data."""
+def run_cell(server: Any, transport: str, op: str, timeout: float = TIMEOUT) -> dict[str, Any]:
+    """Connect (and, for an operation row, call it); what happened, as plain data.
+
+    At the documented ``TIMEOUT`` the client's default timeout (set at connect) bounds the
+    operation; at ``SHORT`` the client connects with time to spare and the operation carries
+    its own timeout (a slow machine may not connect in 0.2 s, and the cell is not about that).
+    """
     options = TRANSPORTS[transport][1]
+    documented = timeout == TIMEOUT
     started = time.monotonic()
     client = None
     outcome: dict[str, Any] = {"error": None, "message": ""}
     try:
         if op == "connect":
-            client = mcp_lite.connect(target(server, transport), timeout=TIMEOUT, **options)
+            client = mcp_lite.connect(target(server, transport), timeout=timeout, **options)
         else:
             # Connect to a well-behaved server first (the peer misbehaves once armed).
-            client = mcp_lite.connect(target(server, transport), timeout=TIMEOUT, **options)
+            client = mcp_lite.connect(
+                target(server, transport), timeout=timeout if documented else CONNECTED, **options
+            )
             # A request waits for the notifications sent before it: once answered, the
             # handshake's notifications are through, and only what follows meets the peer.
             client.ping()
             server.arm()
             started = time.monotonic()
-            OPERATIONS[op](client)
+            OPERATIONS[op](client, None if documented else timeout)
     except McpError as exc:
         outcome["error"] = type(exc).__name__
         outcome["message"] = str(exc)
@@ -157,7 +176,9 @@ def run_cell(server: Any, transport: str, op: str) -> dict[str, Any]:
 
 
 def mcp_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("mcp-lite")]
+    """The cell's ``mcp-lite`` threads (the process-wide idle-exiting ones are checked once
+    per module, by ``idle_threads_end``)."""
+    return cell_threads()
 
 
 def open_fds() -> set[str]:
@@ -181,7 +202,9 @@ def settle(predicate: Callable[[], bool], window: float = JOIN_WINDOW) -> bool:
     return True
 
 
-def check(outcome: dict[str, Any], transport: str, op: str, peer: str) -> None:
+def check(
+    outcome: dict[str, Any], transport: str, op: str, peer: str, timeout: float = TIMEOUT
+) -> None:
     where = f"{transport} {op} against {peer}"
     if op == "connect" and peer == "handshake":
         # The handshake is answered: connecting works, and in time.
@@ -191,9 +214,20 @@ def check(outcome: dict[str, Any], transport: str, op: str, peer: str) -> None:
         assert not outcome["error"].startswith("not an"), f"{where}: {outcome}"
         text = outcome["message"].lower()
         assert any(word in text for word in PHASES[op]), f"{where}: no phase in {outcome}"
-    assert outcome["elapsed"] < TIMEOUT + SLACK, f"{where}: late ({outcome})"
+    assert outcome["elapsed"] < timeout + SLACK, f"{where}: late ({outcome})"
     # close() is documented to end within about a second; the slack on top, as for calls
     assert outcome["close"] < CLOSE_BOUND + SLACK, f"{where}: close() took {outcome['close']:.2f} s"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm() -> None:
+    """Each transport used once before any cell is timed: the first use imports its modules
+    (seconds on a busy machine without bytecode caches), which no cell's bound is about."""
+    with hostile.HostileServer("normal") as server:
+        for transport, (_, options) in TRANSPORTS.items():
+            with mcp_lite.connect(target(server, transport), timeout=60, **options) as client:
+                client.call_tool("t1", {})
+                client.list_tools()
 
 
 @pytest.fixture
@@ -203,8 +237,20 @@ def baseline() -> Iterator[tuple[set[str], list[str]]]:
     yield open_fds(), mcp_threads()
 
 
-@pytest.mark.parametrize(("transport", "op", "peer"), list(_cells()))
-def test_cell(transport: str, op: str, peer: str, baseline: tuple[set[str], list[str]]) -> None:
+def _once_cells() -> Iterator[Any]:
+    """Each transport against each hostile peer once: from the first request (connect) for
+    the peers that misbehave at once, after the handshake for the others."""
+    for transport in TRANSPORTS:
+        yield _cell(transport, "connect", "handshake")  # connects, in time: no waiting
+        for peer in hostile.PEERS:
+            op = {"handshake": "call_tool", "pages": "list_tools"}.get(peer, "connect")
+            yield _cell(transport, op, peer)
+
+
+@pytest.mark.parametrize(("transport", "op", "peer"), list(_once_cells()))
+def test_transport_against_peer(
+    transport: str, op: str, peer: str, baseline: tuple[set[str], list[str]]
+) -> None:
     fds, threads = baseline
     server = hostile.HostileServer(peer, at_connect=op == "connect").start()
     try:
@@ -214,6 +260,68 @@ def test_cell(transport: str, op: str, peer: str, baseline: tuple[set[str], list
     finally:
         server.stop()
     assert settle(lambda: open_fds() <= fds), f"fds left: {describe(open_fds() - fds)}"
+
+
+@pytest.fixture(scope="module")
+def shared_server() -> Iterator[Any]:
+    """One hostile server for the short cells of this module, re-armed per cell."""
+    with hostile.HostileServer("normal") as server:
+        yield server
+
+
+@pytest.mark.parametrize(
+    ("transport", "op", "peer"),
+    [c for c in _cells() if c.values[1:] != ("connect", "handshake")],  # connecting needs time
+)
+def test_cell(
+    transport: str,
+    op: str,
+    peer: str,
+    shared_server: Any,
+    baseline: tuple[set[str], list[str]],
+) -> None:
+    fds, threads = baseline
+    server = shared_server
+    server.behave(peer, at_connect=op == "connect")
+    timeout = SHORT_CONNECT if op == "connect" else SHORT
+    outcome = run_cell(server, transport, op, timeout)
+    check(outcome, transport, op, peer, timeout)
+    assert settle(lambda: not mcp_threads()), f"threads left: {mcp_threads()}"
+    # the server's own side of the cell's connections ends when it notices the hang-up
+    assert settle(lambda: open_fds() - server.held_fds() <= fds), (
+        f"fds left: {describe(open_fds() - server.held_fds() - fds)}"
+    )
+
+
+# Transports whose connect, with no time left before its first request, fails without
+# naming the phase (found by the short cells on a loaded machine; each says why).
+NO_TIME_LEFT_KNOWN = {
+    "sse": "legacy SSE: 'the deadline passed before the request could be sent' names neither "
+    "the phase nor the server (_http/common.timeouts raises it unwrapped)",
+}
+
+
+@pytest.mark.parametrize(
+    "transport",
+    [
+        pytest.param(
+            t,
+            marks=[pytest.mark.xfail(strict=True, reason=NO_TIME_LEFT_KNOWN[t])]
+            if t in NO_TIME_LEFT_KNOWN
+            else [],
+        )
+        for t in TRANSPORTS
+    ],
+)
+def test_no_time_left(
+    transport: str, shared_server: Any, baseline: tuple[set[str], list[str]]
+) -> None:
+    """A deadline (all but) spent when the first request would go out: the error still names
+    the phase (what a slow machine meets at any timeout)."""
+    shared_server.behave("normal")
+    outcome = run_cell(shared_server, transport, "connect", 1e-6)
+    check(outcome, transport, "connect", "silent", 1e-6)
+    assert settle(lambda: not mcp_threads()), f"threads left: {mcp_threads()}"
 
 
 # --- the HTTP rows again, in a forked child ----------------------------------------------------
@@ -287,10 +395,11 @@ def test_cell_in_a_forked_child(transport: str, op: str, peer: str) -> None:
     server = hostile.HostileServer(peer, at_connect=op == "connect").start()
     try:
         with busy_http_parent():
-            outcome = in_child(lambda: run_cell(server, transport, op), TIMEOUT + 10)
+            timeout = SHORT_CONNECT if op == "connect" else SHORT
+            outcome = in_child(lambda: run_cell(server, transport, op, timeout), TIMEOUT + 10)
     finally:
         server.stop()
-    check(outcome, transport, op, peer)
+    check(outcome, transport, op, peer, timeout)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -301,7 +410,7 @@ def test_an_inherited_client_in_a_forked_child(transport: str, peer: str) -> Non
     (a new connection for the child, then the call) ends within the call's timeout."""
     server = hostile.HostileServer(peer).start()
     options = TRANSPORTS[transport][1]
-    client = mcp_lite.connect(target(server, transport), timeout=TIMEOUT, **options)
+    client = mcp_lite.connect(target(server, transport), timeout=CONNECTED, **options)
     try:
         client.ping()
         server.arm()
@@ -310,7 +419,7 @@ def test_an_inherited_client_in_a_forked_child(transport: str, peer: str) -> Non
             started = time.monotonic()
             outcome: dict[str, Any] = {"error": None, "message": ""}
             try:
-                client.call_tool("t1", {})
+                client.call_tool("t1", {}, timeout=SHORT)
             except McpError as exc:
                 outcome = {"error": type(exc).__name__, "message": str(exc)}
             outcome["elapsed"] = time.monotonic() - started
@@ -324,5 +433,5 @@ def test_an_inherited_client_in_a_forked_child(transport: str, peer: str) -> Non
         client.close()
         server.stop()
     assert outcome["error"] is not None, outcome
-    assert outcome["elapsed"] < TIMEOUT + SLACK, outcome
+    assert outcome["elapsed"] < SHORT + SLACK, outcome
     assert outcome["close"] < SLACK, outcome

@@ -23,8 +23,6 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.integration
-
 celery = pytest.importorskip("celery")
 pytest.importorskip("redis")
 

@@ -22,8 +22,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
-
 celery = pytest.importorskip("celery")
 pytest.importorskip("redis")
 

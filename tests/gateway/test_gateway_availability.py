@@ -20,8 +20,6 @@ from gateway_helpers import PEERS, GatewayProcess, Peers, server_processes, wait
 from mcp_lite import Hub
 from mcp_lite.errors import ConfigError, McpError
 
-pytestmark = pytest.mark.integration
-
 
 def test_a_call_while_the_gateway_restarts_waits_for_it(
     peers: Peers, gateway_process: Callable[..., GatewayProcess]

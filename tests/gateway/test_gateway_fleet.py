@@ -36,8 +36,6 @@ from gateway_helpers import HERE, PEERS, ROOT, GatewayProcess, wait_for
 
 import mcp_lite
 
-pytestmark = pytest.mark.integration
-
 pytest.importorskip("gunicorn")
 if not hasattr(mcp_lite, "Gateway"):
     pytest.skip("mcp_lite.Gateway is not built yet (branch gw)", allow_module_level=True)

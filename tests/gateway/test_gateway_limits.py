@@ -7,15 +7,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
 from gateway_helpers import HERE
 
 import mcp_lite
 from mcp_lite import Gateway, Hub
 from mcp_lite.hub import gateway as gateway_module
 from mcp_lite.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
-
-pytestmark = pytest.mark.integration
 
 BIG = "x" * (5 * 1024 * 1024)
 

@@ -25,8 +25,6 @@ from gateway_helpers import HERE, GatewayProcess, wait_for
 from mcp_lite import Hub
 from mcp_lite.errors import McpError
 
-pytestmark = pytest.mark.integration
-
 CALLS = 8
 CALL_TIMEOUT = 20.0
 

@@ -19,8 +19,6 @@ from typing import Any
 import pytest
 from gateway_helpers import HERE, ROOT, GatewayProcess, Peers
 
-pytestmark = pytest.mark.integration
-
 CLIENTS = str(HERE / "slot_clients.py")
 WORKERS, THREADS, CALLS = 16, 8, 2
 

@@ -113,9 +113,9 @@ def test_malformed_rules_are_config_errors() -> None:
 # --- progress events ----------------------------------------------------------------------------
 
 
-def test_progress_events_started_progress_completed() -> None:
+def test_progress_events_started_progress_completed(inprocess_demo) -> None:
     events: list[ToolEvent] = []
-    with Hub({"demo": _demo()}) as hub:
+    with Hub({"demo": inprocess_demo()}) as hub:
         assert hub.call_tool("mcp__demo__countdown", {"n": 3}, on_event=events.append).text \
             == "liftoff"
     kinds = [e.status for e in events]
@@ -127,9 +127,9 @@ def test_progress_events_started_progress_completed() -> None:
     assert isinstance(events[-1].elapsed_ms, int) and events[-1].elapsed_ms >= 0
 
 
-def test_a_failing_call_ends_with_a_failed_event() -> None:
+def test_a_failing_call_ends_with_a_failed_event(inprocess_demo) -> None:
     events: list[ToolEvent] = []
-    with Hub({"demo": _demo()}) as hub, pytest.raises(RequestTimeout):
+    with Hub({"demo": inprocess_demo()}) as hub, pytest.raises(RequestTimeout):
         hub.tools()  # connected first: the call's 0.3 s would also bound the first-use connect
         hub.call_tool("mcp__demo__countdown", {"n": 30}, timeout=0.3, on_event=events.append)
     assert [e.status for e in events][0] == "started"

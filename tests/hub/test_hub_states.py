@@ -98,9 +98,9 @@ def test_reconnect_returns_fresh_tools_resources_and_prompts() -> None:
         assert hub.client("demo").transport.pid != first_pid
 
 
-def test_one_broken_server_does_not_break_the_others(tmp_path: Path) -> None:
+def test_one_broken_server_does_not_break_the_others(tmp_path: Path, inprocess_demo) -> None:
     config = {"mcpServers": {
-        "good": _demo(),
+        "good": inprocess_demo(),
         "missing": {"command": str(tmp_path / "no-such-program")},
         "crashy": _flaky(tmp_path / "c", 100),
         "invalid": {"type": "http", "url": "not a url"},
@@ -226,8 +226,8 @@ def test_backoff_delays_double_up_to_the_cap() -> None:
         Backoff(max_attempts=0)
 
 
-def test_unknown_server_and_tool_names_are_usage_errors() -> None:
-    with Hub({"demo": _demo()}) as hub:
+def test_unknown_server_and_tool_names_are_usage_errors(inprocess_demo) -> None:
+    with Hub({"demo": inprocess_demo()}) as hub:
         with pytest.raises(ConfigError, match="no configured MCP server"):
             hub.call_tool("mcp__nope__add")
         with pytest.raises(ConfigError, match="no tool named"):

@@ -15,7 +15,7 @@ from mcp_lite import ToolUi
 from mcp_lite.errors import PermissionDenied
 from mcp_lite.hub import Hub
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leftover_processes")]
+pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
 MONITOR = ("node_modules", "@modelcontextprotocol", "server-system-monitor", "dist", "index.js")
 UI = "io.modelcontextprotocol/ui"

@@ -17,7 +17,7 @@ from mcp_lite import ToolUi
 from mcp_lite.errors import PermissionDenied
 from mcp_lite.hub import Hub
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leftover_processes")]
+pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
 PEER = str(Path(__file__).resolve().parents[1] / "peers" / "official_apps_server.py")
 ERAS = {"auto": "stateless", "2025-11-25": "handshake"}

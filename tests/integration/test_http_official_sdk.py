@@ -20,7 +20,7 @@ import pytest
 import mcp_lite
 from mcp_lite.errors import McpError, ToolError
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leftover_processes")]
+pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
 MODES = {
     "http": ("http", [], "/mcp"),

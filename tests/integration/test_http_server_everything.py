@@ -14,8 +14,6 @@ import pytest
 import mcp_lite
 
 pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.node,
     pytest.mark.usefixtures("no_leftover_processes"),
 ]
 

@@ -19,7 +19,7 @@ import pytest
 import mcp_lite
 from mcp_lite.errors import McpError, ToolError
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leftover_processes")]
+pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
 ERAS = {"auto": "2026-07-28", "2025-11-25": "2025-11-25"}
 FILLERS = [f"filler_{i:02d}" for i in range(10)]

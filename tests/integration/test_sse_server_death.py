@@ -13,7 +13,7 @@ import pytest
 import mcp_lite
 from mcp_lite.errors import ConnectError, TransportError
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leftover_processes")]
+pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
 
 @pytest.mark.parametrize("mode", ["sse", "http"])

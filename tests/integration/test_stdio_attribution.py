@@ -18,7 +18,7 @@ import pytest
 import mcp_lite
 from mcp_lite.errors import MessageTooLarge, RemoteProtocolError
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leftover_processes")]
+pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
 LIMIT = 1024 * 1024  # the server's oversized lines are 2 MiB
 

@@ -19,7 +19,7 @@ import pytest
 import mcp_lite
 from mcp_lite.errors import ConnectionClosed, RequestTimeout
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leftover_processes")]
+pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
 FaultCmd = Callable[..., list[str]]
 BIG = "b" * (4 * 1024 * 1024)  # far more than a pipe holds

@@ -18,7 +18,7 @@ import pytest
 import mcp_lite
 from mcp_lite._connection import MAX_QUEUED_NOTIFICATIONS, MAX_QUEUED_SERVER_REQUESTS, OVERLOADED
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leftover_processes")]
+pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
 FaultCmd = Callable[..., list[str]]
 

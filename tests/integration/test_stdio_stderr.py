@@ -14,7 +14,7 @@ import mcp_lite
 from mcp_lite.errors import ConnectionClosed
 from mcp_lite.transports.stdio import _STDERR_LINE_MAX, _STDERR_TAIL_CHARS
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leftover_processes")]
+pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
 MARKER = "more bytes of this line dropped"
 

@@ -18,7 +18,7 @@ import mcp_lite
 from mcp_lite.auth import MemoryTokenStore, OAuth
 from mcp_lite.errors import ConfigError, ConnectionClosed, RemoteProtocolError, RequestTimeout
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leftover_processes")]
+pytestmark = pytest.mark.usefixtures("no_leftover_processes")
 
 
 @pytest.fixture

@@ -37,8 +37,6 @@ from mcp_lite._http import resolve
 from mcp_lite.auth import FileTokenStore
 from mcp_lite.errors import McpError
 
-pytestmark = pytest.mark.integration
-
 TIMEOUT = 2.0
 SLACK = 1.0
 FORKS = 6

@@ -40,8 +40,6 @@ import pytest
 import mcp_lite
 from mcp_lite.errors import McpError
 
-pytestmark = pytest.mark.integration
-
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "tests" / "peers" / "netpath_server.py"
 TIMEOUT = 2.0

@@ -165,6 +165,16 @@ class HostileServer:
         self.armed = at_connect
         self._pid = os.getpid()
 
+    def behave(self, peer: str, *, at_connect: bool = False) -> None:
+        """Behave as ``peer`` from now on (one server shared by many cells, re-armed per cell;
+        connections of earlier cells are closed by their clients)."""
+        self.peer, self.at_connect, self.armed = peer, at_connect, at_connect
+
+    def held_fds(self) -> set[str]:
+        """The fds of the sockets this server holds (the server's side, not the client's)."""
+        with self._lock:
+            return {str(s.fileno()) for s in self._socks if s.fileno() >= 0}
+
     def arm(self) -> None:
         """Misbehave from now on (called by the test once the client is connected; from a
         forked child too, which tells the server's process over its own socket)."""

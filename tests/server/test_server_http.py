@@ -15,8 +15,6 @@ import requests
 import mcp_lite
 from mcp_lite.server import Context, HttpServer, Server
 
-pytestmark = pytest.mark.integration
-
 MODERN = "2026-07-28"
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
