@@ -14,12 +14,12 @@ import contextlib
 import errno
 import inspect
 import logging
+import math
 import os
 import random
 import re
 import socket
 import threading
-import time
 import weakref
 import zlib
 from collections.abc import Callable, Iterator, Mapping
@@ -33,6 +33,7 @@ from requests.cookies import extract_cookies_to_jar
 
 from .. import _fork
 from .._accel import decode_message
+from .._deadline import Deadline
 from .._secrets import redact_text, redact_url, scrub, sent_secrets
 from .._version import __version__
 from ..errors import (
@@ -72,7 +73,6 @@ __all__ = [
     "body_excerpt",
     "close_session",
     "drain",
-    "timeouts",
     "encode_header_value",
     "is_terminal_network_error",
     "learn_param_headers",
@@ -464,7 +464,7 @@ _USE_DPOP_NONCE = re.compile(r"error\s*=\s*\"?use_dpop_nonce", re.IGNORECASE)
 
 
 def bearer(
-    auth: Auth | None, url: str, deadline: float | None = None, method: str = "GET"
+    auth: Auth | None, url: str, deadline: Deadline | None = None, method: str = "GET"
 ) -> dict[str, str]:
     """The ``Authorization`` header (and a DPoP proof, for a DPoP-bound token) for a
     ``method`` request to the server at ``url``; empty without a token.
@@ -493,7 +493,7 @@ def send_authorized(
     url: str,
     headers: dict[str, str],
     send: Callable[[dict[str, str]], requests.Response],
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
     method: str = "POST",
     request_url: str | None = None,
     given_up: Callable[[], bool] | None = None,
@@ -503,9 +503,9 @@ def send_authorized(
     with the same token and a new proof); after a 403 ``insufficient_scope`` step up, at
     most ``MAX_STEP_UPS`` times. Returns the last response (the caller maps its status).
 
-    ``deadline`` (``time.monotonic()``, the caller's) bounds what ``auth`` does: an auth
-    whose ``token``/``refresh`` take ``deadline=`` gets it as is (OAuth does), one that
-    takes ``timeout=`` the seconds left.
+    ``deadline`` (the caller's) bounds what ``auth`` does: an auth whose ``token``/``refresh``
+    take ``deadline=`` gets the ``Deadline`` itself (OAuth does), one that takes
+    ``timeout=`` the seconds left.
     ``url`` is the server the token is for; ``request_url`` (default ``url``) is where this
     request goes (a legacy-SSE endpoint), which a DPoP proof names. When ``given_up()`` is
     true (the transport closed, the caller left) a 401 or 403 is returned as is: no
@@ -584,20 +584,21 @@ def _accepts(auth: Any, name: str) -> frozenset[str]:
     return found
 
 
-def _left(auth: Any, name: str, deadline: float | None) -> dict[str, float]:
-    """The caller's deadline for ``auth.<name>``: ``deadline=`` (the ``time.monotonic()``
-    value itself) when it takes one, else ``timeout=`` seconds left; {} without either."""
-    if deadline is None:
+def _left(auth: Any, name: str, deadline: Deadline | None) -> dict[str, Any]:
+    """The caller's deadline for ``auth.<name>``: ``deadline=`` (the ``Deadline`` itself)
+    when it takes one, else ``timeout=`` seconds left; {} without either (or without a
+    finite deadline: then the auth's own total applies)."""
+    if deadline is None or deadline.at == math.inf:
         return {}
     parameters = _accepts(auth, name)
     if "deadline" in parameters:
         return {"deadline": deadline}
     if "timeout" in parameters:
-        return {"timeout": max(0.0, deadline - time.monotonic())}
+        return {"timeout": deadline.remaining()}
     return {}
 
 
-def _token(auth: Auth | None, url: str, deadline: float | None = None) -> str | None:
+def _token(auth: Auth | None, url: str, deadline: Deadline | None = None) -> str | None:
     if auth is None:
         return None
     bind = getattr(auth, "bind", None)
@@ -611,7 +612,11 @@ def _token(auth: Auth | None, url: str, deadline: float | None = None) -> str | 
 
 
 def _refresh(
-    auth: Auth, sent: str | None, challenge: str | None, status: int, deadline: float | None
+    auth: Auth,
+    sent: str | None,
+    challenge: str | None,
+    status: int,
+    deadline: Deadline | None,
 ) -> str | None:
     parameters = _accepts(auth, "refresh")
     if "challenge" in parameters:
@@ -840,20 +845,6 @@ def drain(response: requests.Response, limit: int) -> None:
     with contextlib.suppress(Exception):
         if len(read_limited(response, limit)) > limit:
             response.close()
-
-
-def timeouts(slot: Any, connect: float, read: float | None) -> tuple[float, float | None]:
-    """``(connect, read)`` timeouts for ``requests``, none longer than what is left of the
-    slot's deadline. The connect gets exactly what is left (its socket is registered with
-    the slot before connecting, so the deadline also cuts it); the read timeout is a
-    backstop a second past it (the watchdog shuts the socket down at the deadline itself)."""
-    remaining = slot.remaining()
-    if remaining is None:
-        return connect, read
-    if remaining <= 0:
-        raise RequestTimeout("the deadline passed before the request could be sent")
-    left = remaining + 1.0
-    return min(connect, remaining), (left if read is None else min(read, left))
 
 
 MAX_RECONNECT_MS = 3_600_000

@@ -48,7 +48,7 @@ server: ``bind`` (called by the transports with their URL) refuses any other URL
 is never sent to a resource it was not issued for.
 
 Deadlines: ``token(deadline=)`` and ``refresh(..., deadline=)`` take the caller's
-``Deadline`` (or its ``.at``, a ``time.monotonic()`` value; ``timeout=`` seconds also works).
+``Deadline`` (``timeout=`` seconds also works).
 Waiting for the lock, the store's lock, every HTTP exchange (a total, not per read) and the
 wait for the browser's redirect end by then, with a ``RequestTimeout`` naming the phase
 (``authorizing: the token request at ... got no answer within the 2 s timeout``). Without a
@@ -73,7 +73,6 @@ import errno
 import logging
 import sys
 import threading
-import time
 import weakref
 import webbrowser
 from collections.abc import Callable, Iterator, Mapping
@@ -167,7 +166,7 @@ class OAuth:
         timeout: the total for getting a token when the caller gives no deadline, and the
             cap of each HTTP exchange with the authorization server.
         session: a ``requests.Session`` for the authorization server (proxies, CA bundle);
-            mount ``mcp_lite.auth._net.WatchedAdapter`` on it to keep totals exact.
+            mount ``mcp_lite._http.abort.AbortingAdapter`` on it to keep totals exact.
     """
 
     def __init__(
@@ -268,13 +267,13 @@ class OAuth:
             self._bound = url
 
     def token(
-        self, timeout: float | None = None, *, deadline: Deadline | float | None = None
+        self, timeout: float | None = None, *, deadline: Deadline | None = None
     ) -> str | None:
         """The access token to send, or None (no login yet: the server's 401 starts one).
 
         Args:
             timeout: seconds the calling request still waits.
-            deadline: the caller's ``Deadline`` (or its ``.at``); wins over ``timeout``.
+            deadline: the caller's ``Deadline``; wins over ``timeout``.
                 Neither: a total of this object's ``timeout``. A due refresh ends by then.
 
         Raises:
@@ -289,7 +288,7 @@ class OAuth:
                     return tokens.access_token if tokens is not None else None
             finally:
                 self._lock.release()
-        with self._locked(_deadline_of(deadline, timeout), self._timeout):
+        with self._locked(deadline or _after(timeout), self._timeout):
             self._load()
             tokens = self._tokens
             if tokens is None:
@@ -307,7 +306,7 @@ class OAuth:
         challenge: Challenge | str | None = None,
         status: int = 401,
         timeout: float | None = None,
-        deadline: Deadline | float | None = None,
+        deadline: Deadline | None = None,
     ) -> str | None:
         """A new token after the server refused ``sent_token``.
 
@@ -324,7 +323,7 @@ class OAuth:
             RequestTimeout: the deadline passed first.
         """
         parsed = parse_challenge(challenge) if isinstance(challenge, str) else challenge
-        with self._locked(_deadline_of(deadline, timeout), self._default_total(False)):
+        with self._locked(deadline or _after(timeout), self._default_total(False)):
             self._load()
             current = self._tokens.access_token if self._tokens is not None else None
             if parsed is not None and parsed.error == "use_dpop_nonce" and current:
@@ -787,14 +786,8 @@ def _tokens_key(disc: Discovery) -> str:
     return f"tokens {disc.issuer} {disc.resource}"
 
 
-def _deadline_of(deadline: Deadline | float | None, timeout: float | None) -> Deadline | None:
-    """The caller's deadline as a ``Deadline``: given as one, as its ``.at``, or as the
-    seconds left (``timeout``); None when the caller gave none."""
-    if isinstance(deadline, Deadline):
-        return deadline
-    if deadline is not None:
-        left = round(max(0.0, float(deadline) - time.monotonic()), 2)  # for the message
-        return Deadline(float(deadline), left)
+def _after(timeout: float | None) -> Deadline | None:
+    """``timeout=`` seconds as the caller's deadline (None: none given)."""
     return None if timeout is None else Deadline.after(max(0.0, timeout))
 
 

@@ -40,7 +40,7 @@ import urllib3
 from .._accel import SseParser, encode_message
 from .._deadline import Deadline
 from .._http import common
-from .._http.abort import Slot, Workers, watchdog
+from .._http.abort import Slot, Workers, deadline_at
 from .._http.causes import never_connected
 from .._http.lean import Answer
 from .._http.retry import retry_delay
@@ -67,7 +67,7 @@ _MAX_TERMINAL_FAILURES = 3
 _MAX_STREAM_FAILURES = 5  # GET reconnects in a row that brought no event
 _MAX_ERROR_BODY = 64 * 1024
 _DELETE_TIMEOUT = 1.0  # total: close() never waits longer for the DELETE
-_GRACE = 0.3  # after a call's deadline, the watchdog aborts what the session did not
+_GRACE = 0.3  # after a call's deadline, the timer aborts what the session did not
 # Total bound of a POST nobody waits for (a notification, our answer to a server request).
 _ORDERED_TIMEOUT = 30.0
 _MAX_ORDERED = 1024  # queued notifications/answers; past it send() refuses
@@ -189,14 +189,11 @@ class HttpTransport:
                         message.payload["id"],
                         message.payload["method"],
                         modern,
-                        Slot(message.deadline),
+                        Slot(deadline_at(message.deadline), grace=_GRACE),
                         inline=message.inline,
                         barrier=self._ordered_queued,
                     )
                     self._active[exch.request_id] = exch
-                    # The session fails the call at its deadline and aborts it (cancel_request, which
-                    # also tells the server); the watchdog is the backstop just after.
-                    watchdog.watch(exch.slot, _GRACE)
                     if not message.inline:
                         # The caller's context (an OpenTelemetry span) follows the POST to its
                         # worker, so a token refresh made there is a span of the caller's trace.
@@ -210,7 +207,9 @@ class HttpTransport:
                             f"to be sent; refusing more"
                         )
                     self._ordered_queued += 1
-                    self._ordered.submit(self._run_other, message, modern, message.deadline)
+                    self._ordered.submit(
+                        self._run_other, message, modern, deadline_at(message.deadline)
+                    )
             except RuntimeError as exc:  # pools shut down by a concurrent close
                 raise ConnectionClosed(f"the connection to {self.name!r} is closed") from exc
         if exch is not None and message.inline:
@@ -300,7 +299,7 @@ class HttpTransport:
             f"{exch.method} to MCP server {self.name!r} ran out of time before it was answered"
         )
 
-    def _run_other(self, message: Outgoing, modern: bool, deadline: float | None) -> None:
+    def _run_other(self, message: Outgoing, modern: bool, deadline: Deadline | None) -> None:
         try:
             self._send_other(message, modern, deadline)
         finally:
@@ -308,13 +307,11 @@ class HttpTransport:
                 self._ordered_done += 1
                 self._ordered_cond.notify_all()
 
-    def _send_other(self, message: Outgoing, modern: bool, deadline: float | None) -> None:
+    def _send_other(self, message: Outgoing, modern: bool, deadline: Deadline | None) -> None:
         what = message.payload.get("method") or "a response"
         if self._closing:
             return  # after close(): nothing more goes out (no token fetch, no OAuth discovery)
-        bound = time.monotonic() + _ORDERED_TIMEOUT
-        slot = Slot(bound if deadline is None else min(deadline, bound))
-        watchdog.watch(slot)
+        slot = Slot(Deadline.of(deadline, _ORDERED_TIMEOUT).earlier(_ORDERED_TIMEOUT))
         self._ordered_slot = slot  # one sender: close() aborts the POST in flight
         if self._closing:
             slot.abort()
@@ -373,8 +370,8 @@ class HttpTransport:
         read_timeout: float | None = None,
         whole: bool = False,
     ) -> Any:
-        timeout = common.timeouts(
-            slot, self.options.connect_timeout, read_timeout or self.options.read_timeout
+        timeout = slot.socket_timeouts(
+            self.options.connect_timeout, read_timeout or self.options.read_timeout
         )
         if self._closing:
             raise ConnectionClosed(f"the connection to MCP server {self.name!r} is closed")
@@ -669,7 +666,7 @@ class HttpTransport:
             slot = self._listen_slot = Slot()
             if self._stop.is_set():
                 slot.abort()
-        timeout = common.timeouts(slot, self.options.connect_timeout, read)
+        timeout = slot.socket_timeouts(self.options.connect_timeout, read)
         try:
             with slot.active():
                 response = common.request(
@@ -861,12 +858,10 @@ class HttpTransport:
         if listener is not None and listener is not threading.current_thread():
             listener.join(1.0)
         common.close_session(self._session, self._listen_response)
-        watchdog.closed()
 
     def _delete(self) -> None:
         """End the session (DELETE), waiting at most ``_DELETE_TIMEOUT`` in total."""
-        slot = Slot(time.monotonic() + _DELETE_TIMEOUT)
-        watchdog.watch(slot)
+        slot = Slot(Deadline.after(_DELETE_TIMEOUT))
         headers = self._session_headers({})
         try:
             with slot.active():
@@ -875,7 +870,7 @@ class HttpTransport:
                     "DELETE",
                     self.options.url,
                     headers=headers,
-                    timeout=common.timeouts(slot, _DELETE_TIMEOUT, _DELETE_TIMEOUT),
+                    timeout=slot.socket_timeouts(_DELETE_TIMEOUT, _DELETE_TIMEOUT),
                 )
             with response:
                 common.drain(response, _MAX_ERROR_BODY)

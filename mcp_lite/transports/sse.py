@@ -27,7 +27,7 @@ import requests
 from .._accel import SseParser
 from .._deadline import Deadline
 from .._http import common
-from .._http.abort import Slot, Workers, watchdog
+from .._http.abort import Slot, Workers, deadline_at
 from .._http.retry import retry_delay
 from .._secrets import redact_url
 from ..errors import (
@@ -46,7 +46,7 @@ __all__ = ["SseTransport"]
 log = logging.getLogger("mcp_lite.sse")
 
 _MAX_ACK_BODY = 64 * 1024  # of a 202: read (so the connection is reused) up to this, else hang up
-_GRACE = 0.3  # after a call's deadline, the watchdog aborts what the session did not
+_GRACE = 0.3  # after a call's deadline, the timer aborts what the session did not
 _ORDERED_TIMEOUT = 30.0  # total bound of a POST nobody waits for
 _MAX_QUEUED = 1024
 
@@ -113,8 +113,7 @@ class SseTransport:
         limit = Deadline.of(deadline, self._endpoint_timeout).earlier(self._endpoint_timeout)
         # Opening the stream and getting the endpoint share one deadline: a server that
         # never sends the stream's headers cannot hold start() (idle_timeout may be None).
-        self._stream_slot = Slot(limit.at)
-        watchdog.watch(self._stream_slot)
+        self._stream_slot = Slot(limit)
         try:
             # Bearer token; 401 -> refresh (OAuth) + one retry, as for the POSTs.
             response = common.send_authorized(
@@ -122,7 +121,7 @@ class SseTransport:
                 self.options.url,
                 {"Accept": "text/event-stream"},
                 lambda headers: self._open_stream(headers),
-                deadline=limit.at,
+                deadline=limit,
                 method="GET",
             )
         except McpError:
@@ -180,9 +179,9 @@ class SseTransport:
         with self._lock:
             try:
                 if request_id is not None:
-                    slot = Slot(message.deadline)
+                    # backstop: the session aborts it first
+                    slot = Slot(deadline_at(message.deadline), grace=_GRACE)
                     self._slots[request_id] = slot
-                    watchdog.watch(slot, _GRACE)  # backstop: the session aborts it first
                     if not message.inline:
                         self._pool.submit(
                             self._post_request, endpoint, message, slot, self._ordered_queued
@@ -258,8 +257,7 @@ class SseTransport:
 
     def _post_other(self, endpoint: str, message: Outgoing) -> None:
         what = message.payload.get("method") or "a response"
-        slot = Slot(time.monotonic() + _ORDERED_TIMEOUT)
-        watchdog.watch(slot)
+        slot = Slot(Deadline.after(_ORDERED_TIMEOUT))
         self._ordered_slot = slot  # one sender: close() aborts the POST in flight
         if self._closing:
             slot.abort()
@@ -318,7 +316,7 @@ class SseTransport:
     ) -> requests.Response:
         headers = {"Content-Type": "application/json"}
         try:
-            timeout = common.timeouts(slot, self.options.connect_timeout, self.options.read_timeout)
+            timeout = slot.socket_timeouts(self.options.connect_timeout, self.options.read_timeout)
             with slot.active():
                 # Bearer token; 401 -> refresh + one retry; 403 insufficient_scope -> step-up.
                 response = common.send_authorized(
@@ -376,15 +374,12 @@ class SseTransport:
         if reader is not None and reader is not threading.current_thread():
             reader.join(1.0)
         self._close_session()
-        # The stream's slot is done with: the watchdog need not keep a thread for it.
         self._stream_slot.release()
-        watchdog.closed()
 
     def _not_started(self) -> None:
-        """start() failed before the reader: free the sockets and the watchdog's slot."""
+        """start() failed before the reader: free the sockets and the stream's slot."""
         self._close_session()
         self._stream_slot.release()
-        watchdog.closed()
 
     def _close_session(self) -> None:
         common.close_session(self._session, self._response)
@@ -397,7 +392,7 @@ class SseTransport:
                 "GET",
                 self.options.url,
                 headers=headers,
-                timeout=common.timeouts(slot, self.options.connect_timeout, None),
+                timeout=slot.socket_timeouts(self.options.connect_timeout, None),
             )
 
     # --- internals ----------------------------------------------------------------------------

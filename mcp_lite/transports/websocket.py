@@ -7,7 +7,7 @@ A dropped socket is reported at once (``on_close``), so pending calls fail immed
 the Client reconnects on the next call. ``close`` performs the close handshake (bounded).
 
 Bounds: the whole opening (host-name lookup, TCP, TLS, the upgrade) ends at the caller's
-deadline, capped by ``connect_timeout``: the HTTP watchdog shuts the socket down, registered
+deadline, capped by ``connect_timeout``: the process timer shuts the socket down, registered
 before the TCP connect, so a server dripping its answer cannot stretch it (through a proxy,
 which websocket-client connects to itself, each read is bounded by the time left instead).
 ``close()`` ends within about a second whatever the server or the path does (the socket is
@@ -37,7 +37,7 @@ from websocket._url import get_proxy_info, parse_url
 
 from .._deadline import Deadline
 from .._http import common
-from .._http.abort import Slot, watchdog
+from .._http.abort import Slot
 from .._http.causes import network_cause
 from .._http.common import Auth
 from .._http.resolve import LookupTimeout, TooManyLookups, connect_to, is_literal, lookup
@@ -150,14 +150,14 @@ class WebSocketTransport:
         # The token is for this server only: bind() refuses a provider tied to another one.
         http_url = _http_url(self.url)
         auth = self._auth
-        token = common._token(auth, http_url, limit.at)  # bind(url), then the token
+        token = common._token(auth, http_url, limit)  # bind(url), then the token
         shown = common.presentation(auth, token, "GET", http_url) if auth and token else {}
         try:
             ws = self._handshake(shown, limit)
         except websocket.WebSocketBadStatusException as exc:
             if getattr(exc, "status_code", None) != 401 or auth is None:
                 raise self._handshake_error(exc) from exc
-            fresh = common._refresh(auth, token, None, 401, limit.at)
+            fresh = common._refresh(auth, token, None, 401, limit)
             if not fresh or fresh == token:
                 raise self._handshake_error(exc) from exc
             try:
@@ -181,14 +181,13 @@ class WebSocketTransport:
 
     def _handshake(self, auth_headers: Mapping[str, str], limit: Deadline) -> websocket.WebSocket:
         """The host-name lookup, TCP connect, TLS and opening handshakes, all ended at
-        ``limit``: the socket is registered with the HTTP watchdog before it connects, so
+        ``limit``: the socket is registered with the exchange's ``Slot`` before it connects, so
         a server that never answers or drips its answer cannot stretch them."""
         headers = {**self._headers, **auth_headers}
         # UTF-8 is checked where the message is decoded: an answer with invalid UTF-8 then
         # fails its own call (by its id), not the whole connection.
         ws = websocket.WebSocket(enable_multithread=True, skip_utf8_validation=True)
-        slot = Slot(limit.at)
-        watchdog.watch(slot)
+        slot = Slot(limit)
         try:
             sock = self._open_socket(ws, slot, limit)
             ws.connect(  # type: ignore[no-untyped-call]
@@ -211,7 +210,6 @@ class WebSocketTransport:
             ) from exc
         finally:
             slot.release()  # from here a late abort cannot hit the live connection
-            watchdog.closed()
         if slot.aborted:  # the deadline came just as the handshake completed
             _quiet(ws.shutdown)
             raise self._too_slow(limit)
@@ -371,7 +369,6 @@ class WebSocketTransport:
         if alive and reader is not None:
             reader.join(_CLOSE_STEP)
         _quiet(ws.shutdown)
-        watchdog.closed()
 
     # --- internals ----------------------------------------------------------------------------
 
