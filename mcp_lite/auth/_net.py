@@ -33,8 +33,8 @@ from urllib.parse import urlsplit, urlunsplit
 import requests
 
 from .._deadline import Deadline
-from .._http.abort import AbortingAdapter, Slot
 from .._http.causes import network_cause
+from .._http.slots import AbortingAdapter, Slot
 from .._secrets import is_loopback_host, redact_text, redact_url, scrub
 from .._version import __version__
 from ..errors import AuthRequired, ConfigError, ConnectError, RequestTimeout
@@ -149,7 +149,7 @@ class Http:
     Without a ``session`` every exchange uses a short-lived one that is closed at once (OAuth
     traffic is rare; nothing stays open between logins). A given ``session`` is used as is
     (proxies, CA bundle, retries of your choosing) and never closed here; its exchanges are
-    cut at the deadline only through an ``_http.abort.AbortingAdapter`` mounted on it
+    cut at the deadline only through an ``_http.slots.AbortingAdapter`` mounted on it
     (otherwise each read is still bounded by the time left).
     """
 

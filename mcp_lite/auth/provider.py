@@ -166,7 +166,7 @@ class OAuth:
         timeout: the total for getting a token when the caller gives no deadline, and the
             cap of each HTTP exchange with the authorization server.
         session: a ``requests.Session`` for the authorization server (proxies, CA bundle);
-            mount ``mcp_lite._http.abort.AbortingAdapter`` on it to keep totals exact.
+            mount ``mcp_lite._http.slots.AbortingAdapter`` on it to keep totals exact.
     """
 
     def __init__(

@@ -39,11 +39,11 @@ import urllib3
 
 from .._accel import SseParser, encode_message
 from .._deadline import Deadline
-from .._http import common
-from .._http.abort import Slot, Workers, deadline_at
+from .._http import session as common
 from .._http.causes import never_connected
-from .._http.lean import Answer
 from .._http.retry import retry_delay
+from .._http.slots import Slot, Workers, deadline_at
+from .._http.unix_client import Answer
 from .._secrets import redact_url
 from ..errors import (
     ConnectError,

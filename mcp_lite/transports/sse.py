@@ -26,9 +26,9 @@ import requests
 
 from .._accel import SseParser
 from .._deadline import Deadline
-from .._http import common
-from .._http.abort import Slot, Workers, deadline_at
+from .._http import session as common
 from .._http.retry import retry_delay
+from .._http.slots import Slot, Workers, deadline_at
 from .._secrets import redact_url
 from ..errors import (
     AuthRequired,

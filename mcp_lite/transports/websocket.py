@@ -36,11 +36,11 @@ from websocket._socket import DEFAULT_SOCKET_OPTION
 from websocket._url import get_proxy_info, parse_url
 
 from .._deadline import Deadline
-from .._http import common
-from .._http.abort import Slot
+from .._http import session as common
 from .._http.causes import network_cause
-from .._http.common import Auth
 from .._http.resolve import LookupTimeout, TooManyLookups, connect_to, is_literal, lookup
+from .._http.session import Auth
+from .._http.slots import Slot
 from .._secrets import redact_text, redact_url
 from ..errors import AuthRequired, ConnectError, ConnectionClosed, McpError, RequestTimeout
 from .base import OnClose, OnMessage, Outgoing

@@ -350,7 +350,7 @@ class _Spy:
 def test_a_401_for_a_request_given_up_starts_no_refresh_and_no_login(
     auth_server: Start,
 ) -> None:
-    from mcp_lite._http import common
+    from mcp_lite._http import session as common
 
     server = auth_server()
     spy = _Spy()

@@ -15,7 +15,7 @@ import pytest
 import mcp_lite
 from mcp_lite import _timer
 from mcp_lite._deadline import Deadline
-from mcp_lite._http.abort import Slot
+from mcp_lite._http.slots import Slot
 from mcp_lite.errors import RequestTimeout
 from mcp_lite.transports.http import HttpTransport
 

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 import mcp_lite
-from mcp_lite._http import wire as _http_wire
+from mcp_lite._http import h1 as _http_wire
 from mcp_lite.errors import ConnectionClosed
 
 HANDSHAKE = "2025-11-25"

@@ -18,8 +18,9 @@ import pytest
 from unix_raw_listener import RawUnixListener
 
 import mcp_lite
-from mcp_lite._http import common, lean
-from mcp_lite._http.abort import Slot
+from mcp_lite._http import session as common
+from mcp_lite._http import unix_client as lean
+from mcp_lite._http.slots import Slot
 from mcp_lite.errors import MessageTooLarge
 from mcp_lite.transports import http as http_transport
 

@@ -1,4 +1,4 @@
-"""The lean HTTP/1.1 client of ``unix://`` URLs (``mcp_lite/_http/lean.py``): kept-alive
+"""The lean HTTP/1.1 client of ``unix://`` URLs (``mcp_lite/_http/unix_client.py``): kept-alive
 connections, a server that closes them, bounded response heads, chunked bodies, fork.
 
 Real peers: the fault server on a Unix socket (``tests/peers/fault_http_server.py``) and raw
@@ -17,8 +17,9 @@ import pytest
 from unix_raw_listener import RawUnixListener
 
 import mcp_lite
-from mcp_lite._http import common, lean
-from mcp_lite._http.abort import Slot
+from mcp_lite._http import session as common
+from mcp_lite._http import unix_client as lean
+from mcp_lite._http.slots import Slot
 from mcp_lite.errors import ConnectionClosed, McpError, TransportError
 
 HANDSHAKE = "2025-11-25"

@@ -45,14 +45,14 @@ from ..errors import (
     RequestTimeout,
 )
 from ..protocol.param_headers import argument_at, header_map, header_text
-from . import abort as _http_abort
-from . import lean as _http_lean
+from . import h1 as _http_wire
 from . import peer as _http_peer
+from . import slots as _http_abort
 from . import unix as _http_unix
-from . import wire as _http_wire
-from .abort import AbortingAdapter
+from . import unix_client as _http_lean
 from .causes import network_cause
 from .retry import Retry
+from .slots import AbortingAdapter
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",

@@ -29,7 +29,7 @@ import requests
 from requests.structures import CaseInsensitiveDict
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
-from . import abort as _http_abort
+from . import slots as _http_abort
 
 __all__ = ["post"]
 

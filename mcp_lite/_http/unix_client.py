@@ -45,10 +45,10 @@ import requests
 from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError, ReadTimeoutError
 
 from .. import _fork
-from . import abort as _http_abort
+from . import h1 as _http_wire
 from . import peer as _http_peer
+from . import slots as _http_abort
 from . import unix as _http_unix
-from . import wire as _http_wire
 
 __all__ = ["Answer", "UnixClient"]
 
