@@ -1,13 +1,8 @@
-"""Deadlines the HTTP transports can enforce on a socket, and the daemon workers they run on.
-
-A blocked ``recv`` (a server that never sends headers, or drips bytes) only wakes when its
-socket is shut down. ``requests`` never shows the socket before the response headers, so the
-pool's connections register theirs with the ``Slot`` of the exchange running on the current
-thread: ``Slot.abort()`` (from any thread) then shuts that socket down at once. A slot with
-a deadline is aborted by one entry on the process timer (``_timer``).
-
-``Workers`` (the ground ``_workers`` pool, re-exported for the transports) runs exchanges
-on daemon threads that end when idle.
+"""Deadlines on sockets: the ``Slot`` of one exchange (its socket, registered before it
+connects, shut down by ``abort()`` from any thread; with a deadline, one entry on the process
+timer) and ``AbortingAdapter``, ``requests``' adapter whose connections register with the slot
+of the exchange running on their thread. ``Workers`` is re-exported for the transports. See
+``docs/explanation/inside-http.md`` ("Socket slots").
 """
 
 from __future__ import annotations

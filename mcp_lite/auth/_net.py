@@ -1,22 +1,7 @@
-"""What every OAuth step shares: URL rules, small HTTP exchanges, and keeping secrets out of text.
-
-URL rules (MCP authorization, "Communication Security", and the security best practices):
-metadata documents and authorization-server endpoints must be ``https``; plain ``http`` is
-accepted only on loopback (``localhost``, ``127.0.0.0/8``, ``::1``), for development. Redirect
-URIs must be loopback ``http`` (a native client receives the code on its own machine).
-
-Every exchange uses ``requests``, never follows a redirect for a POST, and maps ``requests``
-failures to ``AuthRequired`` with a sentence that names the step and the URL but never a token,
-a code, a verifier or a secret (``scrub`` removes any that slip in).
-
-Deadlines are totals, not per read: each exchange ends by the deadline of the operation it runs
-for (``Http.limit``: the caller's, or OAuth's own total when the caller gave none), and never
-later than ``Http.timeout`` seconds after it starts (a step's cap). The error names the phase:
-``authorizing: the token request at https://as.example/token got no answer within the 2 s
-timeout``. Per-read
-socket timeouts cannot do that against a server that drips a byte at a time, so each
-exchange runs in an ``_http`` ``Slot``: the process timer shuts its socket down at the
-deadline (as for the transports) and the exchange fails with ``RequestTimeout``.
+"""What every OAuth step shares: URL rules (``https``, or ``http`` on loopback; loopback
+redirect URIs), small HTTP exchanges that follow no redirect, hold a bounded body and end by
+their deadline (each in an ``_http`` ``Slot``, shut down by the process timer), and errors that
+name the step and the URL but never a secret. See ``docs/explanation/inside-http.md`` ("OAuth").
 """
 
 from __future__ import annotations

@@ -36,10 +36,10 @@ from websocket._socket import DEFAULT_SOCKET_OPTION
 from websocket._url import get_proxy_info, parse_url
 
 from .._deadline import Deadline
-from .._http import session as common
+from .._http import auth as _auth
+from .._http.auth import Auth
 from .._http.causes import network_cause
 from .._http.resolve import LookupTimeout, TooManyLookups, connect_to, is_literal, lookup
-from .._http.session import Auth
 from .._http.slots import Slot
 from .._secrets import redact_text, redact_url
 from ..errors import AuthRequired, ConnectError, ConnectionClosed, McpError, RequestTimeout
@@ -150,18 +150,18 @@ class WebSocketTransport:
         # The token is for this server only: bind() refuses a provider tied to another one.
         http_url = _http_url(self.url)
         auth = self._auth
-        token = common._token(auth, http_url, limit)  # bind(url), then the token
-        shown = common.presentation(auth, token, "GET", http_url) if auth and token else {}
+        token = _auth._token(auth, http_url, limit)  # bind(url), then the token
+        shown = _auth.presentation(auth, token, "GET", http_url) if auth and token else {}
         try:
             ws = self._handshake(shown, limit)
         except websocket.WebSocketBadStatusException as exc:
             if getattr(exc, "status_code", None) != 401 or auth is None:
                 raise self._handshake_error(exc) from exc
-            fresh = common._refresh(auth, token, None, 401, limit)
+            fresh = _auth._refresh(auth, token, None, 401, limit)
             if not fresh or fresh == token:
                 raise self._handshake_error(exc) from exc
             try:
-                ws = self._handshake(common.presentation(auth, fresh, "GET", http_url), limit)
+                ws = self._handshake(_auth.presentation(auth, fresh, "GET", http_url), limit)
             except websocket.WebSocketBadStatusException as again:
                 raise self._handshake_error(again) from again
         ws.frame_buffer = _BoundedFrames(ws, self._max_message_size)

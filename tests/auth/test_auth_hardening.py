@@ -350,7 +350,7 @@ class _Spy:
 def test_a_401_for_a_request_given_up_starts_no_refresh_and_no_login(
     auth_server: Start,
 ) -> None:
-    from mcp_lite._http import session as common
+    from mcp_lite._http import auth as _auth
 
     server = auth_server()
     spy = _Spy()
@@ -360,10 +360,10 @@ def test_a_401_for_a_request_given_up_starts_no_refresh_and_no_login(
             server.url, json={"jsonrpc": "2.0", "method": "x"}, headers=headers, timeout=10
         )
 
-    gone = common.send_authorized(spy, server.url, {}, send, given_up=lambda: True)  # type: ignore[arg-type]
+    gone = _auth.send_authorized(spy, server.url, {}, send, given_up=lambda: True)  # type: ignore[arg-type]
     assert gone.status_code == 401 and spy.calls == []
     gone.close()
-    live = common.send_authorized(spy, server.url, {}, send, given_up=lambda: False)  # type: ignore[arg-type]
+    live = _auth.send_authorized(spy, server.url, {}, send, given_up=lambda: False)  # type: ignore[arg-type]
     assert spy.calls == ["token", "refresh"]
     live.close()
 
