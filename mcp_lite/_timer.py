@@ -24,9 +24,11 @@ log = logging.getLogger("mcp_lite")
 
 thread_name = "mcp-lite-timer"
 # The longest the thread sleeps: a cancel does not wake it, so it looks again this often to
-# drop cancelled entries, and ends once none is left (a process with no live time limit keeps
-# no timer thread, a quarter of a second after its last one).
-_LOOK_AGAIN = 0.25
+# drop cancelled entries.
+_LOOK_AGAIN = 0.2
+# Seconds the thread stays with an empty heap before it ends (a process with no live time
+# limit keeps no timer thread; a call made meanwhile does not pay for a new one).
+_IDLE_EXIT = 0.4
 # Below this many entries a compaction is not worth it (the thread drops them lazily).
 _COMPACT_MIN = 64
 
@@ -54,7 +56,10 @@ class Handle:
 
 class _Timer:
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        # ``with self._lock`` (C) rather than ``with self._cond`` (Python): it is on every
+        # call's path; the condition shares the lock, to wait and notify.
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._heap: list[tuple[float, int, Handle]] = []
         self._seq = itertools.count()
         self._thread: threading.Thread | None = None
@@ -63,7 +68,7 @@ class _Timer:
 
     def schedule(self, when: float, callback: Callable[[], object]) -> Handle:
         handle = Handle(when, callback)
-        with self._cond:
+        with self._lock:
             heap = self._heap
             if len(heap) >= self._compact_at:
                 heap[:] = [item for item in heap if item[2]._callback is not None]
@@ -79,13 +84,14 @@ class _Timer:
 
     def live(self) -> int:
         """How many callbacks are scheduled and not cancelled (for tests and stats)."""
-        with self._cond:
+        with self._lock:
             return sum(1 for item in self._heap if item[2]._callback is not None)
 
     def _reset_after_fork(self) -> None:
         # The parent's thread does not exist in a child, and its entries belong to the
         # parent's calls: start from nothing (the next schedule() starts a thread).
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._heap = []
         self._thread = None
         self._wake_at = -math.inf
@@ -94,7 +100,7 @@ class _Timer:
     def _run(self) -> None:
         while True:
             due: list[Callable[[], object]] = []
-            with self._cond:
+            with self._lock:
                 heap = self._heap
                 now = time.monotonic()
                 while heap and (heap[0][2]._callback is None or heap[0][0] <= now):
@@ -104,9 +110,14 @@ class _Timer:
                         handle._callback = None
                         due.append(callback)
                 if not due:
-                    if not heap:  # the next schedule() starts a new thread
-                        self._thread = None
-                        return
+                    if not heap:
+                        self._wake_at = now + _IDLE_EXIT
+                        self._cond.wait(_IDLE_EXIT)
+                        self._wake_at = -math.inf
+                        if not self._heap:  # the next schedule() starts a new thread
+                            self._thread = None
+                            return
+                        continue
                     wait = min(max(heap[0][0] - now, 0.001), _LOOK_AGAIN)
                     self._wake_at = now + wait
                     self._cond.wait(wait)
