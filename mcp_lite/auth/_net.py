@@ -218,7 +218,9 @@ class Http:
         own = self.session is None
         session = _new_session() if own else self.session
         assert session is not None
-        slot = Slot(Deadline.after(budget))  # shut down by the process timer at the deadline
+        # The caller's deadline itself when it comes first, else the step's own cap; the
+        # process timer shuts the exchange's socket down then.
+        slot = Slot(Deadline.after(budget) if deadline is None else deadline.earlier(self.timeout))
         try:
             with (
                 slot.active(),
