@@ -160,27 +160,12 @@ def blocker(tmp_path: Path, marker: str) -> Iterator[list[str]]:
 def _start_owner(kind: str, ending: str, server: list[str], tmp_path: Path) -> Started:
     record = tmp_path / "record"
     if kind == "cli":
-        argv = [
-            sys.executable,
-            "-m",
-            "mcp_lite",
-            "call",
-            "--stdio",
-            " ".join(server),
-            "block",
-            "{}",
-            "--timeout",
-            "600",
-        ]
+        argv = [sys.executable, "-m", "mcp_lite", "call", "--stdio",
+                " ".join(server), "block", "{}", "--timeout", "600"]
     else:
         argv = [sys.executable, "-c", OWNER, kind, ending, json.dumps(server), str(record)]
     owner = subprocess.Popen(
-        argv,
-        cwd=REPO,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        argv, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     called = record.with_suffix(".called")
@@ -222,19 +207,8 @@ def test_servers_die_with_their_owner(
     remaining = _gone_within(STOPPED_WITHIN, left)
     assert remaining == [], f"still running {STOPPED_WITHIN} s after the owner died: {remaining}"
     if started.watcher is not None:  # its work done, the watcher is gone too
-        assert (
-            _gone_within(
-                STOPPED_WITHIN,
-                lambda: (
-                    [started.watcher]
-                    if _alive(  # type: ignore[list-item]
-                        started.watcher
-                    )
-                    else []
-                ),
-            )
-            == []
-        )  # type: ignore[arg-type]
+        assert _gone_within(STOPPED_WITHIN, lambda: [started.watcher] if _alive(  # type: ignore[list-item]
+            started.watcher) else []) == []  # type: ignore[arg-type]
 
 
 WATCH_ONLY = textwrap.dedent(
@@ -257,21 +231,15 @@ WATCH_ONLY = textwrap.dedent(
 
 def test_only_groups_still_registered_are_signalled() -> None:
     out = subprocess.run(
-        [sys.executable, "-c", WATCH_ONLY],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        [sys.executable, "-c", WATCH_ONLY], cwd=REPO, capture_output=True, text=True,
+        timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert out.returncode == 0, out.stderr
     kept, forgotten, watcher = (int(word) for word in out.stdout.split())
     try:
         assert _gone_within(STOPPED_WITHIN, lambda: [kept] if _alive(kept) else []) == []
-        assert (
-            not _alive(watcher)
-            or _gone_within(STOPPED_WITHIN, lambda: [watcher] if _alive(watcher) else []) == []
-        )
+        assert not _alive(watcher) or _gone_within(
+            STOPPED_WITHIN, lambda: [watcher] if _alive(watcher) else []) == []
         assert _alive(forgotten), "a group no longer registered was signalled"
     finally:
         for pid in (kept, forgotten):
@@ -292,11 +260,7 @@ def test_the_watcher_exits_with_its_owner() -> None:
         """
     )
     out = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
+        [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert out.returncode == 0, out.stderr
@@ -380,15 +344,8 @@ def test_a_forked_child_drops_the_parents_pipes_without_waiting_on_its_locks(
         child_server = client.transport.pid
         child_watcher = _reaper.watcher_pid()
         client.close()
-        return json.dumps(
-            {
-                "kept": sorted(kept),
-                "text": text,
-                "took": took,
-                "server": child_server,
-                "watcher": child_watcher,
-            }
-        )
+        return json.dumps({"kept": sorted(kept), "text": text, "took": took,
+                           "server": child_server, "watcher": child_watcher})
 
     try:
         report = json.loads(in_fork(child))

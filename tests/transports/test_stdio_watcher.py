@@ -160,21 +160,9 @@ def test_a_crashed_servers_group_is_ended_at_once_and_its_reused_id_never_signal
     if not _pid_namespaces():
         pytest.skip("needs root and unshare --pid (a pid namespace, to reuse an id for sure)")
     out = subprocess.run(
-        [
-            "unshare",
-            "--pid",
-            "--fork",
-            "--mount-proc",
-            sys.executable,
-            "-c",
-            DRIVER,
-            OWNER,
-            str(tmp_path / "child"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO,
+        ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", DRIVER,
+         OWNER, str(tmp_path / "child")],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert out.returncode == 0, out.stderr
@@ -219,10 +207,7 @@ def test_a_closed_and_reused_watcher_fd_is_never_written_and_a_new_watcher_takes
     server = [sys.executable, str(FAULT_SERVER), "echo"]
     owner = subprocess.Popen(
         [sys.executable, "-c", DAEMON, json.dumps(server), str(log_path)],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     second = watcher = 0
