@@ -59,6 +59,18 @@ class Deadline:
         at = time.monotonic() + seconds
         return self if self.at <= at else Deadline(at, self.timeout)
 
+    def socket_timeouts(self, connect: float, read: float | None) -> tuple[float, float | None]:
+        """``(connect, read)`` socket timeouts for urllib3, none past this deadline: the
+        connect gets at most what is left (the socket is shut down at the deadline anyway),
+        the read a backstop a second past it. ``RequestTimeout`` when nothing is left."""
+        if self.at == math.inf:
+            return connect, read
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise RequestTimeout("the deadline passed before the request could be sent")
+        backstop = left + 1.0
+        return min(connect, left), (backstop if read is None else min(read, backstop))
+
     def error(self, phase: str, what: str = "got no answer") -> RequestTimeout:
         """The timeout error naming the phase, e.g. ``connecting: initialize got no answer
         within the 2 s timeout``."""

@@ -1,7 +1,9 @@
-"""The one process-wide timer that keeps deadlines: ``schedule(when, callback)`` runs a short,
-non-blocking callback on the ``mcp-lite-timer`` thread, which starts on demand, ends when idle
-and starts empty after ``fork()`` (see docs/explanation/architecture.md, "Threads").
-Standard library only.
+"""The one process-wide timer that keeps every time limit (DESIGN §3: "deadlines kept by one
+process-wide timer"): ``schedule(when, callback)`` runs ``callback()`` on the timer thread
+once ``time.monotonic()`` reaches ``when``, ``handle.cancel()`` withdraws it. Callbacks run one
+after the other and must be short (fail a call, shut a socket down, post work elsewhere); a
+raising one is logged. How it stays cheap on the hot path, bounded and fork-safe:
+``docs/explanation/inside-http.md`` ("The timer").
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -20,25 +23,31 @@ __all__ = ["Handle", "live", "schedule", "thread_name"]
 log = logging.getLogger("mcp_lite")
 
 thread_name = "mcp-lite-timer"
-# Seconds the thread stays with nothing scheduled before it ends.
-_IDLE_EXIT = 1.0
-# Below this many entries a compaction is not worth it (lazy dropping suffices).
-_COMPACT_MIN = 16
+# The longest the thread sleeps: a cancel does not wake it, so it looks again this often to
+# drop cancelled entries.
+_LOOK_AGAIN = 0.2
+# Seconds the thread stays with an empty heap before it ends (a process with no live time
+# limit keeps no timer thread; a call made meanwhile does not pay for a new one).
+_IDLE_EXIT = 0.4
+# Below this many entries a compaction is not worth it (the thread drops them lazily).
+_COMPACT_MIN = 64
 
 
 class Handle:
     """One scheduled callback; ``cancel()`` withdraws it (a no-op once it ran)."""
 
-    __slots__ = ("when", "_callback", "_timer", "_epoch")
+    __slots__ = ("when", "_callback")
 
-    def __init__(self, when: float, callback: Callable[[], object], timer: _Timer) -> None:
+    def __init__(self, when: float, callback: Callable[[], object]) -> None:
         self.when = when
         self._callback: Callable[[], object] | None = callback
-        self._timer = timer
-        self._epoch = timer.epoch
 
     def cancel(self) -> None:
-        self._timer.cancel(self)
+        # No lock and no wake-up (a cancel is on every call's path): the entry keeps nothing
+        # alive from now on, and leaves the heap when the thread next looks, or in a
+        # compaction. A callback the thread already took may still run (as with any timer:
+        # callbacks check their own state).
+        self._callback = None
 
     @property
     def pending(self) -> bool:
@@ -47,80 +56,72 @@ class Handle:
 
 class _Timer:
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        # ``with self._lock`` (C) rather than ``with self._cond`` (Python): it is on every
+        # call's path; the condition shares the lock, to wait and notify.
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._heap: list[tuple[float, int, Handle]] = []
         self._seq = itertools.count()
-        self._cancelled = 0  # cancelled entries still in the heap
         self._thread: threading.Thread | None = None
-        self.epoch = 0  # a new one after fork: the parent's handles are no longer in the heap
+        self._wake_at = -math.inf  # when the sleeping thread wakes (-inf: it is not asleep)
+        self._compact_at = _COMPACT_MIN  # compact when the heap grows past this
 
     def schedule(self, when: float, callback: Callable[[], object]) -> Handle:
-        handle = Handle(when, callback, self)
-        with self._cond:
-            handle._epoch = self.epoch
+        handle = Handle(when, callback)
+        with self._lock:
             heap = self._heap
-            first = not heap or when < heap[0][0]
+            if len(heap) >= self._compact_at:
+                heap[:] = [item for item in heap if item[2]._callback is not None]
+                heapq.heapify(heap)
+                self._compact_at = max(_COMPACT_MIN, 2 * len(heap))
             heapq.heappush(heap, (when, next(self._seq), handle))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, daemon=True, name=thread_name)
                 self._thread.start()
-            elif first:
+            elif when < self._wake_at:  # due before the thread would look again
                 self._cond.notify()
         return handle
 
-    def cancel(self, handle: Handle) -> None:
-        with self._cond:
-            if handle._callback is None:
-                return  # already ran or cancelled
-            handle._callback = None  # the entry keeps nothing alive from now on
-            if handle._epoch != self.epoch:
-                return  # scheduled before a fork: not in this heap
-            self._cancelled += 1
-            heap = self._heap
-            if self._cancelled * 2 > len(heap) and len(heap) >= _COMPACT_MIN:
-                heap[:] = [item for item in heap if item[2]._callback is not None]
-                heapq.heapify(heap)
-                self._cancelled = 0
-                self._cond.notify()  # the first entry may have gone
-            elif heap and heap[0][2] is handle:
-                self._cond.notify()  # the thread waits for it: let it look again (or end)
-
     def live(self) -> int:
         """How many callbacks are scheduled and not cancelled (for tests and stats)."""
-        with self._cond:
-            return len(self._heap) - self._cancelled
+        with self._lock:
+            return sum(1 for item in self._heap if item[2]._callback is not None)
 
     def _reset_after_fork(self) -> None:
         # The parent's thread does not exist in a child, and its entries belong to the
         # parent's calls: start from nothing (the next schedule() starts a thread).
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._heap = []
-        self._cancelled = 0
         self._thread = None
-        self.epoch += 1
+        self._wake_at = -math.inf
+        self._compact_at = _COMPACT_MIN
 
     def _run(self) -> None:
         while True:
             due: list[Callable[[], object]] = []
-            with self._cond:
+            with self._lock:
                 heap = self._heap
                 now = time.monotonic()
                 while heap and (heap[0][2]._callback is None or heap[0][0] <= now):
                     handle = heapq.heappop(heap)[2]
                     callback = handle._callback
-                    if callback is None:
-                        self._cancelled -= 1
-                        continue
-                    handle._callback = None
-                    due.append(callback)
+                    if callback is not None:
+                        handle._callback = None
+                        due.append(callback)
                 if not due:
                     if not heap:
+                        self._wake_at = now + _IDLE_EXIT
                         self._cond.wait(_IDLE_EXIT)
-                        if not self._heap:
+                        self._wake_at = -math.inf
+                        if not self._heap:  # the next schedule() starts a new thread
                             self._thread = None
                             return
                         continue
-                    self._cond.wait(min(max(heap[0][0] - now, 0.001), 3600.0))
+                    wait = min(max(heap[0][0] - now, 0.001), _LOOK_AGAIN)
+                    self._wake_at = now + wait
+                    self._cond.wait(wait)
+                    self._wake_at = -math.inf
                     continue
             for callback in due:
                 try:
@@ -134,8 +135,8 @@ _fork.on_child(_timer._reset_after_fork)
 
 
 def schedule(when: float, callback: Callable[[], object]) -> Handle:
-    """Run ``callback()`` on the timer thread at ``when`` (``time.monotonic()``); see the
-    module docstring for what a callback may do."""
+    """Run ``callback()`` on the timer thread at ``when`` (``time.monotonic()``); it must be
+    short and never block."""
     return _timer.schedule(when, callback)
 
 

@@ -1,7 +1,7 @@
-"""HTTP plumbing shared by OAuth (``auth/``) and the remote transports (``transports/``).
-
-Below both, so they use one mechanism for total deadlines on sockets (``abort``), host-name
-lookups under a deadline (``resolve``), pooled sessions, redirect and origin rules and error
-mapping (``common``), the cheap POST (``wire``), retries (``retry``) and the network cause of a
-failure (``causes``). Nothing here knows MCP sessions or OAuth flows.
+"""HTTP plumbing below OAuth (``auth/``) and the remote transports (``transports/``): socket
+deadlines (``slots``), bounded host-name lookups (``resolve``), the pooled session
+(``session``) with its cheap paths (``fast_post``, ``unix_client``, ``h1``), bodies
+(``body``), errors (``errors``), tokens (``auth``), ``x-mcp-header`` (``param_headers``),
+retries (``retry``) and failure causes (``causes``). Nothing here knows MCP sessions or OAuth
+flows; see ``docs/explanation/inside-http.md``.
 """

@@ -130,3 +130,18 @@ def _retry_after(value: str | None) -> float | None:
     if when is None:
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+MAX_RECONNECT_MS = 3_600_000
+
+
+def reconnect_delay(retry_ms: int | None, failures: int) -> float:
+    """Seconds before reconnecting: at least the server's ``retry``, with exponential backoff
+    (0.25 s doubling, capped at 10 s) and jitter after failures."""
+    # A server's retry is capped at an hour: a longer one (or one of hundreds of digits) would
+    # overflow the wait, and a stream that long gone is better re-opened.
+    floor = min(retry_ms, MAX_RECONNECT_MS) / 1000.0 if retry_ms is not None else 0.0
+    if failures == 0:
+        return max(floor, 0.1)
+    backoff = min(0.25 * 2.0 ** (failures - 1), 10.0) * (0.5 + random.random() / 2)
+    return max(floor, backoff)

@@ -33,8 +33,8 @@ from urllib3.exceptions import NewConnectionError
 
 from .._secrets import redact_url
 from ..errors import ConfigError
-from .abort import AbortingAdapter, _Connection
 from .peer import check as check_peer
+from .slots import AbortingAdapter, _Connection
 
 __all__ = ["UnixAdapter", "is_unix_url", "split_url"]
 

@@ -1,22 +1,7 @@
-"""What every OAuth step shares: URL rules, small HTTP exchanges, and keeping secrets out of text.
-
-URL rules (MCP authorization, "Communication Security", and the security best practices):
-metadata documents and authorization-server endpoints must be ``https``; plain ``http`` is
-accepted only on loopback (``localhost``, ``127.0.0.0/8``, ``::1``), for development. Redirect
-URIs must be loopback ``http`` (a native client receives the code on its own machine).
-
-Every exchange uses ``requests``, never follows a redirect for a POST, and maps ``requests``
-failures to ``AuthRequired`` with a sentence that names the step and the URL but never a token,
-a code, a verifier or a secret (``scrub`` removes any that slip in).
-
-Deadlines are totals, not per read: each exchange ends by the deadline of the operation it runs
-for (``Http.limit``: the caller's, or OAuth's own total when the caller gave none), and never
-later than ``Http.timeout`` seconds after it starts (a step's cap). The error names the phase:
-``authorizing: the token request at https://as.example/token got no answer within the 2 s
-timeout``. Per-read
-socket timeouts cannot do that against a server that drips a byte at a time, so a timer
-shuts the exchange's socket down at the deadline (the timer only calls ``shutdown``; the
-exchange's own thread does all the I/O) and the exchange fails with ``RequestTimeout``.
+"""What every OAuth step shares: URL rules (``https``, or ``http`` on loopback; loopback
+redirect URIs), small HTTP exchanges that follow no redirect, hold a bounded body and end by
+their deadline (each in an ``_http`` ``Slot``, shut down by the process timer), and errors that
+name the step and the URL but never a secret. See ``docs/explanation/inside-http.md`` ("OAuth").
 """
 
 from __future__ import annotations
@@ -24,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import socket
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -32,11 +16,10 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
-from requests.adapters import HTTPAdapter
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from .._deadline import Deadline
 from .._http.causes import network_cause
+from .._http.slots import AbortingAdapter, Slot
 from .._secrets import is_loopback_host, redact_text, redact_url, scrub
 from .._version import __version__
 from ..errors import AuthRequired, ConfigError, ConnectError, RequestTimeout
@@ -126,7 +109,6 @@ class OAuthError(AuthRequired):
 
 # --- total deadlines -------------------------------------------------------------------------
 
-_current = threading.local()  # the _Watch of the exchange running on this thread, if any
 # The deadline of the OAuth operation running on this thread (``Http.limit``), for code it
 # calls that has no ``Http`` of its own (``fetch_redirect`` as the authorization handler).
 _operation = threading.local()
@@ -137,74 +119,9 @@ def operation_deadline() -> Deadline | None:
     return getattr(_operation, "deadline", None)
 
 
-class _Watch:
-    """The connections of one exchange, shut down when its deadline passes."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._conns: list[Any] = []
-        self.fired = False
-
-    def attach(self, conn: Any) -> None:
-        with self._lock:
-            self._conns.append(conn)
-            fired = self.fired
-        if fired:
-            _shutdown(conn)
-
-    def fire(self) -> None:
-        with self._lock:
-            self.fired = True
-            conns = list(self._conns)
-        for conn in conns:
-            _shutdown(conn)
-
-
-def _shutdown(conn: Any) -> None:
-    sock = getattr(conn, "sock", None)
-    if isinstance(sock, socket.socket):
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
-
-
-class _WatchedPool(HTTPConnectionPool):
-    def _make_request(self, conn: Any, *args: Any, **kwargs: Any) -> Any:
-        watch = getattr(_current, "watch", None)
-        if watch is not None:
-            watch.attach(conn)
-        return super()._make_request(conn, *args, **kwargs)
-
-
-class _WatchedHttpsPool(HTTPSConnectionPool):
-    def _make_request(self, conn: Any, *args: Any, **kwargs: Any) -> Any:
-        watch = getattr(_current, "watch", None)
-        if watch is not None:
-            watch.attach(conn)
-        return super()._make_request(conn, *args, **kwargs)
-
-
-def _watch_pools(manager: Any) -> Any:
-    pools = getattr(manager, "pool_classes_by_scheme", None)
-    if isinstance(pools, dict) and pools.get("http") is HTTPConnectionPool:  # not SOCKS
-        manager.pool_classes_by_scheme = {"http": _WatchedPool, "https": _WatchedHttpsPool}
-    return manager
-
-
-class WatchedAdapter(HTTPAdapter):
-    """An ``HTTPAdapter`` whose connections ``Http`` can shut down at a deadline. Mount it
-    on a ``session`` you give ``OAuth`` to have total deadlines there too."""
-
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        _watch_pools(self.poolmanager)
-
-    def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
-        return _watch_pools(super().proxy_manager_for(proxy, **kwargs))
-
-
 def _new_session() -> requests.Session:
     session = requests.Session()
-    adapter = WatchedAdapter(max_retries=0)
+    adapter = AbortingAdapter(max_retries=0)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     return session
@@ -217,8 +134,8 @@ class Http:
     Without a ``session`` every exchange uses a short-lived one that is closed at once (OAuth
     traffic is rare; nothing stays open between logins). A given ``session`` is used as is
     (proxies, CA bundle, retries of your choosing) and never closed here; its exchanges are
-    cut at the deadline only through a ``WatchedAdapter`` mounted on it (otherwise each read
-    is still bounded by the time left).
+    cut at the deadline only through an ``_http.slots.AbortingAdapter`` mounted on it
+    (otherwise each read is still bounded by the time left).
     """
 
     def __init__(
@@ -301,29 +218,28 @@ class Http:
         own = self.session is None
         session = _new_session() if own else self.session
         assert session is not None
-        watch = _Watch()
-        timer = threading.Timer(budget, watch.fire)
-        timer.daemon = True
-        timer.name = "mcp-lite-oauth-deadline"
-        previous = getattr(_current, "watch", None)
-        _current.watch = watch
-        timer.start()
+        # The caller's deadline itself when it comes first, else the step's own cap; the
+        # process timer shuts the exchange's socket down then.
+        slot = Slot(Deadline.after(budget) if deadline is None else deadline.earlier(self.timeout))
         try:
-            with session.request(
-                method,
-                url,
-                headers=headers,
-                timeout=(budget, budget),
-                allow_redirects=False,
-                stream=True,
-                **kwargs,
-            ) as response:
+            with (
+                slot.active(),
+                session.request(
+                    method,
+                    url,
+                    headers=headers,
+                    timeout=(budget, budget),
+                    allow_redirects=False,
+                    stream=True,
+                    **kwargs,
+                ) as response,
+            ):
                 raw = response.raw.read(_MAX_BODY + 1, decode_content=True) if response.raw else b""
-                if watch.fired:
+                if slot.aborted:
                     raise OSError("deadline")
                 return response.status_code, response.headers, raw
         except Exception as exc:
-            if watch.fired or isinstance(exc, requests.Timeout):
+            if slot.aborted or isinstance(exc, requests.Timeout):
                 what_failed = f"{what} at {shown} got no answer"
                 if deadline is not None and budget < self.timeout:
                     raise deadline.error("authorizing", what_failed) from None
@@ -340,8 +256,7 @@ class Http:
                 ) from None
             raise
         finally:
-            timer.cancel()
-            _current.watch = previous
+            slot.release()
             if own:
                 session.close()
 

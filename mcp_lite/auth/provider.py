@@ -1,69 +1,8 @@
-"""``OAuth``: the object passed as ``auth=`` to ``mcp_lite.connect`` for a protected server.
-
-The HTTP transports ask it for a token before each request (``token()``) and, when the
-server answers 401 (or 403 ``insufficient_scope``), for a new one (``refresh(sent_token,
-challenge=..., status=...)``) before retrying. Everything else happens inside:
-
-- ``token()``: the stored token, refreshed first when it expires within a minute;
-- ``refresh`` after 401: another thread already got a new token → that one; else the refresh
-  grant; else the full flow (discovery, registration, authorization);
-- ``refresh`` after 403 ``insufficient_scope``: a new authorization for the union of the scopes
-  asked before and the challenged ones (the transport bounds how often);
-- tokens, the client registration and the discovered metadata go to the store, so the next
-  process refreshes without a browser.
-
-Where the user comes in: ``authorization_handler(url) -> redirect_url`` when given (headless:
-show the URL, get the redirect back); otherwise the browser is opened and the redirect
-arrives on a loopback server on ``127.0.0.1`` (a free port the system picks, so two processes
-never collide; a configured ``redirect_uri`` port that is busy is an error at once). The
-receiver completes only on a request whose ``state`` matches (compared in constant time).
-Whether a browser login may start on its own: ``open_browser=None`` (the default) only when
-the process has a terminal (stdin or stderr is a TTY, or a Jupyter kernel), so a worker under
-cron, Celery or gunicorn whose refresh is refused gets ``AuthRequired`` at once instead of a
-login nobody sees; ``True`` always, ``False`` never. ``login()`` (``mcp-lite auth``) is a login asked for
-and always runs. ``grant=ClientCredentials(...)``, ``IdJagGrant(...)`` or
-``WorkloadIdentity(...)`` needs no user at all.
-
-Credentials bound to their issuer: a configured secret or signing key (``client_secret``, the
-grants) is presented only to the authorization server it belongs to: ``issuer=`` (here or on
-the grant), else the issuer of the first successful use, pinned in the store (record
-``issuer-pin <resource> <client_id>``). When discovery later finds another issuer (a refused
-refresh runs it again), the flow stops with ``AuthRequired`` naming both, and nothing goes to
-the new one. Dynamically registered clients are per issuer already and follow the server.
-
-Where OAuth may go: every URL reached through the MCP server's documents passes one policy
-(``_policy``): no plain http and no address inward of the MCP server (loopback, link-local,
-private) unless the MCP server itself is there; refused before any connection opens.
-
-DPoP (RFC 9449, ``dpop.py``): with ``dpop=None`` (the default) tokens are bound to a key of
-this client when the authorization server lists ES256 in ``dpop_signing_alg_values_supported``
-or the MCP server's challenge uses the ``DPoP`` scheme; ``True`` insists, ``False`` never.
-The key is kept in the store with the tokens it binds. The transports ask
-``authorization_headers(token, method, url)`` for each request (``Authorization: DPoP`` and a
-fresh proof) and hand every response's headers to ``observe_response`` (a ``DPoP-Nonce``).
-
-Thread safety: one lock per object; a login in progress blocks the other threads that need a
-token until it ends (bounded by ``callback_timeout``). The object holds tokens for one MCP
-server: ``bind`` (called by the transports with their URL) refuses any other URL, so a token
-is never sent to a resource it was not issued for.
-
-Deadlines: ``token(deadline=)`` and ``refresh(..., deadline=)`` take the caller's
-``Deadline`` (or its ``.at``, a ``time.monotonic()`` value; ``timeout=`` seconds also works).
-Waiting for the lock, the store's lock, every HTTP exchange (a total, not per read) and the
-wait for the browser's redirect end by then, with a ``RequestTimeout`` naming the phase
-(``authorizing: the token request at ... got no answer within the 2 s timeout``). Without a
-caller's deadline the whole operation gets a total of ``timeout`` seconds (the
-constructor's), plus ``callback_timeout`` when a user may log in.
-
-Fork: every ``OAuth`` replaces its lock in a forked child (``_fork.on_child``), so a child
-forked while another thread refreshes can get a token at once.
-
-Processes sharing a store cooperate: a refresh runs under the store's ``lock`` for that
-token record; it re-reads the record first and refreshes only when the stored token is still
-the stale one (another process may have refreshed already: its token is used), writes the
-result, then unlocks. An ``invalid_grant`` answer re-reads the record before giving up (a
-process that did not take the lock may have rotated the refresh token). So an authorization
-server that rotates refresh tokens and revokes the whole family on reuse never sees a reuse.
+"""``OAuth``: the object passed as ``auth=`` to ``mcp_lite.connect`` for a protected server. The
+HTTP transports ask it for a token before each request (``token()``) and for a new one after a
+401 or a 403 ``insufficient_scope`` (``refresh``); discovery, registration, the login (browser
+or ``authorization_handler``), DPoP, issuer pinning and the token store happen inside, each step
+within the caller's ``Deadline``. How it works: ``docs/explanation/inside-http.md`` ("OAuth").
 """
 
 from __future__ import annotations
@@ -73,7 +12,6 @@ import errno
 import logging
 import sys
 import threading
-import time
 import weakref
 import webbrowser
 from collections.abc import Callable, Iterator, Mapping
@@ -167,7 +105,7 @@ class OAuth:
         timeout: the total for getting a token when the caller gives no deadline, and the
             cap of each HTTP exchange with the authorization server.
         session: a ``requests.Session`` for the authorization server (proxies, CA bundle);
-            mount ``mcp_lite.auth._net.WatchedAdapter`` on it to keep totals exact.
+            mount ``mcp_lite._http.slots.AbortingAdapter`` on it to keep totals exact.
     """
 
     def __init__(
@@ -268,13 +206,13 @@ class OAuth:
             self._bound = url
 
     def token(
-        self, timeout: float | None = None, *, deadline: Deadline | float | None = None
+        self, timeout: float | None = None, *, deadline: Deadline | None = None
     ) -> str | None:
         """The access token to send, or None (no login yet: the server's 401 starts one).
 
         Args:
             timeout: seconds the calling request still waits.
-            deadline: the caller's ``Deadline`` (or its ``.at``); wins over ``timeout``.
+            deadline: the caller's ``Deadline``; wins over ``timeout``.
                 Neither: a total of this object's ``timeout``. A due refresh ends by then.
 
         Raises:
@@ -289,7 +227,7 @@ class OAuth:
                     return tokens.access_token if tokens is not None else None
             finally:
                 self._lock.release()
-        with self._locked(_deadline_of(deadline, timeout), self._timeout):
+        with self._locked(deadline or _after(timeout), self._timeout):
             self._load()
             tokens = self._tokens
             if tokens is None:
@@ -307,7 +245,7 @@ class OAuth:
         challenge: Challenge | str | None = None,
         status: int = 401,
         timeout: float | None = None,
-        deadline: Deadline | float | None = None,
+        deadline: Deadline | None = None,
     ) -> str | None:
         """A new token after the server refused ``sent_token``.
 
@@ -324,7 +262,7 @@ class OAuth:
             RequestTimeout: the deadline passed first.
         """
         parsed = parse_challenge(challenge) if isinstance(challenge, str) else challenge
-        with self._locked(_deadline_of(deadline, timeout), self._default_total(False)):
+        with self._locked(deadline or _after(timeout), self._default_total(False)):
             self._load()
             current = self._tokens.access_token if self._tokens is not None else None
             if parsed is not None and parsed.error == "use_dpop_nonce" and current:
@@ -787,14 +725,8 @@ def _tokens_key(disc: Discovery) -> str:
     return f"tokens {disc.issuer} {disc.resource}"
 
 
-def _deadline_of(deadline: Deadline | float | None, timeout: float | None) -> Deadline | None:
-    """The caller's deadline as a ``Deadline``: given as one, as its ``.at``, or as the
-    seconds left (``timeout``); None when the caller gave none."""
-    if isinstance(deadline, Deadline):
-        return deadline
-    if deadline is not None:
-        left = round(max(0.0, float(deadline) - time.monotonic()), 2)  # for the message
-        return Deadline(float(deadline), left)
+def _after(timeout: float | None) -> Deadline | None:
+    """``timeout=`` seconds as the caller's deadline (None: none given)."""
     return None if timeout is None else Deadline.after(max(0.0, timeout))
 
 

@@ -172,8 +172,9 @@ def _remote(
     ``deadline``) and merged over ``headers``. ``headers``/``auth``/``retry`` arguments (from
     ``connect``) override the config's.
     """
-    from .._http.common import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, HttpOptions, as_auth
+    from .._http.auth import as_auth
     from .._http.retry import as_retry
+    from .._http.session import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, HttpOptions
 
     url = config.get("url")
     if not isinstance(url, str) or "://" not in url:

@@ -1,27 +1,7 @@
 """The Streamable HTTP transport (``type: "http"``, ``proxy``): one POST per message, JSON or
-SSE answers, an optional GET stream, sessions, resumption, and the 2026-07-28 headers.
-
-Threads (daemons or pool workers, all named): a small pool of workers each owns one POST
-and reads its answer (a JSON body, or an SSE stream carrying the server's notifications and
-requests, then the response), so ``send`` never waits for an answer; one ordered sender
-posts notifications and our answers to the server in order (202 each); one reader owns
-the GET stream of the handshake era. Frames go to ``on_message`` from those threads. The
-pool's and the sender's threads exist only while they have work (``_workers``: they end
-after a second idle), so a settled connection keeps one thread, its GET stream reader, and
-none when the server offers no stream (405, or the 2026-07-28 era).
-
-Failures: a failed POST fails only its request (``SendFailed`` with the status and an
-excerpt of the body); a 404 on a known session is ``SessionExpired`` (the Client opens a
-new session and retries once); three terminal network errors in a row close the transport.
-
-Backwards compatibility (spec 2025-11-25 §transports): when ``initialize`` gets 400, 404 or
-405 without a recognised modern error, the same URL is tried as a legacy HTTP+SSE server
-and, if it answers with an ``endpoint`` event, everything goes there from then on.
-
-2026-07-28 ``x-mcp-header``: the transport learns the annotated arguments of each tool from
-the ``tools/list`` answers it carries and mirrors them into ``Mcp-Param-*`` on ``tools/call``.
-Gap: rejecting tools with invalid annotations (excluding them from ``tools/list``) is left to
-the session layer; invalid annotations are only ignored here.
+SSE answers, an optional GET stream, sessions, resumption, the fallback to legacy HTTP+SSE and
+the 2026-07-28 headers. Its threads, failures and fallback: ``docs/explanation/inside-http.md``
+("The Streamable HTTP transport").
 """
 
 from __future__ import annotations
@@ -39,11 +19,16 @@ import urllib3
 
 from .._accel import SseParser, encode_message
 from .._deadline import Deadline
-from .._http import common
-from .._http.abort import Slot, Workers, watchdog
+from .._http import auth as _auth
+from .._http import body as _body
+from .._http import errors as _errors
+from .._http import param_headers as _params
+from .._http import retry as _retry
+from .._http import session as _session
 from .._http.causes import never_connected
-from .._http.lean import Answer
 from .._http.retry import retry_delay
+from .._http.slots import Slot, Workers, deadline_at
+from .._http.unix_client import Answer
 from .._secrets import redact_url
 from ..errors import (
     ConnectError,
@@ -67,7 +52,7 @@ _MAX_TERMINAL_FAILURES = 3
 _MAX_STREAM_FAILURES = 5  # GET reconnects in a row that brought no event
 _MAX_ERROR_BODY = 64 * 1024
 _DELETE_TIMEOUT = 1.0  # total: close() never waits longer for the DELETE
-_GRACE = 0.3  # after a call's deadline, the watchdog aborts what the session did not
+_GRACE = 0.3  # after a call's deadline, the timer aborts what the session did not
 # Total bound of a POST nobody waits for (a notification, our answer to a server request).
 _ORDERED_TIMEOUT = 30.0
 _MAX_ORDERED = 1024  # queued notifications/answers; past it send() refuses
@@ -110,15 +95,15 @@ class HttpTransport:
     """Streamable HTTP to ``options.url``; see the module docstring.
 
     Args:
-        options: URL, headers, auth, timeouts and limits (``_http.common.HttpOptions``).
+        options: URL, headers, auth, timeouts and limits (``_http._session.HttpOptions``).
         fallback_to_sse: try legacy HTTP+SSE at the same URL when ``initialize`` is refused.
     """
 
-    def __init__(self, options: common.HttpOptions, *, fallback_to_sse: bool = True) -> None:
+    def __init__(self, options: _session.HttpOptions, *, fallback_to_sse: bool = True) -> None:
         self.options = options
         self.name = options.name or options.url
         self._fallback = fallback_to_sse
-        self._session = common.make_session(options)
+        self._session = _session.make_session(options)
         self._owner_pid = os.getpid()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -189,14 +174,11 @@ class HttpTransport:
                         message.payload["id"],
                         message.payload["method"],
                         modern,
-                        Slot(message.deadline),
+                        Slot(deadline_at(message.deadline), grace=_GRACE),
                         inline=message.inline,
                         barrier=self._ordered_queued,
                     )
                     self._active[exch.request_id] = exch
-                    # The session fails the call at its deadline and aborts it (cancel_request, which
-                    # also tells the server); the watchdog is the backstop just after.
-                    watchdog.watch(exch.slot, _GRACE)
                     if not message.inline:
                         # The caller's context (an OpenTelemetry span) follows the POST to its
                         # worker, so a token refresh made there is a span of the caller's trace.
@@ -210,7 +192,9 @@ class HttpTransport:
                             f"to be sent; refusing more"
                         )
                     self._ordered_queued += 1
-                    self._ordered.submit(self._run_other, message, modern, message.deadline)
+                    self._ordered.submit(
+                        self._run_other, message, modern, deadline_at(message.deadline)
+                    )
             except RuntimeError as exc:  # pools shut down by a concurrent close
                 raise ConnectionClosed(f"the connection to {self.name!r} is closed") from exc
         if exch is not None and message.inline:
@@ -243,7 +227,7 @@ class HttpTransport:
             return version is not None and v.is_stateless(version)
         exch.cancelled = True
         exch.slot.abort()  # wakes a worker waiting for headers too, not only for the body
-        common.abort(exch.response)
+        _body.abort(exch.response)
         with self._ordered_cond:  # a request still waiting to be sent: drop it now
             self._ordered_cond.notify_all()
         return exch.modern
@@ -300,7 +284,7 @@ class HttpTransport:
             f"{exch.method} to MCP server {self.name!r} ran out of time before it was answered"
         )
 
-    def _run_other(self, message: Outgoing, modern: bool, deadline: float | None) -> None:
+    def _run_other(self, message: Outgoing, modern: bool, deadline: Deadline | None) -> None:
         try:
             self._send_other(message, modern, deadline)
         finally:
@@ -308,13 +292,11 @@ class HttpTransport:
                 self._ordered_done += 1
                 self._ordered_cond.notify_all()
 
-    def _send_other(self, message: Outgoing, modern: bool, deadline: float | None) -> None:
+    def _send_other(self, message: Outgoing, modern: bool, deadline: Deadline | None) -> None:
         what = message.payload.get("method") or "a response"
         if self._closing:
             return  # after close(): nothing more goes out (no token fetch, no OAuth discovery)
-        bound = time.monotonic() + _ORDERED_TIMEOUT
-        slot = Slot(bound if deadline is None else min(deadline, bound))
-        watchdog.watch(slot)
+        slot = Slot(Deadline.of(deadline, _ORDERED_TIMEOUT).earlier(_ORDERED_TIMEOUT))
         self._ordered_slot = slot  # one sender: close() aborts the POST in flight
         if self._closing:
             slot.abort()
@@ -326,13 +308,13 @@ class HttpTransport:
                 return
             with response:
                 if response.status_code < 300:
-                    common.drain(response, _MAX_ERROR_BODY)  # keeps the connection reusable
+                    _body.drain(response, _MAX_ERROR_BODY)  # keeps the connection reusable
                     return
-                body = common.read_limited(response, _MAX_ERROR_BODY)
+                body = _body.read_limited(response, _MAX_ERROR_BODY)
                 if self._is_expired(response, body, modern):
                     self._expired(None)
                     return
-                error = common.status_error(
+                error = _errors.status_error(
                     response, f"POST {what}", body.decode("utf-8", "replace")
                 )
                 log.warning("MCP server %r refused %s: %s", self.name, what, error)
@@ -349,12 +331,12 @@ class HttpTransport:
     ) -> Any:
         """The POST's response; with ``whole`` (no auth: no status of its answer needs a
         second look) a small JSON success on the ``unix://`` lean path may come back as a
-        ``lean.Answer`` instead (``_answer`` reads it)."""
+        ``unix_client.Answer`` instead (``_answer`` reads it)."""
         headers = self._headers(message.payload, modern)
         if whole and self.options.auth is None:
             return self._http("POST", headers, message.data, exch, slot, whole=True)
         # Bearer token; 401 -> refresh + one retry; 403 insufficient_scope -> bounded step-up.
-        return common.send_authorized(
+        return _auth.send_authorized(
             self.options.auth,
             self.options.url,
             headers,
@@ -373,14 +355,14 @@ class HttpTransport:
         read_timeout: float | None = None,
         whole: bool = False,
     ) -> Any:
-        timeout = common.timeouts(
-            slot, self.options.connect_timeout, read_timeout or self.options.read_timeout
+        timeout = slot.socket_timeouts(
+            self.options.connect_timeout, read_timeout or self.options.read_timeout
         )
         if self._closing:
             raise ConnectionClosed(f"the connection to MCP server {self.name!r} is closed")
         try:
             with slot.active():
-                response = common.request_whole(
+                response = _session.request_whole(
                     self._session,
                     method,
                     self.options.url,
@@ -405,11 +387,11 @@ class HttpTransport:
         if exch is not None:
             if slot.aborted and not exch.cancelled:
                 # Cut at its deadline while the headers dripped in: what arrived is no answer.
-                common.abort(response)
+                _body.abort(response)
                 raise self._late(exch)
             exch.response = response
             if exch.cancelled:
-                common.abort(response)
+                _body.abort(response)
         return response
 
     def _headers(self, payload: dict[str, Any], modern: bool) -> dict[str, str]:
@@ -423,14 +405,14 @@ class HttpTransport:
             headers["MCP-Protocol-Version"] = str(meta.get(v.META_PROTOCOL_VERSION))
             method = payload.get("method")
             if isinstance(method, str):
-                headers["Mcp-Method"] = common.encode_header_value(method)
+                headers["Mcp-Method"] = _params.encode_header_value(method)
                 key = _NAMED_METHODS.get(method)
                 value = params.get(key) if key else None
                 if isinstance(value, str):
-                    headers["Mcp-Name"] = common.encode_header_value(value)
+                    headers["Mcp-Name"] = _params.encode_header_value(value)
                 mapping = self._param_maps.get(value) if method == "tools/call" else None
                 if mapping:
-                    headers.update(common.param_headers(mapping, params.get("arguments")))
+                    headers.update(_params.param_headers(mapping, params.get("arguments")))
             return headers
         return self._session_headers(headers)
 
@@ -469,7 +451,7 @@ class HttpTransport:
                 attempt,
                 delay,
             )
-            common.drain(response, _MAX_ERROR_BODY)
+            _body.drain(response, _MAX_ERROR_BODY)
             response.close()
             if self._stop.wait(delay) or exch.cancelled:
                 return
@@ -490,7 +472,7 @@ class HttpTransport:
             return
         with response:
             if ctype == "application/json":
-                body = common.read_limited(response, self.options.max_message_size, strict=True)
+                body = _body.read_limited(response, self.options.max_message_size, strict=True)
                 if exch.cancelled:
                     return  # aborted mid-body by cancel_request or close
                 if len(body) > self.options.max_message_size:
@@ -547,12 +529,12 @@ class HttpTransport:
         exch.done = True
         if exch.method != "tools/list" or not exch.modern:
             return
-        common.learn_param_headers(data, self._param_maps)
+        _params.learn_param_headers(data, self._param_maps)
 
     def _refused(self, message: Outgoing, exch: _Exchange, response: requests.Response) -> None:
         status = response.status_code
-        body = common.read_limited(response, _MAX_ERROR_BODY)
-        rpc = common.rpc_error(body)
+        body = _body.read_limited(response, _MAX_ERROR_BODY)
+        rpc = _body.rpc_error(body)
         if self._is_expired(response, body, exch.modern):
             self._expired(exch)
             return
@@ -570,7 +552,7 @@ class HttpTransport:
             return
         self._fail(
             exch,
-            common.status_error(
+            _errors.status_error(
                 response,
                 f"MCP server {self.name!r} refused {exch.method} (POST {redact_url(self.options.url)})",
                 body.decode("utf-8", "replace"),
@@ -604,7 +586,7 @@ class HttpTransport:
         """Deliver the events of one SSE response until it ends or carries ``exch``'s answer."""
         pumped = _Pumped()
         try:
-            for chunk in common.iter_body(response):
+            for chunk in _body.iter_body(response):
                 for item in parser.feed(chunk):
                     pumped.events += 1
                     if isinstance(item, MessageTooLarge):
@@ -613,7 +595,7 @@ class HttpTransport:
                     if item.event not in ("message", "") or not item.data:
                         continue  # a priming event (id only), or an event type we do not use
                     data = item.data.encode("utf-8")
-                    answered = exch is not None and common.answers(data, exch.request_id)
+                    answered = exch is not None and _body.answers(data, exch.request_id)
                     if answered and exch is not None:
                         self._answered(exch, data)
                     self._deliver(data)
@@ -633,7 +615,7 @@ class HttpTransport:
         """Resume a broken POST stream with GET + ``Last-Event-ID`` (handshake era)."""
         failures = 0
         while failures < _MAX_STREAM_FAILURES and not (exch.cancelled or self._stop.is_set()):
-            if self._stop.wait(common.reconnect_delay(parser.retry, failures)):
+            if self._stop.wait(_retry.reconnect_delay(parser.retry, failures)):
                 return False
             before = parser.last_event_id
             try:
@@ -644,7 +626,7 @@ class HttpTransport:
                 continue
             if response.status_code != 200:
                 with response:
-                    body = common.read_limited(response, _MAX_ERROR_BODY)
+                    body = _body.read_limited(response, _MAX_ERROR_BODY)
                     if self._is_expired(response, body, False, get=True):
                         self._expired(exch)
                         return True
@@ -661,7 +643,7 @@ class HttpTransport:
         headers = self._session_headers({"Accept": "text/event-stream"})
         if last_event_id:
             headers["Last-Event-ID"] = last_event_id
-        headers.update(common.bearer(self.options.auth, self.options.url))
+        headers.update(_auth.bearer(self.options.auth, self.options.url))
         read = self.options.idle_timeout if exch is None else self.options.read_timeout
         if exch is not None:
             slot = exch.slot
@@ -669,10 +651,10 @@ class HttpTransport:
             slot = self._listen_slot = Slot()
             if self._stop.is_set():
                 slot.abort()
-        timeout = common.timeouts(slot, self.options.connect_timeout, read)
+        timeout = slot.socket_timeouts(self.options.connect_timeout, read)
         try:
             with slot.active():
-                response = common.request(
+                response = _session.request(
                     self._session, "GET", self.options.url, headers=headers, timeout=timeout
                 )
         except McpError:
@@ -680,13 +662,13 @@ class HttpTransport:
         except Exception as exc:
             if slot.aborted and exch is not None and not exch.cancelled:
                 raise self._late(exch) from exc
-            raise common.map_error(exc, f"GET {redact_url(self.options.url)}") from exc
+            raise _errors.map_error(exc, f"GET {redact_url(self.options.url)}") from exc
         if exch is not None:
             exch.response = response
         else:
             self._listen_response = response
         if self._stop.is_set():
-            common.abort(response)
+            _body.abort(response)
         return response
 
     def _listen_loop(self) -> None:
@@ -704,7 +686,7 @@ class HttpTransport:
             if response is not None and response.status_code != 200:
                 with response:
                     status = response.status_code
-                    body = common.read_limited(response, _MAX_ERROR_BODY)
+                    body = _body.read_limited(response, _MAX_ERROR_BODY)
                     if status == 405:
                         log.debug("MCP server %r offers no GET stream (405)", self.name)
                         return
@@ -723,7 +705,7 @@ class HttpTransport:
                     "giving up the GET stream of %r after %d failed attempts", self.name, failures
                 )
                 return
-            self._stop.wait(common.reconnect_delay(parser.retry, failures))
+            self._stop.wait(_retry.reconnect_delay(parser.retry, failures))
 
     # --- failure handling -----------------------------------------------------------------------
 
@@ -734,7 +716,7 @@ class HttpTransport:
         server without a GET route, not an expiry (the next POST finds out either way)."""
         if response.status_code != 404 or modern:
             return False
-        rpc = common.rpc_error(body)
+        rpc = _body.rpc_error(body)
         if rpc is not None and rpc.get("code") == _SESSION_NOT_FOUND:
             return True
         return bool(self._session_id) and not get
@@ -793,10 +775,10 @@ class HttpTransport:
             self._fail(exch, exc)
 
     def _network_failure(self, exc: BaseException, what: str, exch: _Exchange | None) -> McpError:
-        error = common.map_error(exc, what)
+        error = _errors.map_error(exc, what)
         if (exch is not None and (exch.cancelled or exch.slot.aborted)) or self._closing:
             return error  # we cut it ourselves: says nothing about the server
-        if common.is_terminal_network_error(exc):
+        if _errors.is_terminal_network_error(exc):
             with self._lock:
                 self._failures += 1
                 failures = self._failures
@@ -843,10 +825,10 @@ class HttpTransport:
         for exch in list(self._active.values()):
             exch.cancelled = True
             exch.slot.abort()
-            common.abort(exch.response)
+            _body.abort(exch.response)
         self._listen_slot.abort()
         self._ordered_slot.abort()
-        common.abort(self._listen_response)
+        _body.abort(self._listen_response)
         with self._ordered_cond:
             self._ordered_cond.notify_all()
         if delete and self._session_id and not self._legacy:
@@ -854,31 +836,29 @@ class HttpTransport:
         # A worker still finishing its POST may open a fresh pooled connection after the
         # close below; close the session once more when the last worker is done, so no
         # socket is left for the garbage collector (without making close() wait for it).
-        drained = common.Countdown(2, self._session.close)
+        drained = _session.Countdown(2, self._session.close)
         self._pool.shutdown(drained)
         self._ordered.shutdown(drained)
         listener = self._listener
         if listener is not None and listener is not threading.current_thread():
             listener.join(1.0)
-        common.close_session(self._session, self._listen_response)
-        watchdog.closed()
+        _session.close_session(self._session, self._listen_response)
 
     def _delete(self) -> None:
         """End the session (DELETE), waiting at most ``_DELETE_TIMEOUT`` in total."""
-        slot = Slot(time.monotonic() + _DELETE_TIMEOUT)
-        watchdog.watch(slot)
+        slot = Slot(Deadline.after(_DELETE_TIMEOUT))
         headers = self._session_headers({})
         try:
             with slot.active():
-                response = common.request(
+                response = _session.request(
                     self._session,
                     "DELETE",
                     self.options.url,
                     headers=headers,
-                    timeout=common.timeouts(slot, _DELETE_TIMEOUT, _DELETE_TIMEOUT),
+                    timeout=slot.socket_timeouts(_DELETE_TIMEOUT, _DELETE_TIMEOUT),
                 )
             with response:
-                common.drain(response, _MAX_ERROR_BODY)
+                _body.drain(response, _MAX_ERROR_BODY)
         except Exception as exc:  # 405, a slow or dead server: the session ends anyway
             log.debug("DELETE of session on %r failed: %s", self.name, exc)
         finally:

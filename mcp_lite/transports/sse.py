@@ -26,9 +26,12 @@ import requests
 
 from .._accel import SseParser
 from .._deadline import Deadline
-from .._http import common
-from .._http.abort import Slot, Workers, watchdog
+from .._http import auth as _auth
+from .._http import body as _body
+from .._http import errors as _errors
+from .._http import session as _session
 from .._http.retry import retry_delay
+from .._http.slots import Slot, Workers, deadline_at
 from .._secrets import redact_url
 from ..errors import (
     AuthRequired,
@@ -46,7 +49,7 @@ __all__ = ["SseTransport"]
 log = logging.getLogger("mcp_lite.sse")
 
 _MAX_ACK_BODY = 64 * 1024  # of a 202: read (so the connection is reused) up to this, else hang up
-_GRACE = 0.3  # after a call's deadline, the watchdog aborts what the session did not
+_GRACE = 0.3  # after a call's deadline, the timer aborts what the session did not
 _ORDERED_TIMEOUT = 30.0  # total bound of a POST nobody waits for
 _MAX_QUEUED = 1024
 
@@ -61,12 +64,12 @@ class SseTransport:
     """
 
     def __init__(
-        self, options: common.HttpOptions, *, endpoint_timeout: float | None = None
+        self, options: _session.HttpOptions, *, endpoint_timeout: float | None = None
     ) -> None:
         self.options = options
         self.name = options.name or options.url
         self._endpoint_timeout = endpoint_timeout or options.connect_timeout
-        self._session = common.make_session(options)
+        self._session = _session.make_session(options)
         self._owner_pid = os.getpid()
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
@@ -113,16 +116,15 @@ class SseTransport:
         limit = Deadline.of(deadline, self._endpoint_timeout).earlier(self._endpoint_timeout)
         # Opening the stream and getting the endpoint share one deadline: a server that
         # never sends the stream's headers cannot hold start() (idle_timeout may be None).
-        self._stream_slot = Slot(limit.at)
-        watchdog.watch(self._stream_slot)
+        self._stream_slot = Slot(limit)
         try:
             # Bearer token; 401 -> refresh (OAuth) + one retry, as for the POSTs.
-            response = common.send_authorized(
+            response = _auth.send_authorized(
                 self.options.auth,
                 self.options.url,
                 {"Accept": "text/event-stream"},
                 lambda headers: self._open_stream(headers),
-                deadline=limit.at,
+                deadline=limit,
                 method="GET",
             )
         except McpError:
@@ -133,16 +135,16 @@ class SseTransport:
             if self._stream_slot.aborted or limit.expired():
                 raise self._too_slow(limit, "did not open its SSE stream") from exc
             raise _as_connect_error(
-                common.map_error(exc, f"GET {redact_url(self.options.url)}")
+                _errors.map_error(exc, f"GET {redact_url(self.options.url)}")
             ) from exc
         if self._stream_slot.aborted:  # cut while its headers dripped in: no answer
-            common.abort(response)
+            _body.abort(response)
             self._not_started()
             raise self._too_slow(limit, "did not open its SSE stream")
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if response.status_code != 200 or ctype != "text/event-stream":
             with response:
-                error = common.status_error(
+                error = _errors.status_error(
                     response,
                     f"connecting: MCP server {self.name!r} did not open an SSE stream at "
                     f"{redact_url(self.options.url)}",
@@ -180,9 +182,9 @@ class SseTransport:
         with self._lock:
             try:
                 if request_id is not None:
-                    slot = Slot(message.deadline)
+                    # backstop: the session aborts it first
+                    slot = Slot(deadline_at(message.deadline), grace=_GRACE)
                     self._slots[request_id] = slot
-                    watchdog.watch(slot, _GRACE)  # backstop: the session aborts it first
                     if not message.inline:
                         self._pool.submit(
                             self._post_request, endpoint, message, slot, self._ordered_queued
@@ -258,8 +260,7 @@ class SseTransport:
 
     def _post_other(self, endpoint: str, message: Outgoing) -> None:
         what = message.payload.get("method") or "a response"
-        slot = Slot(time.monotonic() + _ORDERED_TIMEOUT)
-        watchdog.watch(slot)
+        slot = Slot(Deadline.after(_ORDERED_TIMEOUT))
         self._ordered_slot = slot  # one sender: close() aborts the POST in flight
         if self._closing:
             slot.abort()
@@ -284,7 +285,7 @@ class SseTransport:
             with response:
                 status = response.status_code
                 if status < 300:
-                    common.drain(response, _MAX_ACK_BODY)
+                    _body.drain(response, _MAX_ACK_BODY)
                     return
                 delay = retry_delay(
                     self.options.retry,
@@ -295,12 +296,12 @@ class SseTransport:
                     slot.remaining(),
                 )
                 if delay is None or not message.is_request:
-                    raise common.status_error(
+                    raise _errors.status_error(
                         response,
                         f"MCP server {self.name!r} refused {what} (POST {redact_url(endpoint)})",
-                        common.read_limited(response, _MAX_ACK_BODY).decode("utf-8", "replace"),
+                        _body.read_limited(response, _MAX_ACK_BODY).decode("utf-8", "replace"),
                     )
-                common.drain(response, _MAX_ACK_BODY)
+                _body.drain(response, _MAX_ACK_BODY)
             attempt += 1
             log.debug(
                 "MCP server %r answered %s with HTTP %s; retry %d in %.2f s",
@@ -318,14 +319,14 @@ class SseTransport:
     ) -> requests.Response:
         headers = {"Content-Type": "application/json"}
         try:
-            timeout = common.timeouts(slot, self.options.connect_timeout, self.options.read_timeout)
+            timeout = slot.socket_timeouts(self.options.connect_timeout, self.options.read_timeout)
             with slot.active():
                 # Bearer token; 401 -> refresh + one retry; 403 insufficient_scope -> step-up.
-                response = common.send_authorized(
+                response = _auth.send_authorized(
                     self.options.auth,
                     self.options.url,
                     headers,
-                    lambda sent: common.request(
+                    lambda sent: _session.request(
                         self._session,
                         "POST",
                         endpoint,
@@ -342,9 +343,9 @@ class SseTransport:
         except Exception as exc:
             if slot.aborted:
                 raise self._unacknowledged(what) from exc
-            raise common.map_error(exc, f"POST {what} to {redact_url(endpoint)}") from exc
+            raise _errors.map_error(exc, f"POST {what} to {redact_url(endpoint)}") from exc
         if slot.aborted:  # cut while its headers dripped in: what arrived is no answer
-            common.abort(response)
+            _body.abort(response)
             raise self._unacknowledged(what)
         return response
 
@@ -366,38 +367,35 @@ class SseTransport:
         for slot in [*slots, self._ordered_slot]:
             slot.abort()
         self._stream_slot.abort()
-        common.abort(self._response)
+        _body.abort(self._response)
         with self._ordered_cond:
             self._ordered_cond.notify_all()
-        drained = common.Countdown(2, self._close_session)  # no socket left to the collector
+        drained = _session.Countdown(2, self._close_session)  # no socket left to the collector
         self._pool.shutdown(drained)
         self._ordered.shutdown(drained)
         reader = self._reader
         if reader is not None and reader is not threading.current_thread():
             reader.join(1.0)
         self._close_session()
-        # The stream's slot is done with: the watchdog need not keep a thread for it.
         self._stream_slot.release()
-        watchdog.closed()
 
     def _not_started(self) -> None:
-        """start() failed before the reader: free the sockets and the watchdog's slot."""
+        """start() failed before the reader: free the sockets and the stream's slot."""
         self._close_session()
         self._stream_slot.release()
-        watchdog.closed()
 
     def _close_session(self) -> None:
-        common.close_session(self._session, self._response)
+        _session.close_session(self._session, self._response)
 
     def _open_stream(self, headers: dict[str, str]) -> requests.Response:
         slot = self._stream_slot
         with slot.active():
-            return common.request(
+            return _session.request(
                 self._session,
                 "GET",
                 self.options.url,
                 headers=headers,
-                timeout=common.timeouts(slot, self.options.connect_timeout, None),
+                timeout=slot.socket_timeouts(self.options.connect_timeout, None),
             )
 
     # --- internals ----------------------------------------------------------------------------
@@ -408,7 +406,7 @@ class SseTransport:
         parser = SseParser(self.options.max_message_size)
         error: str = "the server ended the SSE stream"
         try:
-            for chunk in common.iter_body(response):
+            for chunk in _body.iter_body(response):
                 for item in parser.feed(chunk):
                     self._dispatch(item)
         except Exception as exc:  # a broken socket, or close() aborting it under http.client
@@ -445,7 +443,7 @@ class SseTransport:
 
     def _set_endpoint(self, value: str) -> None:
         target = urljoin(self.options.url, value)
-        if not value or common.origin(target) != common.origin(self.options.url):
+        if not value or _session.origin(target) != _session.origin(self.options.url):
             self._endpoint_error = ConnectError(
                 f"MCP server {self.name!r} announced an endpoint on another origin "
                 f"({redact_url(target)!r}); refused: messages go only to "

@@ -74,6 +74,35 @@ def test_a_dripping_token_endpoint_cannot_stall_token_past_its_timeout(auth_serv
     assert _finishes(lambda: auth.authorized)
 
 
+def test_an_oauth_exchange_is_cut_by_the_process_timer_alone(
+    auth_server: Start, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exchange's socket is shut down by an entry on ``mcp-lite-timer`` (the transports'
+    ``Slot``): no ``threading.Timer`` and no other timekeeping thread is started for it."""
+    server = auth_server(expires_in=0)
+    store = MemoryTokenStore()
+    _login(server, store)
+    server.b.drip = ("/token",)
+    auth = OAuth(server.url, store=store, open_browser=False, timeout=600)
+    started: list[threading.Thread] = []
+    start = threading.Thread.start
+
+    def record(self: threading.Thread) -> None:
+        started.append(self)
+        start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", record)
+    with pytest.raises(RequestTimeout, match="authorizing"):
+        auth.token(timeout=1.0)
+    keepers = [
+        t.name
+        for t in [*started, *threading.enumerate()]
+        if t.name != "mcp-lite-timer"
+        and (isinstance(t, threading.Timer) or any(w in t.name for w in ("deadline", "watchdog")))
+    ]
+    assert keepers == []
+
+
 def test_a_dripping_discovery_endpoint_is_cut_by_the_exchange_total(auth_server: Start) -> None:
     server = auth_server(drip=("/.well-known/oauth-protected-resource/mcp",))
     auth = OAuth(
@@ -321,7 +350,7 @@ class _Spy:
 def test_a_401_for_a_request_given_up_starts_no_refresh_and_no_login(
     auth_server: Start,
 ) -> None:
-    from mcp_lite._http import common
+    from mcp_lite._http import auth as _auth
 
     server = auth_server()
     spy = _Spy()
@@ -331,10 +360,10 @@ def test_a_401_for_a_request_given_up_starts_no_refresh_and_no_login(
             server.url, json={"jsonrpc": "2.0", "method": "x"}, headers=headers, timeout=10
         )
 
-    gone = common.send_authorized(spy, server.url, {}, send, given_up=lambda: True)  # type: ignore[arg-type]
+    gone = _auth.send_authorized(spy, server.url, {}, send, given_up=lambda: True)  # type: ignore[arg-type]
     assert gone.status_code == 401 and spy.calls == []
     gone.close()
-    live = common.send_authorized(spy, server.url, {}, send, given_up=lambda: False)  # type: ignore[arg-type]
+    live = _auth.send_authorized(spy, server.url, {}, send, given_up=lambda: False)  # type: ignore[arg-type]
     assert spy.calls == ["token", "refresh"]
     live.close()
 

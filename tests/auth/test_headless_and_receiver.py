@@ -182,7 +182,7 @@ def test_the_receiver_ignores_requests_without_the_logins_state(
 # --- issue 21: the caller's deadline, the phase in the error ---------------------------------
 
 
-@pytest.mark.parametrize("how", ["deadline", "at", "default"])
+@pytest.mark.parametrize("how", ["deadline", "default"])
 def test_a_token_refresh_ends_by_the_callers_deadline_and_names_the_phase(
     auth_server: Start, how: str
 ) -> None:
@@ -197,8 +197,6 @@ def test_a_token_refresh_ends_by_the_callers_deadline_and_names_the_phase(
     with pytest.raises(RequestTimeout) as caught:
         if how == "deadline":
             auth.token(deadline=Deadline.after(limit))
-        elif how == "at":
-            auth.token(deadline=Deadline.after(limit).at)
         else:
             auth.token()
     assert time.monotonic() - started < limit + SLACK

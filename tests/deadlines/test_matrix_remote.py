@@ -69,7 +69,7 @@ TRANSPORTS: dict[str, tuple[str, dict[str, Any]]] = {
     "http-auto": ("/mcp", {"protocol_version": "auto"}),
     "sse": ("/sse", {}),
     "ws": ("/ws", {}),
-    # Streamable HTTP over a Unix socket (the client's lean HTTP path, _http/lean.py)
+    # Streamable HTTP over a Unix socket (the client's HTTP/1.1 path for Unix sockets, _http/unix_client.py)
     "unix-2025": ("/mcp", {"protocol_version": "2025-11-25"}),
     "unix-2026": ("/modern", {"protocol_version": "2026-07-28"}),
     "unix-auto": ("/mcp", {"protocol_version": "auto"}),

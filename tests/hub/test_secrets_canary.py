@@ -216,7 +216,7 @@ def test_the_cli_shows_no_secret(
 
 
 def test_value_objects_show_no_secret() -> None:
-    from mcp_lite._http.common import HttpOptions
+    from mcp_lite._http.session import HttpOptions
     from mcp_lite.auth import ClientInfo, TokenSet
     from mcp_lite.auth.discovery import AuthServerMetadata
     from mcp_lite.auth.flow import AuthorizationRequest

@@ -617,7 +617,7 @@ class _OneShot(Handler):
 
 class UnixFaultHttpServer(_Running, socketserver.ThreadingUnixStreamServer):
     """The same server on a Unix socket at ``path``: ``url(path)`` is a ``unix://`` URL (the
-    client's lean HTTP path, ``mcp_lite/_http/lean.py``), ``state`` what it saw."""
+    client's lean HTTP path, ``mcp_lite/_http/unix_client.py``), ``state`` what it saw."""
 
     daemon_threads = True
     request_queue_size = 128

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 import mcp_lite
-from mcp_lite._http import abort as _http_abort
 from mcp_lite._http import resolve as _resolve
+from mcp_lite._http import slots as _http_abort
 from mcp_lite.errors import ConnectError, McpError, RequestTimeout
 
 HANG = "hangs.mcp-lite.test"

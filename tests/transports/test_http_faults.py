@@ -242,7 +242,7 @@ def test_2026_headers_and_x_mcp_header_mirroring(fault_server: Any) -> None:
 
 
 def test_header_values_are_encoded_when_not_header_safe() -> None:
-    from mcp_lite._http.common import encode_header_value
+    from mcp_lite._http.param_headers import encode_header_value
 
     assert encode_header_value("tools/call") == "tools/call"
     assert encode_header_value("=?base64?abc?=").startswith("=?base64?")

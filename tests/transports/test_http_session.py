@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_lite._http.common import HttpOptions, make_session
+from mcp_lite._http.session import HttpOptions, make_session
 
 
 def test_environment_proxy_and_ca_bundle_are_used(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,7 +24,8 @@ from typing import Any
 import pytest
 
 import mcp_lite
-from mcp_lite._http import wire as _http_wire
+from mcp_lite._http import fast_post
+from mcp_lite._http import h1 as _http_wire
 from mcp_lite.errors import ConnectionClosed
 
 HANDSHAKE = "2025-11-25"
@@ -197,7 +198,7 @@ class WireCalls:
 @pytest.fixture
 def wire_calls(monkeypatch: pytest.MonkeyPatch) -> WireCalls:
     calls = WireCalls()
-    real = _http_wire.post
+    real = fast_post.post
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -211,7 +212,7 @@ def wire_calls(monkeypatch: pytest.MonkeyPatch) -> WireCalls:
             calls.carried += 1
         return response
 
-    monkeypatch.setattr(_http_wire, "post", counting)
+    monkeypatch.setattr(fast_post, "post", counting)
     return calls
 
 
@@ -328,7 +329,7 @@ def test_a_server_hanging_up_without_an_answer_fails_the_call_as_the_full_path_d
 ) -> None:
     cheap = _vanish_error(server.url)
     assert wire_calls.failed == 1  # the cheap path carried the call that failed
-    monkeypatch.setattr(_http_wire, "post", lambda *args, **kwargs: None)
+    monkeypatch.setattr(fast_post, "post", lambda *args, **kwargs: None)
     full = _vanish_error(server.url)
     assert cheap == full
 

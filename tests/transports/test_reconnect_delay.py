@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from mcp_lite._http.common import MAX_RECONNECT_MS, reconnect_delay
+from mcp_lite._http.retry import MAX_RECONNECT_MS, reconnect_delay
 
 
 def test_a_huge_retry_is_capped_and_waitable() -> None:

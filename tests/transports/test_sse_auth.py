@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mcp_lite._http.common import HttpOptions
+from mcp_lite._http.session import HttpOptions
 from mcp_lite.errors import AuthRequired
 from mcp_lite.transports.sse import SseTransport
 

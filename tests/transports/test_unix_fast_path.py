@@ -18,8 +18,10 @@ import pytest
 from unix_raw_listener import RawUnixListener
 
 import mcp_lite
-from mcp_lite._http import common, lean
-from mcp_lite._http.abort import Slot
+from mcp_lite._http import body as _body
+from mcp_lite._http import session as _session
+from mcp_lite._http import unix_client as lean
+from mcp_lite._http.slots import Slot
 from mcp_lite.errors import MessageTooLarge
 from mcp_lite.transports import http as http_transport
 
@@ -73,12 +75,12 @@ CASES = {
 
 def _post(url: str, whole: bool) -> tuple[Any, Any]:
     """(what ``request_whole`` returned, or the error it raised; the session's cookies)."""
-    session = common.make_session(common.HttpOptions(url=url, headers={}))
+    session = _session.make_session(_session.HttpOptions(url=url, headers={}))
     slot = Slot()
     try:
         try:
             with slot.active():
-                got = common.request_whole(
+                got = _session.request_whole(
                     session,
                     "POST",
                     url,
@@ -93,12 +95,12 @@ def _post(url: str, whole: bool) -> tuple[Any, Any]:
             seen: Any = (got.status, {k: v for k, v in got.fields.values()}, got.body)
         else:
             with got:
-                body = common.read_limited(got, 1 << 20, strict=True)
+                body = _body.read_limited(got, 1 << 20, strict=True)
             seen = (got.status_code, dict(got.headers), body)
         return (type(got), seen), dict(session.cookies)
     finally:
         slot.release()
-        common.close_session(session)
+        _session.close_session(session)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

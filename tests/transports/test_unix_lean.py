@@ -1,4 +1,4 @@
-"""The lean HTTP/1.1 client of ``unix://`` URLs (``mcp_lite/_http/lean.py``): kept-alive
+"""The lean HTTP/1.1 client of ``unix://`` URLs (``mcp_lite/_http/unix_client.py``): kept-alive
 connections, a server that closes them, bounded response heads, chunked bodies, fork.
 
 Real peers: the fault server on a Unix socket (``tests/peers/fault_http_server.py``) and raw
@@ -17,8 +17,11 @@ import pytest
 from unix_raw_listener import RawUnixListener
 
 import mcp_lite
-from mcp_lite._http import common, lean
-from mcp_lite._http.abort import Slot
+from mcp_lite._http import body as _body
+from mcp_lite._http import errors as _errors
+from mcp_lite._http import session as _session
+from mcp_lite._http import unix_client as lean
+from mcp_lite._http.slots import Slot
 from mcp_lite.errors import ConnectionClosed, McpError, TransportError
 
 HANDSHAKE = "2025-11-25"
@@ -33,7 +36,7 @@ def connect(url: str, **options: Any) -> mcp_lite.Client:
 def _post(session: Any, url: str) -> tuple[int, bytes]:
     slot = Slot()
     with slot.active():
-        response = common.request(
+        response = _session.request(
             session,
             "POST",
             url,
@@ -42,7 +45,7 @@ def _post(session: Any, url: str) -> tuple[int, bytes]:
             timeout=(5.0, 5.0),
         )
     with response:
-        body = common.read_limited(response, 1 << 20, strict=True)
+        body = _body.read_limited(response, 1 << 20, strict=True)
     slot.release()
     return response.status_code, body
 
@@ -52,13 +55,13 @@ def session_for() -> Iterator[Callable[[str], Any]]:
     sessions: list[Any] = []
 
     def make(url: str) -> Any:
-        session = common.make_session(common.HttpOptions(url=url, headers={}))
+        session = _session.make_session(_session.HttpOptions(url=url, headers={}))
         sessions.append(session)
         return session
 
     yield make
     for session in sessions:
-        common.close_session(session)
+        _session.close_session(session)
 
 
 def test_calls_share_one_kept_alive_connection(unix_fault_server: Any) -> None:
@@ -169,7 +172,7 @@ def test_the_oversized_head_is_not_held(sock_dir: Path, session_for: Callable[[s
         session = session_for(f"unix://{path}/mcp")
         with pytest.raises(Exception) as caught:
             _post(session, f"unix://{path}/mcp")
-        assert isinstance(common.map_error(caught.value, "POST"), ConnectionClosed)
+        assert isinstance(_errors.map_error(caught.value, "POST"), ConnectionClosed)
         assert "too long" in str(caught.value).lower() or "line" in str(caught.value).lower()
     finally:
         raw.close()

@@ -1,22 +1,15 @@
-"""Deadlines the HTTP transports can enforce on a socket, and the daemon workers they run on.
-
-A blocked ``recv`` (a server that never sends headers, or drips bytes) only wakes when its
-socket is shut down. ``requests`` never shows the socket before the response headers, so the
-pool's connections register theirs with the ``Slot`` of the exchange running on the current
-thread: ``Slot.abort()`` (from any thread) then shuts that socket down at once. The
-``Watchdog`` thread aborts slots whose total deadline passed; it never reads or writes a
-socket, it only shuts them down.
-
-``Workers`` (the ground ``_workers`` pool, re-exported for the transports) runs exchanges
-on daemon threads that end when idle.
+"""Deadlines on sockets: the ``Slot`` of one exchange (its socket, registered before it
+connects, shut down by ``abort()`` from any thread; with a deadline, one entry on the process
+timer) and ``AbortingAdapter``, ``requests``' adapter whose connections register with the slot
+of the exchange running on their thread. ``Workers`` is re-exported for the transports. See
+``docs/explanation/inside-http.md`` ("Socket slots").
 """
 
 from __future__ import annotations
 
 import contextlib
-import heapq
-import itertools
 import logging
+import math
 import socket
 import sys
 import threading
@@ -33,11 +26,12 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 from urllib3.util.connection import allowed_gai_family
 
-from .. import _fork
+from .. import _timer
+from .._deadline import Deadline
 from .._workers import Workers
 from .resolve import LookupTimeout, TooManyLookups, connect_to, is_literal, lookup
 
-__all__ = ["AbortingAdapter", "Slot", "Watchdog", "Workers", "current", "watchdog"]
+__all__ = ["AbortingAdapter", "Slot", "Workers", "current"]
 
 log = logging.getLogger("mcp_lite.http")
 _local = threading.local()
@@ -46,18 +40,24 @@ _local = threading.local()
 class Slot:
     """The socket of one exchange, abortable from another thread until ``release()``.
 
-    ``release()`` must run before the connection goes back to the pool, so that a late
-    abort never hits the next exchange on the same keep-alive connection.
+    With a deadline, the slot puts one entry on the process timer: ``abort()`` at
+    ``deadline.at + grace``, withdrawn by ``release()`` or ``disarm()``. ``release()`` must run
+    before the connection goes back to the pool, so that a late abort never hits the next
+    exchange on the same keep-alive connection.
     """
 
-    __slots__ = ("_lock", "_sock", "aborted", "released", "deadline")
+    __slots__ = ("_lock", "_sock", "aborted", "released", "deadline", "_timer")
 
-    def __init__(self, deadline: float | None = None) -> None:
+    def __init__(self, deadline: Deadline | None = None, *, grace: float = 0.0) -> None:
         self._lock = threading.Lock()
         self._sock: socket.socket | None = None
         self.aborted = False
         self.released = False
-        self.deadline = deadline
+        # "No deadline" (at = inf) is None here: nothing to schedule, no socket timeout cut.
+        self.deadline = deadline if deadline is not None and deadline.at < math.inf else None
+        self._timer: _timer.Handle | None = None
+        if self.deadline is not None:
+            self._timer = _timer.schedule(self.deadline.at + grace, self.abort)
 
     def attach(self, sock: Any) -> None:
         if not isinstance(sock, socket.socket):
@@ -78,7 +78,8 @@ class Slot:
             raise TimeoutError("the deadline passed before connecting")
 
     def abort(self) -> None:
-        """Shut the exchange's socket down (now, or as soon as it has one)."""
+        """Shut the exchange's socket down (now, or as soon as it has one). On the timer
+        thread too: it only calls ``shutdown``, never reads or writes."""
         with self._lock:
             if self.released or self.aborted:
                 return
@@ -97,6 +98,7 @@ class Slot:
         with self._lock:
             self.released = True
             self._sock = None
+        self.disarm()
 
     def settimeout(self, seconds: float | None) -> None:
         """Set the socket's timeout for the reads still to come in this exchange (None:
@@ -108,14 +110,22 @@ class Slot:
                 sock.settimeout(seconds)
 
     def disarm(self) -> None:
-        """No deadline any more (the watchdog leaves the slot alone from now on)."""
+        """No deadline any more: the timer entry is withdrawn."""
         self.deadline = None
+        handle = self._timer
+        if handle is not None:
+            self._timer = None
+            handle.cancel()
 
     def remaining(self) -> float | None:
-        """Seconds left before the deadline (None: no deadline)."""
-        if self.deadline is None:
-            return None
-        return self.deadline - time.monotonic()
+        """Seconds left before the deadline, negative once past (None: no deadline)."""
+        deadline = self.deadline
+        return None if deadline is None else deadline.at - time.monotonic()
+
+    def socket_timeouts(self, connect: float, read: float | None) -> tuple[float, float | None]:
+        """``Deadline.socket_timeouts`` of the slot's deadline (as given without one)."""
+        deadline = self.deadline
+        return (connect, read) if deadline is None else deadline.socket_timeouts(connect, read)
 
     def active(self) -> _Active:
         """Connections opened or reused on this thread inside the block register here."""
@@ -353,97 +363,7 @@ class AbortingAdapter(HTTPAdapter):
         return manager
 
 
-# Seconds the watchdog thread stays with nothing to watch before it ends.
-_IDLE_EXIT = 2.0
-# Seconds after a transport closed during which the thread looks again every 50 ms.
-_SETTLE = 1.0
-
-
-class Watchdog:
-    """One daemon thread aborting slots at their deadlines (it only shuts sockets down);
-    it ends when every slot it watched has been released, and starts again on demand."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._heap: list[tuple[float, int, Slot]] = []
-        self._seq = itertools.count()
-        self._thread: threading.Thread | None = None
-        # Until then (monotonic), after a transport closed: look again often, and leave as
-        # soon as nothing is left (see closed()).
-        self._settle_until = 0.0
-
-    def watch(self, slot: Slot, grace: float = 0.0) -> None:
-        """Abort ``slot`` at its deadline plus ``grace`` seconds."""
-        if slot.deadline is None:
-            return
-        when = slot.deadline + grace
-        with self._cond:
-            heap = self._heap
-            if len(heap) > 256 and len(heap) % 256 == 0:
-                heap[:] = [item for item in heap if not item[2].released]
-                heapq.heapify(heap)
-            first = not heap or when < heap[0][0]
-            heapq.heappush(heap, (when, next(self._seq), slot))
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, daemon=True, name="mcp-lite-socket-watchdog"
-                )
-                self._thread.start()
-            elif first:
-                self._cond.notify()
-
-    def closed(self) -> None:
-        """A transport closed: when nothing is left to watch, the thread ends now rather
-        than at the next deadline in its heap plus an idle while. Its slots may be released
-        a moment later (a worker finishing an aborted exchange; a release tells nobody), so
-        for ``_SETTLE`` seconds the thread looks again every 50 ms instead of sleeping
-        until the next deadline."""
-        with self._cond:
-            if self._thread is not None:
-                self._settle_until = time.monotonic() + _SETTLE
-                self._cond.notify()
-
-    def _reset_after_fork(self) -> None:
-        # The parent's thread does not exist in a child, and the exchanges it watched ran
-        # on the parent's other threads: start from nothing (the next watch() starts a
-        # thread), or a child's deadlines would never fire.
-        self._cond = threading.Condition()
-        self._heap = []
-        self._thread = None
-        self._settle_until = 0.0
-
-    def _run(self) -> None:
-        while True:
-            due: list[Slot] = []
-            with self._cond:
-                now = time.monotonic()
-                while self._heap and self._heap[0][0] <= now:
-                    due.append(heapq.heappop(self._heap)[2])
-                if not due:
-                    if all(item[2].released for item in self._heap):
-                        # Nothing left to abort: leave after a short idle (watch() starts a
-                        # new thread when needed), so a process whose clients are all
-                        # closed keeps no mcp-lite thread.
-                        self._heap.clear()
-                        if now >= self._settle_until:
-                            self._cond.wait(_IDLE_EXIT)
-                        if not self._heap:
-                            self._thread = None
-                            self._settle_until = 0.0
-                            return
-                        continue
-                    wait = self._heap[0][0] - now
-                    if now < self._settle_until:  # a transport closed: its slots soon free
-                        wait = 0.0
-                    # At least 50 ms between rounds: under load every call's entry comes
-                    # due in turn, and waking per call would cost a context switch each.
-                    self._cond.wait(min(max(wait, 0.05), 60.0))
-                    continue
-            for slot in due:
-                deadline = slot.deadline  # None once disarmed
-                if not slot.released and deadline is not None and deadline <= now:
-                    slot.abort()
-
-
-watchdog = Watchdog()
-_fork.on_child(watchdog._reset_after_fork)
+def deadline_at(at: float | None) -> Deadline | None:
+    """A ``time.monotonic()`` moment as a ``Deadline`` (None stays None). A shim for the
+    transports until ``Outgoing.deadline`` is itself a ``Deadline``; then it goes."""
+    return None if at is None else Deadline(at, round(max(0.0, at - time.monotonic()), 2))

@@ -1,32 +1,7 @@
-"""A lean HTTP/1.1 client for ``unix://`` URLs: the transport's exchanges without
-``requests``' adapter or urllib3's pool.
-
-A worker Hub reaches the gateway over a Unix socket for every call, so what a call costs on
-the client side is mostly this layer. ``UnixClient`` keeps, per socket path, a small stack of
-kept-alive ``AF_UNIX`` connections; an exchange takes one (or connects a new one), writes the
-request in one ``sendall`` and parses the response head by hand (``wire``: head size, header
-count and line length bounded before more is read). The body is read in bounded pieces by
-``wire``'s reader (``Content-Length``, chunked, or to the end of the stream), which the
-transport's JSON and SSE framing consume as from any ``requests.Response``: the answer is
-one, with that reader as its ``raw``.
-
-What stays as on the ``requests`` path:
-
-- the caller's deadline: the exchange's ``Slot`` (``abort``) gets the socket before it
-  connects, so the watchdog, ``cancel_request`` and ``close()`` cut a connect, a write or a
-  read at once; the socket timeouts are the ones ``common.timeouts`` derives from the deadline;
-- failures are raised as the ``requests`` exceptions the adapter raises for them
-  (``ConnectionError`` wrapping urllib3's ``NewConnectionError`` or ``ProtocolError``,
-  ``ReadTimeout``), so ``common.map_error`` names them in the same words;
-- a connection the server closed while idle is never used: an idle connection that became
-  readable (its end of stream, or bytes nobody asked for) is dropped before it is chosen, and
-  a write refused because the server closed it (``EPIPE``: a Unix socket says so at once) is
-  written again on a new connection, once: the server never saw it;
-- after ``os.fork()`` a child drops the idle connections it inherited (closing only its own
-  descriptors): the parent's sockets are never shared.
-
-``request`` returns None when the lean path does not apply (a header value ``http.client``
-would refuse or encode otherwise): the caller then takes the ``requests`` path.
+"""An HTTP/1.1 client for ``unix://`` URLs: the transport's exchanges on a small stack of
+kept-alive ``AF_UNIX`` connections per socket path, without ``requests``' adapter or urllib3's
+pool, with the same slot, timeouts and errors as the ``requests`` path (``request`` returns None
+when it does not apply). Why and how: ``docs/explanation/inside-http.md``.
 """
 
 from __future__ import annotations
@@ -45,10 +20,10 @@ import requests
 from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError, ReadTimeoutError
 
 from .. import _fork
-from . import abort as _http_abort
+from . import h1 as _http_wire
 from . import peer as _http_peer
+from . import slots as _http_abort
 from . import unix as _http_unix
-from . import wire as _http_wire
 
 __all__ = ["Answer", "UnixClient"]
 
@@ -94,7 +69,7 @@ class _Sent:
 class _Conn:
     """One ``AF_UNIX`` connection, non-blocking: a write or read that cannot go on at once
     waits in ``poll`` for at most its timeout (no ``settimeout`` per exchange, no poll
-    before a write the socket takes whole). ``sock`` is what ``common.abort`` shuts down."""
+    before a write the socket takes whole). ``sock`` is what ``body.abort`` shuts down."""
 
     __slots__ = ("sock", "poller", "generation", "_writable")
 
@@ -153,7 +128,7 @@ def _ms(timeout: float | None) -> int:
 
 
 class _PolledWire(_http_wire._Wire):
-    """``wire``'s reader on a non-blocking ``_Conn``: each read waits at most the read
+    """``h1``'s reader on a non-blocking ``_Conn``: each read waits at most the read
     timeout, the longest silence accepted (as a socket timeout would)."""
 
     __slots__ = ("conn", "timeout")
@@ -178,7 +153,7 @@ class _PolledWire(_http_wire._Wire):
 
 class _Pool:
     """The kept-alive connections to one socket path (``_put_conn`` as urllib3's pool, for
-    ``wire``'s body reader)."""
+    ``h1``'s body reader)."""
 
     def __init__(self, path: str, peers: frozenset[int] | None = None) -> None:
         self.path = path
@@ -243,7 +218,7 @@ def _reset_after_fork() -> None:
 
 
 class UnixClient:
-    """The lean exchanges of one transport's session (``common.make_session`` makes it for
+    """The lean exchanges of one transport's session (``session.make_session`` makes it for
     a ``unix://`` URL). ``base`` is the session's headers as ``(name, lowercase, value)``."""
 
     def __init__(
@@ -649,7 +624,7 @@ class _Whole:
 
     def __init__(self, data: bytes) -> None:
         self._data: bytes | None = data
-        self._connection = None  # nothing left for ``common.abort`` to shut down
+        self._connection = None  # nothing left for ``body.abort`` to shut down
         self._original_response: Any = None  # its Set-Cookie values, for requests' jar
 
     def buffered(self, amount: int) -> bytes | None:

@@ -1,19 +1,7 @@
-"""A cheap HTTP/1.1 POST on a kept-alive connection of the adapter's own urllib3 pool.
-
-``requests`` -> urllib3 -> ``http.client`` spends more CPU on a small JSON-RPC exchange
-than the rest of a call: a ``putheader`` per header, an ``email`` parser for the response
-headers, two response objects. For the common case the exchange is done here instead:
-the request is written in one ``sendall`` and the response head parsed by hand, on a
-connection taken from (and given back to) the same urllib3 pool that ``requests`` uses.
-The answer is a ``requests.Response`` whose ``raw`` is a small bounded body reader.
-
-``post`` returns None, and the caller takes the full ``requests`` path, whenever the common
-case does not hold: a proxy (the caller checks), no idle connection in the pool (opening one,
-TLS included, and mapping its failures stays urllib3's and requests' job), a header value
-``http.client`` would refuse or encode differently. Failures on the way are raised as the
-same ``requests`` exceptions the full path raises for them (``ReadTimeout``,
-``ConnectionError`` wrapping urllib3's ``ProtocolError``), so ``map_error`` gives the same
-``mcp_lite`` errors.
+"""HTTP/1.1 responses read by hand, for the cheap paths (``fast_post`` over TCP, ``unix_client``
+over ``unix://``): the response head parsed with its size, header count and line length bounded
+before more is read (``_Wire``), and the body read in bounded pieces (``_Body``: Content-Length,
+chunked, or to the end of the stream) as the ``raw`` of a ``requests.Response``.
 """
 
 from __future__ import annotations
@@ -22,16 +10,14 @@ import http.client
 import re
 import socket
 import threading
-from collections.abc import Mapping
 from typing import Any
 
-import requests
 from requests.structures import CaseInsensitiveDict
-from urllib3.exceptions import ProtocolError, ReadTimeoutError
+from urllib3.exceptions import ProtocolError
 
-from . import abort as _http_abort
+from . import slots as _http_abort
 
-__all__ = ["post"]
+__all__ = ["Headers"]
 
 _MAX_LINE = 65536  # as http.client: one header line, one chunk-size line
 _MAX_HEADERS = 100  # as http.client
@@ -44,131 +30,6 @@ _HEAD_END = re.compile(rb"\r?\n\r?\n")
 # One header line whose name is a token, after the line feed ending the previous line: the
 # common case, parsed without a loop over the lines.
 _FIELD = re.compile(r"\n([!#$%&'*+\-.^_`|~0-9A-Za-z]+):([^\r\n]*)\r?(?=\n|\Z)")
-
-
-def post(
-    pool: Any,
-    path: str,
-    headers: Mapping[str, Any],
-    body: bytes | None,
-    timeout: tuple[float, float | None],
-    request: requests.PreparedRequest,
-    host: bool = False,
-) -> requests.Response | None:
-    """POST ``body`` to ``path`` on an idle connection of ``pool``; None when the full path
-    must do it (see the module docstring). ``host``: ``headers`` name the Host already.
-    The caller holds the exchange's ``Slot``."""
-    try:
-        conn = pool._get_conn()
-    except Exception:  # a closed pool: the full path says so in its own words
-        return None
-    sock = getattr(conn, "sock", None)
-    if sock is None:  # a fresh connection: connecting is the full path's job
-        pool._put_conn(conn)
-        return None
-    head = _request_head(conn, path, headers, host)
-    if head is None:
-        pool._put_conn(conn)
-        return None
-    slot = _http_abort.current()
-    if slot is not None:
-        slot.attach(sock)
-    try:
-        response = _exchange(pool, conn, sock, head, body, timeout, request, slot)
-    except BaseException:
-        if slot is not None:
-            slot.detach(sock)
-        conn.close()
-        pool._put_conn(None)
-        raise
-    return response
-
-
-def _request_head(
-    conn: Any, path: str, headers: Mapping[str, Any], host_given: bool
-) -> bytes | None:
-    """The request line and headers (``Content-Length`` among them) as http.client would
-    send them; None when it would refuse them or encode them otherwise."""
-    host = conn.host
-    if ":" in host:
-        host = f"[{host}]"
-    if conn.port is not None and conn.port != conn.default_port:
-        host = f"{host}:{conn.port}"
-    try:
-        # ": ".join refuses a bytes value (requests allows them): the full path sends it.
-        lines = "\r\n".join(map(": ".join, headers.items())) + "\r\n" if headers else ""
-        if not _HEADER_BLOCK.fullmatch(lines) or not host.isascii():
-            return None
-        if not host_given:
-            lines = f"Host: {host}\r\n{lines}"
-        return f"POST {path} HTTP/1.1\r\n{lines}\r\n".encode("latin-1")
-    except (TypeError, UnicodeEncodeError):  # not str, or beyond latin-1: http.client's call
-        return None
-
-
-def _aborted(reason: BaseException, request: requests.PreparedRequest) -> requests.RequestException:
-    """What requests raises when the connection fails before a response (urllib3's shape)."""
-    return requests.ConnectionError(ProtocolError("Connection aborted.", reason), request=request)
-
-
-def _exchange(
-    pool: Any,
-    conn: Any,
-    sock: socket.socket,
-    head: bytes,
-    body: bytes | None,
-    timeout: tuple[float, float | None],
-    request: requests.PreparedRequest,
-    slot: _http_abort.Slot | None,
-) -> requests.Response:
-    sock.settimeout(timeout[0])
-    try:
-        if body and len(body) <= _GLUE:
-            sock.sendall(head + body)  # one packet, one wake-up of the server
-        else:
-            sock.sendall(head)
-            if body:
-                sock.sendall(body)
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # as urllib3: the server may have answered already; reading says how it ended
-    except OSError as exc:
-        raise _aborted(exc, request) from exc
-    read_timeout = timeout[1]
-    sock.settimeout(read_timeout)
-    wire = _Wire(sock)
-    try:
-        while True:
-            status, reason, version, fields, cookies = wire.head()
-            if status != 100:
-                break
-    except TimeoutError as exc:  # socket.timeout is TimeoutError
-        message = f"Read timed out. (read timeout={read_timeout})"
-        raise requests.ReadTimeout(
-            ReadTimeoutError(pool, request.url, message), request=request
-        ) from exc
-    except (OSError, http.client.HTTPException) as exc:
-        raise _aborted(exc, request) from exc
-    response = requests.Response.__new__(requests.Response)
-    headers = Headers.of(fields)
-    response.__dict__.update(
-        _content=False,
-        _content_consumed=False,
-        _next=None,
-        status_code=status,
-        headers=headers,
-        raw=_Body(pool, conn, wire, status, version, fields, slot),
-        url=request.url,
-        encoding=None,
-        history=[],
-        reason=reason,
-        cookies=requests.cookies.RequestsCookieJar(),
-        elapsed=None,
-        request=request,
-        connection=None,
-    )
-    if cookies:  # what requests' cookie extraction reads (``raw._original_response.msg``)
-        response.raw._original_response = _Cookies(cookies)
-    return response
 
 
 class Headers(CaseInsensitiveDict[str]):
@@ -305,7 +166,7 @@ class _Body:
         slot: _http_abort.Slot | None,
     ) -> None:
         self._pool = pool
-        self._connection: Any = conn  # common.abort() finds the socket here
+        self._connection: Any = conn  # body.abort() finds the socket here
         self._wire = wire
         self._slot = slot
         self._lock = threading.Lock()
