@@ -22,11 +22,11 @@ from websocket._socket import DEFAULT_SOCKET_OPTION
 from websocket._url import get_proxy_info, parse_url
 
 from .._deadline import Deadline
-from .._http import common
-from .._http.abort import Slot, watchdog
+from .._http import auth as _auth
+from .._http.auth import Auth
 from .._http.causes import network_cause
-from .._http.common import Auth
 from .._http.resolve import LookupTimeout, TooManyLookups, connect_to, is_literal, lookup
+from .._http.slots import Slot
 from .._secrets import redact_text, redact_url
 from ..errors import AuthRequired, ConnectError, ConnectionClosed, McpError, RequestTimeout
 from .base import OnClose, OnMessage, Outgoing
@@ -136,18 +136,18 @@ class WebSocketTransport:
         # The token is for this server only: bind() refuses a provider tied to another one.
         http_url = _http_url(self.url)
         auth = self._auth
-        token = common._token(auth, http_url, limit.at)  # bind(url), then the token
-        shown = common.presentation(auth, token, "GET", http_url) if auth and token else {}
+        token = _auth._token(auth, http_url, limit)  # bind(url), then the token
+        shown = _auth.presentation(auth, token, "GET", http_url) if auth and token else {}
         try:
             ws = self._handshake(shown, limit)
         except websocket.WebSocketBadStatusException as exc:
             if getattr(exc, "status_code", None) != 401 or auth is None:
                 raise self._handshake_error(exc) from exc
-            fresh = common._refresh(auth, token, None, 401, limit.at)
+            fresh = _auth._refresh(auth, token, None, 401, limit)
             if not fresh or fresh == token:
                 raise self._handshake_error(exc) from exc
             try:
-                ws = self._handshake(common.presentation(auth, fresh, "GET", http_url), limit)
+                ws = self._handshake(_auth.presentation(auth, fresh, "GET", http_url), limit)
             except websocket.WebSocketBadStatusException as again:
                 raise self._handshake_error(again) from again
         ws.frame_buffer = _BoundedFrames(ws, self._max_message_size)
@@ -167,14 +167,13 @@ class WebSocketTransport:
 
     def _handshake(self, auth_headers: Mapping[str, str], limit: Deadline) -> websocket.WebSocket:
         """The host-name lookup, TCP connect, TLS and opening handshakes, all ended at
-        ``limit``: the socket is registered with the HTTP watchdog before it connects, so
+        ``limit``: the socket is registered with the exchange's ``Slot`` before it connects, so
         a server that never answers or drips its answer cannot stretch them."""
         headers = {**self._headers, **auth_headers}
         # UTF-8 is checked where the message is decoded: an answer with invalid UTF-8 then
         # fails its own call (by its id), not the whole connection.
         ws = websocket.WebSocket(enable_multithread=True, skip_utf8_validation=True)
-        slot = Slot(limit.at)
-        watchdog.watch(slot)
+        slot = Slot(limit)
         try:
             sock = self._open_socket(ws, slot, limit)
             ws.connect(  # type: ignore[no-untyped-call]
@@ -197,7 +196,6 @@ class WebSocketTransport:
             ) from exc
         finally:
             slot.release()  # from here a late abort cannot hit the live connection
-            watchdog.closed()
         if slot.aborted:  # the deadline came just as the handshake completed
             _quiet(ws.shutdown)
             raise self._too_slow(limit)
@@ -357,7 +355,6 @@ class WebSocketTransport:
         if alive and reader is not None:
             reader.join(_CLOSE_STEP)
         _quiet(ws.shutdown)
-        watchdog.closed()
 
     # --- internals ----------------------------------------------------------------------------
 
