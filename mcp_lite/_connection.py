@@ -143,9 +143,9 @@ class _Call:
     future: Future[dict[str, Any]] | _Waiter
     method: str
     params: dict[str, Any] | None
-    timeout: float
-    deadline: float
-    hard_deadline: float
+    timeout: float  # the caller's timeout: progress moves ``deadline`` this far ahead
+    deadline: float  # when it expires now (``time.monotonic()``; progress moves it)
+    hard: Deadline  # the latest it may wait, progress or not: what the transport sees
     on_progress: Callable[[Progress], Any] | None = None
     reset_on_progress: bool = False
     cancel_on_timeout: bool = True
@@ -162,6 +162,11 @@ class _Call:
     # A relayed request (the gateway's): an input_required result is its answer, for the
     # caller to pass on, and the client capabilities in its own _meta are the ones sent.
     relayed: bool = False
+
+    def current(self) -> Deadline:
+        """Its deadline as it stands (progress may have moved it), as one ``Deadline``."""
+        hard = self.hard
+        return hard if self.deadline == hard.at else Deadline(self.deadline, self.timeout)
 
 
 class _Waiter:
@@ -287,10 +292,7 @@ class Connection:
         # on its own thread, and whether it must hand the pipe back to the reader thread.
         # A call with ``on_progress`` never leads: its answer is resolved on the notifier
         # thread (behind its progress callbacks), which cannot wake a leader in poll.
-        self._can_lead = bool(getattr(transport, "can_lead", False))
-        self._transport_dead: Callable[[], McpError | None] | None = getattr(
-            transport, "dead", None
-        )
+        self._can_lead = transport.can_lead
         self._leader: _Call | None = None
         self._routing: tuple[_Call, Any, RpcError | None, int] | None = None
         # Threads start on demand and end when idle: a settled connection keeps none.
@@ -340,8 +342,7 @@ class Connection:
             return False
         # A death the reader has not reported yet (a stdio server already reaped): close
         # now with the transport's reason, so the next call reconnects instead of failing.
-        dead = self._transport_dead
-        error = dead() if dead is not None else None
+        error = self.transport.dead()
         if error is not None:
             self._on_transport_closed(error)
             return False
@@ -397,24 +398,21 @@ class Connection:
         method: str,
         params: dict[str, Any] | None,
         *,
-        timeout: float,
+        deadline: Deadline,
         max_total_timeout: float | None = None,
         on_progress: Callable[[Progress], Any] | None = None,
         reset_on_progress: bool = False,
         cancel_on_timeout: bool = True,
-        deadline: float | None = None,
     ) -> Future[dict[str, Any]]:
         """Send a request; the future gets the final result dict (after any input rounds),
         or the error: ``RpcError`` from the server, ``RequestTimeout``, ``ConnectionClosed``.
         ``future.cancel()`` withdraws the request and tells the server. ``deadline``: the
-        caller's (``time.monotonic()``), of which ``timeout`` is the total; default: now +
-        ``timeout``. Input rounds and retries stay on it."""
+        caller's one deadline; input rounds and retries stay on it."""
         future: Future[dict[str, Any]] = Future()
         call = self._new_call(
             future,
             method,
             params,
-            timeout,
             deadline,
             max_total_timeout,
             on_progress,
@@ -438,12 +436,11 @@ class Connection:
         method: str,
         params: dict[str, Any] | None,
         *,
-        timeout: float,
+        deadline: Deadline,
         max_total_timeout: float | None = None,
         on_progress: Callable[[Progress], Any] | None = None,
         reset_on_progress: bool = False,
         cancel_event: threading.Event | None = None,
-        deadline: float | None = None,
         relayed: bool = False,
     ) -> dict[str, Any]:
         """Send a request and wait for its result dict, on this thread.
@@ -458,7 +455,6 @@ class Connection:
             waiter,
             method,
             params,
-            timeout,
             deadline,
             max_total_timeout,
             on_progress,
@@ -480,11 +476,11 @@ class Connection:
                     if cancel_event is None:
                         # (the Gate's own check: C, no Python frame; it opens as the call
                         # is done)
-                        self.transport.lead(waiter._ready.is_open, call.deadline)  # type: ignore[attr-defined]
+                        self.transport.lead(waiter._ready.is_open, call.current())
                     else:  # a set() is seen within _CANCEL_POLL; _await then cancels
                         is_open, is_set = waiter._ready.is_open, cancel_event.is_set
-                        self.transport.lead(  # type: ignore[attr-defined]
-                            lambda: is_open() or is_set(), call.deadline, _CANCEL_POLL
+                        self.transport.lead(
+                            lambda: is_open() or is_set(), call.current(), _CANCEL_POLL
                         )
                 finally:
                     self._leader = None
@@ -505,24 +501,24 @@ class Connection:
         future: Any,
         method: str,
         params: dict[str, Any] | None,
-        timeout: float,
-        deadline: float | None,
+        deadline: Deadline,
         max_total_timeout: float | None,
         on_progress: Callable[[Progress], Any] | None,
         reset_on_progress: bool,
     ) -> _Call:
-        soft = time.monotonic() + timeout if deadline is None else deadline
+        timeout, soft = deadline.timeout, deadline.at
         if max_total_timeout is None:
-            hard, total = soft, timeout
+            hard, total = deadline, timeout
         else:  # progress may move the deadline up to the total, counted from the start
             start = time.monotonic() if math.isinf(timeout) else soft - timeout  # inf - inf: NaN
-            hard, total = start + max_total_timeout, max_total_timeout
+            hard = Deadline(start + max_total_timeout, max_total_timeout)
+            total = max_total_timeout
         return _Call(
             future,
             method,
             params,
             timeout,
-            soft if soft < hard else hard,
+            soft if soft < hard.at else hard.at,
             hard,
             on_progress,
             reset_on_progress,
@@ -550,7 +546,7 @@ class Connection:
 
     def _need_reader(self) -> None:
         """Someone else waits too, or the server talks: the reader thread takes the pipe."""
-        self.transport.want_reader(True)  # type: ignore[attr-defined]
+        self.transport.want_reader(True)
 
     def _await(self, call: _Call, waiter: _Waiter, cancel_event: threading.Event | None) -> None:
         """Wait until ``call`` completes, enforcing its (movable) deadline and the cancel."""
@@ -639,7 +635,7 @@ class Connection:
                 elif may_lead and self._leader is None:
                     leading = True
                     self._leader = call
-                    self.transport.want_reader(False)  # type: ignore[attr-defined]
+                    self.transport.want_reader(False)
         if need_reader:
             self._need_reader()
         params = call.params
@@ -659,7 +655,7 @@ class Connection:
                 jsonrpc.make_request(request_id, call.method, params),
                 # The latest moment the caller may still wait (progress can move
                 # call.deadline up to it): HTTP aborts the socket there.
-                call.hard_deadline,
+                call.hard,
                 call.future.done,
                 call.inline,
             )
@@ -693,9 +689,9 @@ class Connection:
                 self._leader = None
 
     def notify(
-        self, method: str, params: dict[str, Any] | None = None, deadline: float | None = None
+        self, method: str, params: dict[str, Any] | None = None, deadline: Deadline | None = None
     ) -> None:
-        """Send a notification; ``deadline`` (``time.monotonic()``) bounds the write."""
+        """Send a notification; ``deadline`` bounds the write (None: the transport's own)."""
         self._write(jsonrpc.make_notification(method, params), deadline)
 
     def _stateless_params(
@@ -717,7 +713,7 @@ class Connection:
     def _write(
         self,
         message: dict[str, Any],
-        deadline: float | None = None,
+        deadline: Deadline | None = None,
         given_up: Callable[[], bool] | None = None,
         inline: bool = False,
     ) -> bool:
@@ -777,7 +773,7 @@ class Connection:
     def _expire(self, call: _Call) -> None:
         why = (
             f"within {call.timeout:g} s"
-            if call.deadline < call.hard_deadline
+            if call.deadline < call.hard.at
             else f"before its total deadline ({call.total:g} s)"
         )
         _fail(
@@ -797,21 +793,23 @@ class Connection:
         elif call.inline and not sent:
             # The caller's own thread is still in the exchange (HTTP POSTs inline): free it
             # now; the server hears of it once that write returns (see _send_call).
-            abort = getattr(self.transport, "cancel_request", None)
-            if abort is not None:
-                self._control.post(lambda: abort(request_id))
+            transport = self.transport
+
+            def abort() -> None:
+                transport.cancel_request(request_id)
+
+            self._control.post(abort)
 
     def _cancel(self, request_id: jsonrpc.RequestId, reason: str) -> None:
         """Tell the server to stop working on ``request_id`` (on the control thread)."""
-        cancel = getattr(self.transport, "cancel_request", None)
-        if cancel is not None and cancel(request_id):
+        if self.transport.cancel_request(request_id):
             return
         try:
             self._write(
                 jsonrpc.make_notification(
                     "notifications/cancelled", {"requestId": request_id, "reason": reason}
                 ),
-                deadline=time.monotonic() + _CONTROL_WRITE_TIMEOUT,
+                deadline=Deadline.after(_CONTROL_WRITE_TIMEOUT),
             )
         except McpError:
             pass
@@ -1021,7 +1019,7 @@ class Connection:
         with self._lock:
             call = self._pending.get(token) if isinstance(token, (int, str)) else None
             if call is not None and call.reset_on_progress:
-                call.deadline = min(time.monotonic() + call.timeout, call.hard_deadline)
+                call.deadline = min(time.monotonic() + call.timeout, call.hard.at)
                 if type(call.future) is not _Waiter:
                     self._schedule(call)
         if call is not None and call.on_progress is not None:
@@ -1063,7 +1061,7 @@ class Connection:
 
     def _send_control(self, message: dict[str, Any]) -> None:
         try:
-            self._write(message, deadline=time.monotonic() + _CONTROL_WRITE_TIMEOUT)
+            self._write(message, deadline=Deadline.after(_CONTROL_WRITE_TIMEOUT))
         except McpError as exc:
             log.debug(
                 "could not send %s to %r: %s", message.get("method", "an answer"), self.name, exc

@@ -29,8 +29,7 @@ log = logging.getLogger("mcp_lite.events")
 
 
 def _session_id(conn: Connection) -> str | None:
-    session_id = getattr(conn.transport, "session_id", None)
-    return session_id if isinstance(session_id, str) and session_id else None
+    return conn.transport.session_id or None
 
 
 class _CallState:

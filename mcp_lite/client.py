@@ -435,11 +435,10 @@ class Client:
         return conn.submit(
             method,
             params,
-            timeout=deadline.timeout,
+            deadline=deadline,
             max_total_timeout=self.max_total_timeout if self.reset_timeout_on_progress else None,
             on_progress=on_progress,
             reset_on_progress=self.reset_timeout_on_progress,
-            deadline=deadline.at,
         )
 
     def request(
@@ -590,12 +589,11 @@ class Client:
         return conn.call(
             method,
             params,
-            timeout=deadline.timeout,
+            deadline=deadline,
             max_total_timeout=self.max_total_timeout if self.reset_timeout_on_progress else None,
             on_progress=on_progress,
             reset_on_progress=self.reset_timeout_on_progress,
             cancel_event=cancel_event,
-            deadline=deadline.at,
             relayed=relayed,
         )
 
@@ -742,7 +740,8 @@ class Client:
     def _resume_task(self, deadline: Deadline, task_id: str) -> Task:
         """``resume_task`` on the caller's deadline (``Hub.resume_task`` passes its own)."""
         self._session(deadline)
-        stdio = getattr(self.transport, "pid", None) is not None  # a process we started
+        transport = self.transport
+        stdio = transport is not None and transport.pid is not None  # a process we started
         return self._told(_tasks.resume_task(self, task_id, deadline, stdio=stdio))
 
     def _told(self, task: Task) -> Task:
@@ -1147,9 +1146,8 @@ class Client:
         future = conn.submit(
             "initialize",
             params,
-            timeout=deadline.timeout,
+            deadline=deadline,
             cancel_on_timeout=False,
-            deadline=deadline.at,
         )
         try:
             info = proto.accept_initialize(
@@ -1201,9 +1199,7 @@ class Client:
             )
             left = deadline.remaining()
             limit = min(self.discover_timeout, left / 2) if fallback else left
-            future = conn.submit(
-                "server/discover", params, timeout=limit, deadline=time.monotonic() + limit
-            )
+            future = conn.submit("server/discover", params, deadline=Deadline.after(limit))
             event: Response | ErrorResponse | None
             try:
                 event = Response(0, _wait(future, limit))
@@ -1264,7 +1260,7 @@ class Client:
             }
         }
         # A listen stream lasts as long as the connection: its deadline is a day.
-        future = conn.submit("subscriptions/listen", params, timeout=86400.0)
+        future = conn.submit("subscriptions/listen", params, deadline=Deadline.after(86400.0))
         with self._lock:
             self._listen_future = future
 
@@ -1376,11 +1372,10 @@ class Client:
         raw = conn.submit(
             "tools/call",
             {"name": name, "arguments": dict(arguments or {})},
-            timeout=deadline.timeout,
+            deadline=deadline,
             max_total_timeout=self.max_total_timeout if self.reset_timeout_on_progress else None,
             on_progress=on_progress,
             reset_on_progress=self.reset_timeout_on_progress,
-            deadline=deadline.at,
         )
         future: Future[CallToolResult] = Future()
         # Never marked running: cancel() succeeds until the call completes, and reaches raw.
@@ -1472,9 +1467,9 @@ def _wait(future: Future[dict[str, Any]], limit: float) -> dict[str, Any]:
         raise RequestTimeout(f"no answer within {limit:g} s", limit) from None
 
 
-def _write_by(deadline: Deadline) -> float | None:
-    """``deadline.at`` as a transport's write bound (None: no deadline, its own bound)."""
-    return None if math.isinf(deadline.at) else deadline.at
+def _write_by(deadline: Deadline) -> Deadline | None:
+    """``deadline`` as a transport's write bound (None: no deadline, its own bound)."""
+    return None if math.isinf(deadline.at) else deadline
 
 
 # What a list method lists, for the timeout's phase ("listing tools: page 3 ...").
@@ -1502,10 +1497,8 @@ def _weak_observer(client: Client) -> Callable[[str, dict[str, Any]], None]:
 
 
 def _tell_transport(conn: Connection, info: SessionInfo) -> None:
-    """The optional transport hook: HTTP sends the agreed version as a header from now on."""
-    negotiated = getattr(conn.transport, "negotiated", None)
-    if negotiated is not None:
-        negotiated(info.protocol_version)
+    """The transport hears the agreed version (HTTP sends it as a header from now on)."""
+    conn.transport.negotiated(info.protocol_version)
 
 
 def _close_holder(holder: list[Connection | None]) -> None:

@@ -34,6 +34,7 @@ from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConn
 from urllib3.util.connection import allowed_gai_family
 
 from .. import _fork
+from .._deadline import Deadline
 from .._workers import Workers
 from .resolve import LookupTimeout, TooManyLookups, connect_to, is_literal, lookup
 
@@ -52,12 +53,12 @@ class Slot:
 
     __slots__ = ("_lock", "_sock", "aborted", "released", "deadline")
 
-    def __init__(self, deadline: float | None = None) -> None:
+    def __init__(self, deadline: Deadline | float | None = None) -> None:
         self._lock = threading.Lock()
         self._sock: socket.socket | None = None
         self.aborted = False
         self.released = False
-        self.deadline = deadline
+        self.deadline = deadline.at if isinstance(deadline, Deadline) else deadline
 
     def attach(self, sock: Any) -> None:
         if not isinstance(sock, socket.socket):

@@ -56,7 +56,7 @@ from ..errors import (
     TransportError,
 )
 from ..protocol import versions as v
-from .base import OnClose, OnMessage, Outgoing, SendFailed
+from .base import OnClose, OnMessage, Outgoing, SendFailed, TransportBase
 
 __all__ = ["HttpTransport"]
 
@@ -106,7 +106,7 @@ class _Pumped:
     error: BaseException | None = field(default=None, repr=False)
 
 
-class HttpTransport:
+class HttpTransport(TransportBase):
     """Streamable HTTP to ``options.url``; see the module docstring.
 
     Args:
@@ -300,7 +300,7 @@ class HttpTransport:
             f"{exch.method} to MCP server {self.name!r} ran out of time before it was answered"
         )
 
-    def _run_other(self, message: Outgoing, modern: bool, deadline: float | None) -> None:
+    def _run_other(self, message: Outgoing, modern: bool, deadline: Deadline | None) -> None:
         try:
             self._send_other(message, modern, deadline)
         finally:
@@ -308,12 +308,12 @@ class HttpTransport:
                 self._ordered_done += 1
                 self._ordered_cond.notify_all()
 
-    def _send_other(self, message: Outgoing, modern: bool, deadline: float | None) -> None:
+    def _send_other(self, message: Outgoing, modern: bool, deadline: Deadline | None) -> None:
         what = message.payload.get("method") or "a response"
         if self._closing:
             return  # after close(): nothing more goes out (no token fetch, no OAuth discovery)
         bound = time.monotonic() + _ORDERED_TIMEOUT
-        slot = Slot(bound if deadline is None else min(deadline, bound))
+        slot = Slot(bound if deadline is None else min(deadline.at, bound))
         watchdog.watch(slot)
         self._ordered_slot = slot  # one sender: close() aborts the POST in flight
         if self._closing:

@@ -39,7 +39,7 @@ from ..errors import (
     RequestTimeout,
     TransportError,
 )
-from .base import OnClose, OnMessage, Outgoing, SendFailed
+from .base import OnClose, OnMessage, Outgoing, SendFailed, TransportBase
 
 __all__ = ["SseTransport"]
 
@@ -51,7 +51,7 @@ _ORDERED_TIMEOUT = 30.0  # total bound of a POST nobody waits for
 _MAX_QUEUED = 1024
 
 
-class SseTransport:
+class SseTransport(TransportBase):
     """Legacy HTTP+SSE to ``options.url``; see the module docstring.
 
     Args:

@@ -73,7 +73,7 @@ from .._accel import USE_EXTENSIONS, HeldLock, NdjsonSplitter, open_deferred, wr
 from .._deadline import Deadline
 from ..errors import CommandNotFound, ConnectError, ConnectionClosed, McpError, RequestTimeout
 from . import _escaped, _reaper
-from .base import OnClose, OnMessage, Outgoing
+from .base import OnClose, OnMessage, Outgoing, TransportBase
 
 if sys.platform == "win32":  # blocking pipes there; the compiled write is POSIX-only
     from .._speedups_py import write_nowait
@@ -172,7 +172,7 @@ def safe_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-class StdioTransport:
+class StdioTransport(TransportBase):
     """Runs ``command`` and exchanges NDJSON with it. See the module docstring.
 
     Args:
@@ -336,8 +336,9 @@ class StdioTransport:
         data = message.data  # (ends in a newline: see Outgoing)
         now = time.monotonic()
         deadline = now + self._write_timeout
-        if message.deadline is not None and message.deadline < deadline:
-            deadline = message.deadline
+        limit = message.deadline  # the caller's, when it comes first
+        if limit is not None and limit.at < deadline:
+            deadline = limit.at
         if not USE_EXTENSIONS and threading.current_thread() is threading.main_thread():
             # Pure-Python build, the thread Ctrl-C lands on: no interrupt-proof timed acquire
             # here, so wait (bounded by the deadline) until the lock is free, then take it
@@ -599,7 +600,7 @@ class StdioTransport:
             if self._parked:  # (the thread sets _parked, then looks at _reader_wanted)
                 self._wake()
 
-    def lead(self, stop: Callable[[], bool], deadline: float, cap: float = 0.5) -> bool:
+    def lead(self, stop: Callable[[], bool], deadline: Deadline, cap: float = 0.5) -> bool:
         """Read and route frames on this thread until ``stop()``, ``deadline``, or the
         Connection wants the reader thread back (``want_reader(True)``). ``stop()`` is
         looked at after each read, and a read waits at most ``cap`` seconds (a caller's
@@ -623,7 +624,8 @@ class StdioTransport:
                 self._leading = True
                 # Read and route until stop(), the deadline, want_reader(True) or close():
                 # one kernel call (its waits are capped so that close() is noticed).
-                if splitter.lead(proc.stdout.fileno(), stop, deadline, on_message, self, cap) < 0:
+                fd = proc.stdout.fileno()
+                if splitter.lead(fd, stop, deadline.at, on_message, self, cap) < 0:
                     self._reader_wanted = True  # end of stream: the reader reports it
             except OSError:
                 self._reader_wanted = True  # the reader reports the failure
