@@ -32,7 +32,7 @@ from . import _timer
 from ._accel import Gate, ResponseIdScanner, decode_message, encode_message
 from ._backlog import Backlog, ControlSender
 from ._deadline import Deadline
-from ._handlers import TaskReceiver
+from ._task_receiver import TaskReceiver
 from ._workers import Workers
 from .errors import (
     ConnectionClosed,

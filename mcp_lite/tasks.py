@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._deadline import Deadline
-from ._handlers import TaskReceiver
+from ._task_receiver import TaskReceiver
 from .errors import (
     InvalidParams,
     LocalProtocolError,

@@ -1,7 +1,7 @@
 """Tasks on the wire: the extension and related-task keys, and one look at a task.
 
 Sans-IO, shared by the client's ``Task`` handle (``mcp_lite.tasks``) and its task receiver
-(``mcp_lite._handlers``).
+(``mcp_lite._task_receiver``).
 """
 
 from __future__ import annotations

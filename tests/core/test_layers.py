@@ -123,7 +123,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "connection": (
         "_connection",
         "_calls",
-        "_handlers",
+        "_task_receiver",
         "_requester",
         "_observer",
         "_negotiate",
