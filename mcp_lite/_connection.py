@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from . import _timer
 from ._accel import Gate, ResponseIdScanner, decode_message, encode_message
-from ._backlog import Backlog, ControlSender
+from ._backlog import Backlog
+from ._control_sender import ControlSender
 from ._deadline import Deadline
 from ._task_receiver import TaskReceiver
 from ._workers import Workers

@@ -110,6 +110,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "_text",
         "_secrets",
         "_backlog",
+        "_control_sender",
         "_deadline",
         "_fork",
         "_timer",
