@@ -21,7 +21,8 @@ from .errors import RpcError
 from .events import Event, Hooks, emit
 
 if TYPE_CHECKING:
-    from ._connection import Connection, _Call, _Waiter
+    from ._connection import Connection
+    from ._connection.sending import _Call, _Waiter
 
 __all__ = ["Observer", "observer"]
 

@@ -28,14 +28,14 @@ from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from . import _timer
-from ._accel import Gate, ResponseIdScanner, decode_message, encode_message
-from ._backlog import Backlog
-from ._control_sender import ControlSender
-from ._deadline import Deadline
-from ._task_receiver import TaskReceiver
-from ._workers import Workers
-from .errors import (
+from .. import _timer
+from .._accel import Gate, ResponseIdScanner, decode_message, encode_message
+from .._backlog import Backlog
+from .._control_sender import ControlSender
+from .._deadline import Deadline
+from .._task_receiver import TaskReceiver
+from .._workers import Workers
+from ..errors import (
     ConnectionClosed,
     InternalError,
     InvalidParams,
@@ -49,16 +49,16 @@ from .errors import (
     RequestTimeout,
     RpcError,
 )
-from .protocol import jsonrpc
-from .protocol import session as proto
-from .protocol import versions as pv
-from .protocol.session import SessionInfo
-from .protocol.skills import SKILLS_EXTENSION
-from .protocol.tasks import RELATED_TASK, TASKS_EXTENSION
-from .transports.base import Outgoing, SendFailed, Transport
+from ..protocol import jsonrpc
+from ..protocol import session as proto
+from ..protocol import versions as pv
+from ..protocol.session import SessionInfo
+from ..protocol.skills import SKILLS_EXTENSION
+from ..protocol.tasks import RELATED_TASK, TASKS_EXTENSION
+from ..transports.base import Outgoing, SendFailed, Transport
 
 if TYPE_CHECKING:
-    from .protocol.types import Params, Progress
+    from ..protocol.types import Params, Progress
 
 __all__ = ["LOAD_STATS_KEYS", "Connection", "Handlers"]
 
@@ -1201,7 +1201,7 @@ def _deliver_one(
 
 
 def _progress(params: dict[str, Any]) -> Progress:
-    from .protocol.types import Progress
+    from ..protocol.types import Progress
 
     return Progress.model_validate(params)
 
@@ -1216,13 +1216,13 @@ def _guarded(fn: Callable[..., Any], *args: Any) -> None:
 # The wire models (pydantic) load only when a handler or callback needs them: a one-shot
 # call that uses none never imports pydantic.
 def _params(params: dict[str, Any]) -> Params:
-    from .protocol.types import Params
+    from ..protocol.types import Params
 
     return Params.model_validate(params)
 
 
 def _dump(value: Any) -> Any:
-    from .protocol.types import dump
+    from ..protocol.types import dump
 
     return dump(value)
 
