@@ -27,14 +27,14 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import _fork, _observer
-from . import events as _events
-from . import tasks as _tasks
-from ._connection import LOAD_STATS_KEYS, Connection, Handlers
-from ._deadline import Deadline
-from ._secrets import redact_url
-from ._version import __version__
-from .errors import (
+from .. import _fork, _observer
+from .. import events as _events
+from .. import tasks as _tasks
+from .._connection import LOAD_STATS_KEYS, Connection, Handlers
+from .._deadline import Deadline
+from .._secrets import redact_url
+from .._version import __version__
+from ..errors import (
     AuthRequired,
     ConfigError,
     ConnectError,
@@ -50,26 +50,26 @@ from .errors import (
     UnsupportedProtocolVersion,
     UnsupportedVersionError,
 )
-from .protocol import caching as _cache
-from .protocol import session as proto
-from .protocol import versions as v
-from .protocol.extensions import check_extensions, declared
-from .protocol.jsonrpc import ErrorResponse, Response
-from .protocol.results import tool_result
-from .protocol.session import SessionInfo
-from .protocol.tool_formats import ToolFormat, check_format, safe_names, shape_definition
-from .protocol.tool_specs import ToolSpec, for_model, to_mcp_tool
-from .protocol.tools import validate_tools
-from .tasks import Task, TaskReceiver, TaskStatus
-from .transports._headers_helper import helper_refused
-from .transports.base import Transport
+from ..protocol import caching as _cache
+from ..protocol import session as proto
+from ..protocol import versions as v
+from ..protocol.extensions import check_extensions, declared
+from ..protocol.jsonrpc import ErrorResponse, Response
+from ..protocol.results import tool_result
+from ..protocol.session import SessionInfo
+from ..protocol.tool_formats import ToolFormat, check_format, safe_names, shape_definition
+from ..protocol.tool_specs import ToolSpec, for_model, to_mcp_tool
+from ..protocol.tools import validate_tools
+from ..tasks import Task, TaskReceiver, TaskStatus
+from ..transports._headers_helper import helper_refused
+from ..transports.base import Transport
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from ._http.retry import Retry
-    from ._options import ConnectOptions
-    from .protocol.types import (
+    from .._http.retry import Retry
+    from .._options import ConnectOptions
+    from ..protocol.types import (
         CallToolResult,
         CompleteResult,
         GetPromptResult,
@@ -82,8 +82,8 @@ if TYPE_CHECKING:
         ResourceTemplate,
         Tool,
     )
-    from .server import Server
-    from .skills import LoadedSkill, Skill
+    from ..server import Server
+    from ..skills import LoadedSkill, Skill
 
 __all__ = ["Client", "connect"]
 
@@ -390,7 +390,7 @@ class Client:
 
     @property
     def server_info(self) -> Implementation:
-        from .protocol.types import Implementation
+        from ..protocol.types import Implementation
 
         return Implementation.model_validate(self.session.server_info)
 
@@ -777,7 +777,7 @@ class Client:
 
     def _list_resources(self, deadline: Deadline) -> list[Resource]:
         items = self._list_all("resources/list", "resources", "resources", deadline)
-        from .protocol.types import Resource
+        from ..protocol.types import Resource
 
         return [Resource.model_validate(item) for item in items]
 
@@ -788,7 +788,7 @@ class Client:
             "resources",
             Deadline.after(self._timeout(timeout)),
         )
-        from .protocol.types import ResourceTemplate
+        from ..protocol.types import ResourceTemplate
 
         return [ResourceTemplate.model_validate(item) for item in items]
 
@@ -796,7 +796,7 @@ class Client:
         return self._read_resource(Deadline.after(self._timeout(timeout)), uri)
 
     def _read_resource(self, deadline: Deadline, uri: str) -> ReadResourceResult:
-        from .protocol.types import ReadResourceResult
+        from ..protocol.types import ReadResourceResult
 
         return ReadResourceResult.model_validate(
             self._request(deadline, "resources/read", {"uri": uri})
@@ -813,7 +813,7 @@ class Client:
         return self._list_skills(Deadline.after(self._timeout(timeout)))
 
     def _list_skills(self, deadline: Deadline) -> list[Skill]:
-        from . import skills
+        from .. import skills
 
         found = skills.list_skills(self, deadline)
         self._remember_skills(found)
@@ -824,7 +824,7 @@ class Client:
         return self._get_skill(Deadline.after(self._timeout(timeout)), uri)
 
     def _get_skill(self, deadline: Deadline, uri: str) -> Skill:
-        from . import skills
+        from .. import skills
 
         skill = skills.get_skill(self, uri, deadline)
         self._remember_skills([skill])
@@ -842,7 +842,7 @@ class Client:
 
     def _load_skill(self, deadline: Deadline, skill: str | Skill) -> LoadedSkill:
         """``load_skill`` on one deadline: the entry's lookup and the read share it."""
-        from . import skills
+        from .. import skills
 
         if isinstance(skill, str):
             with self._lock:
@@ -890,7 +890,7 @@ class Client:
 
     def _list_prompts(self, deadline: Deadline) -> list[Prompt]:
         items = self._list_all("prompts/list", "prompts", "prompts", deadline)
-        from .protocol.types import Prompt
+        from ..protocol.types import Prompt
 
         return [Prompt.model_validate(item) for item in items]
 
@@ -905,7 +905,7 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {str(k): str(val) for k, val in arguments.items()}
-        from .protocol.types import GetPromptResult
+        from ..protocol.types import GetPromptResult
 
         return GetPromptResult.model_validate(self._request(deadline, "prompts/get", params))
 
@@ -926,7 +926,7 @@ class Client:
         }
         if context:
             params["context"] = {"arguments": dict(context)}
-        from .protocol.types import CompleteResult
+        from ..protocol.types import CompleteResult
 
         return CompleteResult.model_validate(
             self.request("completion/complete", params, timeout=timeout)
@@ -1090,7 +1090,7 @@ class Client:
             ) from exc
 
     def _make_transport(self, deadline: Deadline | None = None) -> Transport:
-        from .transports import make_transport
+        from ..transports import make_transport
 
         # The deadline: a config's headersHelper runs within the connect's.
         return make_transport(
@@ -1518,7 +1518,7 @@ _fork.on_child(_after_fork)
 def _as_retry(retry: bool | Retry | Mapping[str, Any]) -> Retry:
     # HTTP only: imported here, since its date parsing (email.utils) costs a stdio client
     # ~8 ms at start-up
-    from ._http.retry import as_retry
+    from .._http.retry import as_retry
 
     return as_retry(retry)
 
@@ -1532,7 +1532,7 @@ def _root(root: str | Mapping[str, Any]) -> dict[str, Any]:
 def _validated(target: Mapping[str, Any]) -> Any:
     """A config dict checked by the Hub's validator, ``${VAR}`` expanded once (a dict the
     Hub built from its config already was: taken as is)."""
-    from ._server_config import ServerTarget, validate_target
+    from .._server_config import ServerTarget, validate_target
 
     return target if isinstance(target, ServerTarget) else validate_target(target)
 
