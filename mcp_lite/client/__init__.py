@@ -3,7 +3,9 @@
 negotiation (``_negotiate``), the connection it keeps (``_connecting``), the call paths
 (``_calls``), target naming (``_targets``) and tool results (``_tool_results``)."""
 
-from ._client import DEFAULT_DISCOVER_TIMEOUT, DEFAULT_TIMEOUT, LOG_LEVELS, Client, connect
-from ._client import _target_name as _target_name
+from ._client import DEFAULT_DISCOVER_TIMEOUT as DEFAULT_DISCOVER_TIMEOUT
+from ._client import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
+from ._client import LOG_LEVELS as LOG_LEVELS
+from ._client import Client, connect
 
-__all__ = ["DEFAULT_DISCOVER_TIMEOUT", "DEFAULT_TIMEOUT", "LOG_LEVELS", "Client", "connect"]
+__all__ = ["Client", "connect"]

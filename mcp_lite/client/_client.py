@@ -1,68 +1,45 @@
-"""``Client``: one MCP server, plain blocking calls, safe to share between threads and forks.
-
-A thin layer over ``Connection``: it chooses the transport for a target, negotiates the
-protocol era and version, turns results into models, walks pages, and replaces its
-connection when needed — after ``os.fork()`` (the child never touches the parent's
-process or pipes) and after the server died (the next call starts a new one).
-
-A ``weakref.finalize`` backstop (which also runs at interpreter exit) closes a client the
-user forgot to close, so a script never leaves a server process behind.
-"""
+"""The ``Client`` class (its public calls: tools, tasks, resources, skills, prompts,
+completion, roots, logging, the LLM-host helpers) and ``connect()``, on top of the call paths
+(``_calls``), the kept connection (``_connecting``) and era negotiation (``_negotiate``); how
+they work together: ``docs/explanation/inside-the-connection.md``."""
 
 from __future__ import annotations
 
 import copy
 import inspect
-import json
 import logging
-import math
 import os
-import re
 import threading
-import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
-from .. import _fork, _observer
 from .. import events as _events
 from .. import tasks as _tasks
 from .._connection import LOAD_STATS_KEYS, Connection, Handlers
 from .._deadline import Deadline
-from .._secrets import redact_url
 from .._version import __version__
 from ..errors import (
-    AuthRequired,
     ConfigError,
-    ConnectError,
-    ConnectionClosed,
     LocalProtocolError,
-    McpError,
-    RemoteProtocolError,
-    RequestTimeout,
-    RpcError,
-    ServerExitedAtStart,
-    SessionExpired,
     UnknownOption,
-    UnsupportedProtocolVersion,
-    UnsupportedVersionError,
 )
 from ..protocol import caching as _cache
 from ..protocol import session as proto
 from ..protocol import versions as v
 from ..protocol.extensions import check_extensions, declared
-from ..protocol.jsonrpc import ErrorResponse, Response
 from ..protocol.results import tool_result
 from ..protocol.session import SessionInfo
 from ..protocol.tool_formats import ToolFormat, check_format, safe_names, shape_definition
 from ..protocol.tool_specs import ToolSpec, for_model, to_mcp_tool
 from ..protocol.tools import validate_tools
 from ..tasks import Task, TaskReceiver, TaskStatus
-from ..transports._headers_helper import helper_refused
 from ..transports.base import Transport
+from ._calls import Calls
+from ._connecting import close_holder, live_clients, weak_observer
+from ._targets import target_name, validated_target
+from ._tool_results import json_or_none, output_validator, tool_result_of, validate_structured
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -92,15 +69,6 @@ log = logging.getLogger("mcp_lite.client")
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_DISCOVER_TIMEOUT = 5.0
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-
-_live_clients: weakref.WeakSet[Client] = weakref.WeakSet()
-
-
-def _not_a_task(method: str, result: dict[str, Any]) -> dict[str, Any]:
-    """A task result (``resultType: "task"``) is valid only for ``tools/call``."""
-    if result.get("resultType") == "task" and method != "tools/call":
-        raise RemoteProtocolError(f"the server answered {method} with a task, which it cannot be")
-    return result
 
 
 def connect(
@@ -135,7 +103,7 @@ def connect(
     return client
 
 
-class Client:
+class Client(Calls):
     """A connection to one MCP server. Thread-safe; fork-safe; ``close()`` is idempotent.
 
     Args:
@@ -228,7 +196,7 @@ class Client:
                 f"'auto', {', '.join(v.SUPPORTED_VERSIONS)}"
             )
         if isinstance(target, Mapping):
-            raw, target = target, _validated(target)
+            raw, target = target, validated_target(target)
             # A config dict's own settings apply: its name, its timeout (unless one was
             # given here), and "disabled" (refused rather than silently ignored).
             if raw.get("disabled") is True:
@@ -242,7 +210,7 @@ class Client:
                 extensions = {**check_extensions(extensions), **entry}
         self.target = target
         self.timeout = float(timeout)
-        self.name = name or _target_name(target)
+        self.name = name or target_name(target)
         self._last_session: SessionInfo | None = None
         self._protocol_version = protocol_version
         self._transport_options = {
@@ -290,12 +258,12 @@ class Client:
         self.cache_results = cache_results
         self._results = _cache.ResultCache()
         self._results_lock = threading.Lock()
-        self._handlers.observer = _weak_observer(self)
+        self._handlers.observer = weak_observer(self)
         self._era_hint: str | None = None  # "handshake" or "stateless", found at the last connect
         holder: list[Connection | None] = [None]
         self._conn_holder = holder
-        self._finalizer = weakref.finalize(self, _close_holder, holder)
-        _live_clients.add(self)
+        self._finalizer = weakref.finalize(self, close_holder, holder)
+        live_clients.add(self)
 
     # --- lifecycle -------------------------------------------------------------------------------
 
@@ -413,194 +381,6 @@ class Client:
     def instructions(self) -> str | None:
         return self.session.instructions
 
-    # --- the raw layer ---------------------------------------------------------------------------
-
-    def submit(
-        self,
-        method: str,
-        params: dict[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        on_progress: Callable[[Progress], Any] | None = None,
-    ) -> Future[dict[str, Any]]:
-        """Send a request without waiting; the ``Future`` resolves to the result dict.
-
-        The future always completes: with the result, the server's ``RpcError``, a
-        ``RequestTimeout`` after ``timeout`` seconds, or ``ConnectionClosed``.
-        """
-        deadline = Deadline.after(self._timeout(timeout))
-        conn = self._connection(deadline)
-        assert conn.info is not None
-        proto.check_method_allowed(method, conn.info)
-        return conn.submit(
-            method,
-            params,
-            deadline=deadline,
-            max_total_timeout=self.max_total_timeout if self.reset_timeout_on_progress else None,
-            on_progress=on_progress,
-            reset_on_progress=self.reset_timeout_on_progress,
-        )
-
-    def request(
-        self,
-        method: str,
-        params: dict[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        on_progress: Callable[[Progress], Any] | None = None,
-        cancel_event: threading.Event | None = None,
-    ) -> dict[str, Any]:
-        """Send a request and wait for its result dict. Raises what ``submit`` describes.
-
-        ``cancel_event``: when it is set while the request waits, the request is withdrawn,
-        the server is told (``notifications/cancelled``) and ``RequestCancelled`` is raised.
-        A ``KeyboardInterrupt`` during the wait also tells the server, then propagates.
-
-        Retried once, transparently: after an expired HTTP session (re-initialized first),
-        and on 2026-07-28 when only this request's response stream broke while the
-        connection lives on (the spec has the client re-issue it with a new id).
-
-        On 2026-07-28 servers, list results and ``resources/read`` are served from a cache
-        while their ``ttlMs`` says they are fresh (``cache_results=False`` turns it off);
-        ``list_changed`` and ``resources/updated`` notifications drop what they concern.
-
-        ``timeout`` is a total: a reconnect, a re-initialize and the retry all fit in it.
-        """
-        deadline = Deadline.after(self._timeout(timeout))
-        return self._request(deadline, method, params, on_progress, cancel_event)
-
-    def _relay(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        *,
-        timeout: float | None = None,
-        on_progress: Callable[[Progress], Any] | None = None,
-        cancel_event: threading.Event | None = None,
-    ) -> dict[str, Any]:
-        """``request`` for another client (the gateway's): a 2026-07-28 ``input_required``
-        result is returned as is, for that client to answer, and the client capabilities
-        in ``params["_meta"]`` (that client's) are the ones sent; never cached."""
-        deadline = Deadline.after(self._timeout(timeout))
-        conn = self._connection(deadline)
-        return self._request_once(
-            conn, deadline, method, params, on_progress, cancel_event, relayed=True
-        )
-
-    def _request(
-        self,
-        deadline: Deadline,
-        method: str,
-        params: dict[str, Any] | None,
-        on_progress: Callable[[Progress], Any] | None = None,
-        cancel_event: threading.Event | None = None,
-    ) -> dict[str, Any]:
-        """``request`` on the caller's ``deadline`` (every step it causes stays on it)."""
-        conn = self._connection(deadline)
-        if method == "tools/call" or not self.cache_results:  # never cached: skip the key
-            return self._request_once(conn, deadline, method, params, on_progress, cancel_event)
-        key = _cache.cache_key(method, params)
-        if key is not None and conn.info is not None and conn.info.era == "stateless":
-            with self._results_lock:
-                cached = self._results.get(key, time.monotonic())
-            if cached is not None:
-                return cached
-            result = self._request_once(conn, deadline, method, params, on_progress, cancel_event)
-            with self._results_lock:
-                self._results.put(key, result, time.monotonic())
-            return result
-        return self._request_once(conn, deadline, method, params, on_progress, cancel_event)
-
-    def _request_once(
-        self,
-        conn: Connection,
-        deadline: Deadline,
-        method: str,
-        params: dict[str, Any] | None,
-        on_progress: Callable[[Progress], Any] | None,
-        cancel_event: threading.Event | None = None,
-        relayed: bool = False,
-    ) -> dict[str, Any]:
-        try:
-            result = self._call(conn, deadline, method, params, on_progress, cancel_event, relayed)
-            return _not_a_task(method, result) if "resultType" in result else result
-        except SessionExpired as exc:
-            if not self.auto_reconnect:
-                raise  # its owner (a Hub) reconnects: this request's own refusal says so
-            first: McpError = exc
-            log.info("session with %r expired; re-initializing and retrying %s", self.name, method)
-        except ConnectionClosed as exc:
-            first = exc
-            if getattr(exc, "unsent", False) and self.auto_reconnect:
-                # The server died before the request could be written: nothing reached it,
-                # so the request goes to a new connection (started by _connection()).
-                conn.lost(exc)
-                log.info("MCP server %r is gone; reconnecting to send %s", self.name, method)
-            else:
-                stateless = conn.info is not None and conn.info.era == "stateless"
-                if not (stateless and self._reissue_broken and conn.alive and conn is self._conn):
-                    raise
-                log.info("the answer stream of %s to %r broke; re-issuing it", method, self.name)
-        except (AuthRequired, ConnectError) as exc:
-            if not (self.auto_reconnect and helper_refused(self.target, exc)):
-                raise
-            first = exc
-            # Its headersHelper's token was refused (expired, rotated): a new connection
-            # runs the helper again; nothing ran on the server, so the request is re-sent.
-            conn.close("the server refused the headers; reconnecting with new ones")
-            log.info("MCP server %r refused its headers; re-running its headersHelper", self.name)
-        # The one retry (and the reconnect or re-initialize before it) is on the same deadline.
-        # Its errors name the phase and carry the first failure, which is why it retried.
-        phase = f"retrying {method}"
-        if deadline.expired():
-            raise deadline.error(
-                phase, f"no time was left for it (MCP server {self.name!r}: {first})"
-            ) from first
-        try:
-            retried = self._call(
-                self._connection(deadline),
-                deadline,
-                method,
-                params,
-                on_progress,
-                cancel_event,
-                relayed,
-            )
-        except ConnectionClosed as exc:
-            again = type(exc)(f"{phase}: {exc.args[0]}", exc.exit_code, exc.stderr_tail)
-            raise again from exc
-        return _not_a_task(method, retried)
-
-    def _call(
-        self,
-        conn: Connection,
-        deadline: Deadline,
-        method: str,
-        params: dict[str, Any] | None,
-        on_progress: Callable[[Progress], Any] | None,
-        cancel_event: threading.Event | None,
-        relayed: bool = False,
-    ) -> dict[str, Any]:
-        """One blocking round trip on ``conn`` (no Future, no deadline thread)."""
-        info = conn.info
-        assert info is not None
-        if info.era == "stateless":  # (only that era removed methods)
-            proto.check_method_allowed(method, info)
-        return conn.call(
-            method,
-            params,
-            deadline=deadline,
-            max_total_timeout=self.max_total_timeout if self.reset_timeout_on_progress else None,
-            on_progress=on_progress,
-            reset_on_progress=self.reset_timeout_on_progress,
-            cancel_event=cancel_event,
-            relayed=relayed,
-        )
-
-    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        """Send a notification (no answer expected)."""
-        self._connection().notify(method, params)
-
     # --- tools -------------------------------------------------------------------------------------
 
     def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
@@ -687,8 +467,8 @@ class Client:
         schema = self._output_schemas.get(name)
         if schema is not None and not result.is_error:
             if result.structured_content is None and result.text:
-                result._text_json = _json_or_none(result.text)
-            _validate_structured(name, schema, result.data)
+                result._text_json = json_or_none(result.text)
+            validate_structured(name, schema, result.data)
         return result
 
     # --- tasks -------------------------------------------------------------------------------------
@@ -976,13 +756,6 @@ class Client:
 
     # --- internals -----------------------------------------------------------------------------------
 
-    def _timeout(self, timeout: float | None) -> float:
-        if timeout is None:
-            return self.timeout
-        if timeout <= 0:
-            raise ConfigError("timeout must be a positive number of seconds")
-        return float(timeout)
-
     def _require(self, info: SessionInfo, capability: str, sub: str | None, method: str) -> None:
         if not info.has_capability(capability, sub):
             what = f"{capability}.{sub}" if sub else capability
@@ -990,304 +763,6 @@ class Client:
                 f"MCP server {self.name!r} did not declare the {what!r} capability "
                 f"needed for {method}"
             )
-
-    def _list_all(self, method: str, key: str, capability: str, deadline: Deadline) -> list[Any]:
-        info = self._session(deadline)
-        if info.era == "handshake" and capability not in info.capabilities:
-            return []  # the server has none of these; asking would only get an error
-        items: list[Any] = []
-        for result in self._pages(deadline, method):
-            page = result.get(key, [])
-            if not isinstance(page, list):
-                raise RemoteProtocolError(f"{method}: {key!r} is not a list")
-            items.extend(page)
-        return items
-
-    def _pages(self, deadline: Deadline, method: str) -> Iterator[dict[str, Any]]:
-        """Every page of ``method``'s list, all on one deadline (a server handing out a new
-        cursor every page ends at it, as a ``RequestTimeout`` naming the page)."""
-        phase = "listing " + _LISTS.get(method, method)
-        pager = proto.Pager(method, max_pages=self.max_pages)
-        page = 1
-        while not pager.done:
-            if page > 1:
-                deadline.check(phase, f"page {page} was not reached")
-            try:
-                result = self._request(deadline, method, pager.params())
-            except RequestTimeout as exc:
-                if not deadline.expired():
-                    raise  # a cap of a lower step, not the list's deadline: as it is
-                raise deadline.error(
-                    phase, f"page {page} got no answer from MCP server {self.name!r}"
-                ) from exc
-            yield result
-            pager.advance(result)
-            page += 1
-
-    def _session(self, deadline: Deadline) -> SessionInfo:
-        """``session`` on the caller's deadline (connecting when needed)."""
-        info: SessionInfo = self._connection(deadline).info  # type: ignore[assignment]
-        self._last_session = info
-        return info
-
-    def _connection(self, deadline: Deadline | None = None) -> Connection:
-        """The live connection; a new one when there is none (or it died), on ``deadline``
-        (the caller's; default: one of the client's ``timeout``)."""
-        conn = self._conn
-        if conn is not None and conn.alive:
-            return conn
-        return self._reconnect(deadline if deadline is not None else Deadline.after(self.timeout))
-
-    def _reconnect(self, deadline: Deadline) -> Connection:
-        # Another thread may be connecting: wait for it only as long as this caller may.
-        wait = deadline.remaining()
-        if not self._lock.acquire(timeout=-1 if wait > threading.TIMEOUT_MAX else wait):
-            raise deadline.error(
-                "connecting", f"another thread's connect to MCP server {self.name!r} did not end"
-            )
-        try:
-            if self._closed:
-                why = self._closed_why
-                raise ConnectionClosed(
-                    f"client for {self.name!r} is closed" + (f": {why}" if why else "")
-                )
-            conn = self._conn
-            if conn is not None and conn.alive:
-                return conn
-            old = conn
-            if old is not None:
-                if not self.auto_reconnect:
-                    raise old.closed_error or ConnectionClosed("connection closed")
-                old.close()
-                log.info("reconnecting to %r", self.name)
-            conn = self._opened(deadline)
-            self._last_session = conn.info
-            if old is not None and isinstance(conn.events, _observer.Observer):
-                conn.events.reconnected(old.closed_error)
-            with self._results_lock:
-                self._results.clear()  # a new connection may reach a changed server
-            self._conn = conn
-            self._conn_holder[0] = conn
-            self._connects += 1
-        finally:
-            self._lock.release()
-        if self._subscriptions:
-            self._restore_subscriptions(deadline)
-        return conn
-
-    def _opened(self, deadline: Deadline) -> Connection:
-        """A new connection; a server that goes away while it connects is a
-        ``ServerExitedAtStart`` (a ``ConnectError`` and still a ``ConnectionClosed``)."""
-        try:
-            return self._open_connection(deadline)
-        except ConnectionClosed as exc:
-            if isinstance(exc, (ConnectError, SessionExpired)):
-                raise
-            raise ServerExitedAtStart(
-                f"connecting: {exc.args[0]}",  # the phase, as a Deadline names it
-                exc.exit_code,
-                exc.stderr_tail,
-            ) from exc
-
-    def _make_transport(self, deadline: Deadline | None = None) -> Transport:
-        from ..transports import make_transport
-
-        # The deadline: a config's headersHelper runs within the connect's.
-        return make_transport(
-            self.target, name=self.name, deadline=deadline, **self._transport_options
-        )
-
-    def _open_connection(self, deadline: Deadline) -> Connection:
-        events = _observer.observer(self.name, self._event_hooks, self.target)
-        if events is not None:
-            with events.connecting(self.target):
-                return self._open(events, deadline)
-        return self._open(None, deadline)
-
-    def _open(self, events: _observer.Observer | None, deadline: Deadline) -> Connection:
-        conn = Connection(
-            self._make_transport(deadline),
-            self._handlers,
-            name=self.name,
-            max_workers=self._max_workers,
-        )
-        conn.events = events
-        conn.start(deadline)
-        try:
-            conn.info = self._negotiate(conn, deadline)
-        except BaseException:
-            conn.close("the handshake failed")
-            raise
-        log.debug("connected to %r: protocol %s", self.name, conn.info.protocol_version)
-        return conn
-
-    def _negotiate(self, conn: Connection, deadline: Deadline) -> SessionInfo:
-        """The probe and/or the handshake, every step on the connect's one ``deadline``."""
-        wanted = self._protocol_version
-        # A server found to speak only the handshake era is not probed again on reconnect
-        # (a probe that goes unanswered costs discover_timeout every time).
-        probe = v.is_stateless(wanted) or (wanted == "auto" and self._era_hint != "handshake")
-        if probe:
-            info = self._discover(
-                conn,
-                deadline,
-                v.LATEST_VERSION if wanted == "auto" else wanted,
-                fallback=wanted == "auto",
-            )
-            if info is not None:
-                self._era_hint = "stateless"
-                return info
-        pinned = wanted if wanted in v.HANDSHAKE_VERSIONS else None
-        requested = pinned or v.LATEST_HANDSHAKE_VERSION
-        params = proto.initialize_params(
-            requested, self._handlers.capabilities, self._handlers.client_info
-        )
-        deadline.check("connecting", f"initialize was not sent to MCP server {self.name!r}")
-        future = conn.submit(
-            "initialize",
-            params,
-            deadline=deadline,
-            cancel_on_timeout=False,
-        )
-        try:
-            info = proto.accept_initialize(
-                self._answer(future, deadline, "initialize"), pinned=pinned
-            )
-        except UnsupportedVersionError:
-            if not (probe and wanted == "auto"):
-                raise
-            # The probe was answered after discover_timeout: the server took the 2026-07-28
-            # era then and now refuses the handshake. Ask again, with what is left.
-            log.info("%r refused initialize after a late discover answer; probing again", self.name)
-            modern = self._discover(conn, deadline, v.LATEST_VERSION, fallback=False)
-            assert modern is not None  # fallback=False raises instead
-            self._era_hint = "stateless"
-            return modern
-        _tell_transport(conn, info)
-        deadline.check(
-            "connecting", f"notifications/initialized was not sent to MCP server {self.name!r}"
-        )
-        conn.notify("notifications/initialized", None, _write_by(deadline))
-        self._era_hint = "handshake"
-        return info
-
-    def _answer(self, future: Future[dict[str, Any]], deadline: Deadline, step: str) -> Any:
-        """The result of a connect step, or the connect's timeout naming the step."""
-        try:
-            return _wait(future, deadline.remaining())
-        except RequestTimeout as exc:
-            raise deadline.error(
-                "connecting", f"{step} got no answer from MCP server {self.name!r}"
-            ) from exc
-
-    def _discover(
-        self, conn: Connection, deadline: Deadline, version: str, *, fallback: bool
-    ) -> SessionInfo | None:
-        """The ``server/discover`` probe; None means "use the handshake" (only with fallback).
-        With a fallback the probe waits ``discover_timeout`` at most, and never more than half
-        of what is left of the connect's deadline (the handshake gets the rest)."""
-        refused: str | None = None
-        for _ in range(2):  # at most one retry with a version the server names
-            params = proto.add_stateless_meta(
-                {},
-                version=version,
-                capabilities=self._handlers.capabilities,
-                client_info=self._handlers.client_info,
-            )
-            deadline.check(
-                "connecting", f"server/discover was not sent to MCP server {self.name!r}"
-            )
-            left = deadline.remaining()
-            limit = min(self.discover_timeout, left / 2) if fallback else left
-            future = conn.submit("server/discover", params, deadline=Deadline.after(limit))
-            event: Response | ErrorResponse | None
-            try:
-                event = Response(0, _wait(future, limit))
-            except RequestTimeout as exc:
-                if not fallback or deadline.expired():
-                    raise deadline.error(
-                        "connecting", f"server/discover got no answer from MCP server {self.name!r}"
-                    ) from exc
-                event = None
-            except McpError as exc:
-                if isinstance(exc, ConnectionClosed):
-                    raise
-                if not fallback and not isinstance(exc, RpcError):
-                    # Pinned: no older era to try, so the refusal itself (an HTTP status, a
-                    # Retry-After that does not fit) is the answer, with its phase.
-                    raise ConnectError(
-                        f"connecting: server/discover to MCP server {self.name!r} failed: {exc}"
-                    ) from exc
-                event = ErrorResponse(None, exc) if isinstance(exc, RpcError) else None
-            outcome = proto.discover_outcome(event, version)
-            if outcome.kind == "stateless" and outcome.session is not None:
-                _tell_transport(conn, outcome.session)
-                return outcome.session
-            if outcome.kind == "retry" and outcome.version:
-                refused, version = version, outcome.version
-                continue
-            refused = None
-            break
-        if refused is not None:  # refused again after the retry: a modern server, no fallback
-            raise UnsupportedProtocolVersion(
-                f"MCP server {self.name!r} refused protocol version {refused!r} twice",
-                refused,
-                v.STATELESS_VERSIONS,
-            )
-        if not fallback:
-            raise LocalProtocolError(
-                f"MCP server {self.name!r} does not speak protocol {version} (pinned)"
-            )
-        return None
-
-    def _listen(self, deadline: Deadline | None = None) -> None:
-        """(Re)open the 2026-07-28 ``subscriptions/listen`` stream for our subscriptions
-        (connecting on the caller's ``deadline``, when given)."""
-        conn = self._connection(deadline)
-        with self._lock:
-            old, uris = self._listen_future, sorted(self._subscriptions)
-            self._listen_future = None
-        if old is not None and not old.done():
-            old.cancel()
-        if not uris:
-            return
-        params = {
-            "notifications": {
-                "toolsListChanged": True,
-                "promptsListChanged": True,
-                "resourcesListChanged": True,
-                "resourceSubscriptions": uris,
-            }
-        }
-        # A listen stream lasts as long as the connection: its deadline is a day.
-        future = conn.submit("subscriptions/listen", params, deadline=Deadline.after(86400.0))
-        with self._lock:
-            self._listen_future = future
-
-    def _restore_subscriptions(self, deadline: Deadline) -> None:
-        try:
-            if self._session(deadline).era == "stateless":
-                self._listen()
-            else:
-                for uri in sorted(self._subscriptions):
-                    self._request(deadline, "resources/subscribe", {"uri": uri})
-        except McpError as exc:
-            log.warning("could not restore subscriptions on %r: %s", self.name, exc)
-
-    def _observe(self, method: str, params: dict[str, Any]) -> None:
-        """Runs on the reader thread for every notification: keep the result cache true."""
-        if method.endswith("list_changed") or method == "notifications/resources/updated":
-            with self._results_lock:  # never the client lock: a handshake may hold it
-                self._results.invalidate(method, params)
-
-    def _after_fork_in_child(self) -> None:
-        self._lock = threading.RLock()
-        self._results_lock = threading.Lock()
-        conn, self._conn = self._conn, None
-        self._conn_holder[0] = None
-        self._listen_future = None
-        if conn is not None:
-            conn.abandon()
 
     # --- for an LLM host: tool definitions, and a tool call as a future --------------------------
 
@@ -1388,7 +863,7 @@ class Client:
                     return
                 error = done.exception()
                 if error is None:
-                    result: Any = _tool_result_of(name, done.result(), validator)
+                    result: Any = tool_result_of(name, done.result(), validator)
             except BaseException as exc:  # a conversion or validation failure
                 error = exc
             try:
@@ -1403,31 +878,10 @@ class Client:
         return future
 
     def _output_validator(self, tool: str) -> Any:
-        """A compiled ``jsonschema`` validator of ``tool``'s ``outputSchema``, or None (no
-        schema known, an invalid one, or no ``jsonschema``). Kept per tool while its schema
-        stays the one ``list_tools`` last saw (bounded by the number of tools)."""
-        schema = self._output_schemas.get(tool)
-        if schema is None:
-            return None
+        """A compiled ``jsonschema`` validator of ``tool``'s ``outputSchema``, or None; kept
+        per client (see ``output_validator``)."""
         cache = vars(self).setdefault("_validators", {})  # per client, made on first use
-        kept = cache.get(tool)
-        if kept is not None and kept[0] is schema:
-            return kept[1]
-        try:
-            import jsonschema  # optional, as for call_tool
-        except ImportError:
-            return None
-        try:
-            cls = jsonschema.validators.validator_for(schema)
-            cls.check_schema(schema)
-            validator = cls(schema)
-        except jsonschema.SchemaError as exc:
-            log.warning("tool %r has an invalid outputSchema: %s", tool, exc.message)
-            validator = None
-        if len(cache) >= max(1000, len(self._output_schemas)):
-            cache.clear()
-        cache[tool] = (schema, validator)
-        return validator
+        return output_validator(self._output_schemas, cache, tool)
 
 
 # --- helpers ---------------------------------------------------------------------------------------
@@ -1455,66 +909,6 @@ def _check_options(function: str, options: Mapping[str, Any]) -> None:
             )
 
 
-def _wait(future: Future[dict[str, Any]], limit: float) -> dict[str, Any]:
-    """The future's result. The deadline thread completes it at its deadline; this wait's
-    own bound only guards against a bug there, so it is generous."""
-    backstop = limit + 30.0
-    try:
-        return future.result(None if backstop > threading.TIMEOUT_MAX else backstop)
-    except FutureTimeout as exc:
-        if isinstance(exc, McpError):  # our own RequestTimeout is a TimeoutError too
-            raise
-        raise RequestTimeout(f"no answer within {limit:g} s", limit) from None
-
-
-def _write_by(deadline: Deadline) -> Deadline | None:
-    """``deadline`` as a transport's write bound (None: no deadline, its own bound)."""
-    return None if math.isinf(deadline.at) else deadline
-
-
-# What a list method lists, for the timeout's phase ("listing tools: page 3 ...").
-_LISTS = {
-    "tools/list": "tools",
-    "resources/list": "resources",
-    "resources/templates/list": "resource templates",
-    "prompts/list": "prompts",
-    "tasks/list": "tasks",
-    "skills/list": "skills",
-}
-
-
-def _weak_observer(client: Client) -> Callable[[str, dict[str, Any]], None]:
-    """``client._observe`` without a strong reference: the connection (alive in its reader
-    thread) must not keep a forgotten client from being collected and closed."""
-    ref = weakref.ref(client)
-
-    def observe(method: str, params: dict[str, Any]) -> None:
-        target = ref()
-        if target is not None:
-            target._observe(method, params)
-
-    return observe
-
-
-def _tell_transport(conn: Connection, info: SessionInfo) -> None:
-    """The transport hears the agreed version (HTTP sends it as a header from now on)."""
-    conn.transport.negotiated(info.protocol_version)
-
-
-def _close_holder(holder: list[Connection | None]) -> None:
-    conn = holder[0]
-    if conn is not None:
-        conn.close("the client was garbage-collected or the interpreter is exiting")
-
-
-def _after_fork() -> None:
-    for client in list(_live_clients):
-        client._after_fork_in_child()
-
-
-_fork.on_child(_after_fork)
-
-
 def _as_retry(retry: bool | Retry | Mapping[str, Any]) -> Retry:
     # HTTP only: imported here, since its date parsing (email.utils) costs a stdio client
     # ~8 ms at start-up
@@ -1527,149 +921,6 @@ def _root(root: str | Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(root, str):
         return {"uri": root if "://" in root else f"file://{os.path.abspath(root)}"}
     return dict(root)
-
-
-def _validated(target: Mapping[str, Any]) -> Any:
-    """A config dict checked by the Hub's validator, ``${VAR}`` expanded once (a dict the
-    Hub built from its config already was: taken as is)."""
-    from .._server_config import ServerTarget, validate_target
-
-    return target if isinstance(target, ServerTarget) else validate_target(target)
-
-
-def _target_name(target: Any) -> str:
-    """A name a person recognises, for logs and errors: the npm package of ``npx pkg``, the
-    module of ``python -m mod``, the script of ``python path/server.py``, the program
-    otherwise; the host (and port) of a URL. Never a URL's query, password or a header."""
-    if isinstance(target, str):
-        if "://" in target:
-            return _url_name(target)
-        return _command_name(target.split()) if target.strip() else "server"
-    if isinstance(target, Sequence) and target:
-        return _command_name([str(part) for part in target])
-    if isinstance(target, Mapping):
-        if target.get("name"):
-            return str(target["name"])
-        if target.get("url"):
-            return _url_name(str(target["url"]))
-        if target.get("command"):
-            args = target.get("args") or []
-            return _command_name([str(target["command"]), *(str(a) for a in args)])
-        return "server"
-    return str(getattr(target, "name", "server"))
-
-
-def _url_name(url: str) -> str:
-    host = urlsplit(url).netloc.rpartition("@")[2]  # never the user or password
-    return host or redact_url(url)
-
-
-# Launchers whose first non-option argument is the package to run.
-_PACKAGE_RUNNERS = {"npx", "bunx", "pnpx", "uvx", "pipx", "dlx"}
-_SCRIPT_RUNNERS = {"node", "deno", "bun", "ruby", "php", "perl", "java"}
-# Options of the launchers above that take a value (skipped with it).
-_VALUED_OPTIONS = {"-p", "--package", "--from", "--with", "--python", "-c", "--call", "--spec"}
-
-
-def _command_name(argv: list[str]) -> str:
-    """``npx -y @scope/pkg@1 stdio`` -> ``@scope/pkg``; ``python -m mod`` -> ``mod``;
-    ``python path/server.py --db t.db`` -> ``server.py``; ``uv run srv.py`` -> ``srv.py``;
-    ``mcp-server-time --tz UTC`` -> ``mcp-server-time``."""
-    if not argv:
-        return "server"
-    program = os.path.basename(argv[0])
-    rest = argv[1:]
-    if program in ("uv", "pipx", "pnpm", "yarn", "npm", "bun", "deno") and rest[:1] in (
-        ["run"],
-        ["tool"],
-        ["dlx"],
-        ["exec"],
-        ["x"],
-    ):
-        rest = rest[1:] if rest[:1] != ["tool"] else rest[2:]  # uv tool run X
-        return _first_operand(rest, strip_version=True) or program
-    if program in _PACKAGE_RUNNERS:
-        return _first_operand(rest, strip_version=True) or program
-    if re.fullmatch(r"python[0-9.]*|pypy[0-9.]*|py", program):
-        if "-m" in rest and rest.index("-m") + 1 < len(rest):
-            return rest[rest.index("-m") + 1]
-        script = _first_operand(rest)
-        return os.path.basename(script) if script else program
-    if program in _SCRIPT_RUNNERS:
-        script = _first_operand(rest)
-        return os.path.basename(script) if script else program
-    return program
-
-
-def _first_operand(args: list[str], strip_version: bool = False) -> str | None:
-    """The first argument that is not an option (nor an option's value)."""
-    skip = False
-    for arg in args:
-        if skip:
-            skip = False
-            continue
-        if arg.startswith("-"):
-            skip = arg in _VALUED_OPTIONS
-            continue
-        if strip_version:  # "@scope/pkg@1.2" -> "@scope/pkg", "pkg==1.0" -> "pkg"
-            head, at, _ = arg[1:].partition("@")
-            arg = (arg[0] + head) if at else arg
-            arg = re.split(r"[=<>~]=|[<>]", arg)[0]
-        return arg
-    return None
-
-
-def _json_or_none(text: str) -> Any:
-    """``text`` parsed as JSON, or None when it is not JSON."""
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):  # a server's text nested too deep is no JSON to us
-        return None
-
-
-def _tool_result_of(tool: str, raw: dict[str, Any], validator: Any) -> CallToolResult:
-    """``submit_tool``'s result: ``raw`` as a ``CallToolResult``, its structured output
-    checked by ``validator`` (see ``Client._output_validator``) as ``call_tool`` checks it."""
-    if raw.get("resultType") == "task":
-        raise RemoteProtocolError(
-            f"the server made the call of tool {tool!r} a task: use call_tool_as_task"
-        )
-    result = tool_result(raw)
-    if validator is not None and not result.is_error:
-        if result.structured_content is None and result.text:
-            result._text_json = _json_or_none(result.text)
-        error = next(iter(validator.iter_errors(result.data)), None)
-        if error is not None:
-            raise RemoteProtocolError(
-                f"tool {tool!r} returned structuredContent that does not match its "
-                f"outputSchema: {error.message}"
-            )
-    return result
-
-
-def _validate_structured(tool: str, schema: dict[str, Any], value: Any) -> None:
-    try:
-        import jsonschema
-        import referencing.exceptions
-    except ImportError:
-        return
-    try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError as exc:
-        raise RemoteProtocolError(
-            f"tool {tool!r} returned structuredContent that does not match its outputSchema: "
-            f"{exc.message}"
-        ) from None
-    except jsonschema.SchemaError as exc:
-        log.warning("tool %r has an invalid outputSchema: %s", tool, exc.message)
-    except (RecursionError, referencing.exceptions.Unresolvable) as exc:
-        # a $ref cycle, a schema or value nested too deep for the validator's recursion, a
-        # $ref to a document we do not fetch: the server's schema cannot check its result
-        deep = isinstance(exc, RecursionError)
-        what = "is nested too deep" if deep else "has an unresolvable $ref"
-        raise RemoteProtocolError(
-            f"tool {tool!r}: its outputSchema {what} (or loops); its result cannot be checked"
-        ) from None
 
 
 if TYPE_CHECKING:
