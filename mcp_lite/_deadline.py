@@ -1,14 +1,7 @@
-"""One deadline per public operation, made at the API boundary and passed down.
-
-A blocking public call (``connect``, ``call_tool``, ``list_tools``, ``Hub.call_tool``, an OAuth
-token fetch, ``close``) turns its ``timeout`` into one ``Deadline`` and hands that same object
-to every step it causes: the discover probe, ``initialize``, each page, each retry, the DNS
-lookup, the socket. A step never starts a timer of its own while it holds a caller's deadline;
-it may only ask for *less* (``bound(seconds)``: a step's own cap, never more than what is left).
-
-The phase a step is in goes into the error when time runs out, so the user reads where it
-stopped: ``"connecting: initialize got no answer within the 2 s timeout"``.
-
+"""One deadline per public operation, made at the API boundary and passed down: a blocking
+public call turns its ``timeout`` into one ``Deadline`` and hands that same object to every
+step it causes, which may only ask for less (``bound``, ``earlier``); when time runs out the
+error names the phase (``"connecting: initialize got no answer within the 2 s timeout"``).
 Standard library only: every layer may use it.
 """
 

@@ -1,10 +1,7 @@
-"""What one connection reports to: the user's event hooks and, when on, OpenTelemetry.
-
-The bridge between a ``Connection`` and the two things that watch it: it turns what the
-connection does (a request sent, a notification, the transport lost, the end) into the
-public ``events.Event`` objects and into the facts ``_otel.Tracing`` records. It sits above
-``_connection`` (it reads a connection and its calls); ``events`` and ``_otel`` below it
-never see a connection. The connection knows it only as its ``ConnectionObserver``.
+"""What one connection reports to: the user's event hooks and, when on, OpenTelemetry. It turns
+what the connection does (a request sent, a notification, the transport lost, the end) into
+``events.Event`` objects and the facts ``_otel.Tracing`` records; the connection knows it only
+as its ``ConnectionObserver``.
 """
 
 from __future__ import annotations

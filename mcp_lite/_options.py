@@ -1,11 +1,7 @@
-"""The keyword options of ``connect()`` (and of every client a Hub opens) as ``TypedDict``s.
-
-``connect(target, **options: Unpack[ConnectOptions])`` lets a type checker (mypy, pyright, an
-IDE) catch a misspelt option (``timout=``), a value of the wrong type, or a handler with the
-wrong signature, while the options stay plain keyword arguments at run time. Each key mirrors
-a keyword parameter of ``Client.__init__`` (``Hub.__init__``, ``load_config``); a test keeps
-them in step, so an option added there must be added here too. The Hub's own options are in
-``mcp_lite.hub._options``.
+"""The keyword options of ``connect()`` (and of every client a Hub opens) as ``TypedDict``s,
+so that a type checker catches a misspelt option, a wrong type or a handler with the wrong
+signature while the options stay plain keyword arguments; each key mirrors a parameter of
+``Client.__init__`` (a test keeps them in step; the Hub's own are in ``hub._options``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""What the extensions (tasks, skills) need of a client: a small protocol, not ``Client``.
-
-``mcp_lite.tasks`` and ``mcp_lite.skills`` are written against ``Requester`` so that they sit
-below ``client.py`` (which calls them) instead of beside it; ``Client`` is the one
-implementation. Every blocking step runs on the caller's one ``Deadline``. A running ``Task``
-also needs the client's default timeout and its handlers (to answer a task's input
-requests): ``TaskRequester``.
+"""What the extensions (tasks, skills) need of a client: a small protocol (``Requester``,
+``TaskRequester``), not ``Client``, so that ``tasks`` and ``skills`` sit below the client that
+calls them; every blocking step runs on the caller's one ``Deadline``.
 """
 
 from __future__ import annotations

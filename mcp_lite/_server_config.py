@@ -1,11 +1,7 @@
-"""The schema of ONE server entry: what a ``.mcp.json`` entry, a settings file's
-``mcpServers`` entry and a ``connect(dict)`` target may hold, and THE validator that checks
-it (``type`` inferred, ``${VAR}`` expanded once, pydantic models, unknown keys named with a
-"did you mean").
-
-Both the Hub's loader (``hub.config``) and ``Client`` (``connect(dict)``) use it, so it sits
-below both. It imports pydantic: ``client`` imports it lazily, so ``import mcp_lite`` stays
-free of pydantic.
+"""The schema of ONE server entry (a ``.mcp.json`` entry, a settings file's ``mcpServers``
+entry, a ``connect(dict)`` target) and THE validator that checks it (``type`` inferred,
+``${VAR}`` expanded once, unknown keys named with a "did you mean"); used by the Hub's loader
+and by ``Client``, which imports it lazily (it imports pydantic).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""Skills over MCP (extension ``io.modelcontextprotocol/skills``) for ``Client`` and ``Hub``.
-
-``Client.list_skills()`` returns the server's ``Skill`` entries — names, descriptions and
-digests — and reads no file. ``Client.load_skill(uri)`` reads the skill's ``SKILL.md`` and
-checks it (size, digest, frontmatter equal to the entry's) before returning a ``LoadedSkill``;
-the skill's other files are read only when asked for (``LoadedSkill.read()``), each verified
-the same way. Any mismatch raises ``SkillVerificationError`` and the content is not used.
+"""Skills over MCP (extension ``io.modelcontextprotocol/skills``) for ``Client`` and ``Hub``:
+``list_skills()`` returns the entries and reads no file; ``load_skill(uri)`` reads ``SKILL.md``
+and checks it (size, digest, frontmatter) before returning a ``LoadedSkill``, whose other
+files are read and verified only when asked for; a mismatch raises
+``SkillVerificationError``.
 """
 
 from __future__ import annotations

@@ -1,22 +1,7 @@
-"""Tasks for ``Client``: a tool call that runs on the server behind a task id.
-
-Both shapes the protocol has had:
-
-- 2025-11-25 (experimental, in core): a task-capable server (``capabilities.tasks``) runs
-  a ``tools/call`` carrying ``params.task`` as a task (``{task: Task}``); the client polls
-  ``tasks/get`` at ``pollInterval``, then ``tasks/result`` (which blocks until the end and
-  delivers the server's elicitation/sampling requests for the task, answered by the usual
-  handlers), ``tasks/cancel``, ``tasks/list``. ``TaskReceiver`` is the other direction: the
-  server asks *us* for sampling or elicitation as a task.
-- 2026-07-28 extension ``io.modelcontextprotocol/tasks``: mcp_lite declares the extension on
-  every request; the server may answer a ``tools/call`` with ``resultType: "task"``; the
-  client polls ``tasks/get`` (``pollIntervalMs``), answers its ``inputRequests`` with the same
-  handlers through ``tasks/update``, and takes ``result`` / ``error`` from the final poll.
-
-``Client.call_tool`` does all this by itself (for a ``taskSupport: "required"`` tool, or a
-task result); ``Client.call_tool_as_task`` returns the ``Task`` handle, and
-``Client.resume_task`` builds the same handle from a task id alone, in another process (both
-specs say a task id is a durable handle; the extension tells clients to store it).
+"""Tasks for ``Client``: a tool call that runs on the server behind a task id, in both shapes
+the protocol has had (2025-11-25 in core, the 2026-07-28 extension
+``io.modelcontextprotocol/tasks``); ``Task`` is the handle ``call_tool_as_task`` and
+``resume_task`` return. How each shape is driven: ``docs/explanation/inside-the-connection.md``.
 """
 
 from __future__ import annotations

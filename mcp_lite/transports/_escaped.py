@@ -1,21 +1,7 @@
-"""A stdio server's descendants that left its process group, so that ``close()`` stops them too.
-
-``close()`` signals the server's process group; a descendant that called ``setsid()`` (or
-``setpgid()``) is not in it. On Linux, ``close()`` first takes a snapshot of the server's
-descendants through ``/proc/<pid>/task/<tid>/children`` while the server still runs, and pins
-each one outside the group with a pidfd: a pid number may be reused once its process is
-reaped, a pidfd always means the process it was opened for. Each pin is checked after it is
-made (the process's parent is still the one it was found under, and that parent is still
-alive), so a number reused between the listing and the pin is never taken for a
-descendant. Once the server's group is over, the pinned ones still alive (and the children
-they made since) get SIGKILL, as the group's leftovers do.
-
-What stays out of reach: a descendant that was orphaned before ``close()`` (a daemon's
-double fork: its parent exited, it is init's now), any descendant after a crash or the
-owner's death (the watcher knows process groups only), and every platform without pidfds
-and ``/proc`` children lists (macOS, the BSDs, Linux before 5.3). ``PR_SET_CHILD_SUBREAPER``
-would keep orphans in reach but changes the whole application (every orphan of every
-library becomes its child to reap), so it is not used.
+"""A stdio server's descendants that left its process group (``setsid()``), so that ``close()``
+stops them too: on Linux, a snapshot of the server's descendants through ``/proc``, each one
+outside the group pinned with a pidfd and checked after the pin, killed once the group is
+over. What stays out of reach: ``docs/explanation/inside-the-connection.md``.
 """
 
 from __future__ import annotations

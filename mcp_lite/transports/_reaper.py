@@ -1,56 +1,9 @@
-"""The reaper: stdio servers die with the process that owns their client, by any death.
-
-``close()``, ``atexit`` and the garbage collector stop a stdio server when its owner ends
-normally. None of them runs when the owner is SIGKILLed (the OOM killer, a Celery hard time
-limit), or leaves with ``os._exit`` (Celery's prefork pool does): the server, in its own
-session, would run on under init. So each owning process has one small watcher process:
-
-- started lazily at the first stdio spawn (``watch``), never waited for: one
-  ``os.posix_spawn`` of ``/bin/sh -c <program> mcp-lite-reaper <owner pid>`` (about half a
-  millisecond in the owner at the first spawn while it has no server; about 1 MB of memory;
-  nothing per call). A
-  shell, not ``sys.executable``: it starts in a millisecond (no interpreter competing with
-  the server's start for the CPU) and exists where ``sys.executable`` is no Python (uWSGI,
-  frozen apps). No ``Popen`` object: none warns at exit that the watcher still runs (it
-  must);
-- joined to the owner by a pipe whose write end only the owner holds: ``O_CLOEXEC`` (no
-  server or other program inherits it), and closed in a forked child by the after-fork reset
-  (a child gets a watcher of its own at its own first spawn);
-- told ``+pgid`` when a server starts and ``-pgid`` as soon as its group is over: the
-  server reaped and whatever it left in its group killed at once, by ``close()`` or, after a
-  crash, by the connection's thread (``forget``). It never signals a group that is no longer
-  registered, and a registered group's id cannot be another's: the server's own process
-  (alive, or a zombie until the owner reaps it) holds the id until its group is forgotten;
-- ended once no server is left: the last ``forget`` closes the pipe, the watcher exits at
-  once (nothing registered) and is reaped (no zombie, no ``/bin/sh`` child of an app that has
-  no server left); the next spawn starts a new one;
-- the pipe is known by its device and inode, not only its fd number: an application that
-  closes all its fds (daemonizing) and opens a log file under that number is never written
-  to; the loss is noticed at the next registration, and a new watcher is started and told
-  every live group;
-- when the pipe ends (the owner is gone, however it ended: the kernel closes its fds) it
-  sends SIGTERM to every group still registered, SIGKILL ``_GRACE`` later to those still
-  there, and exits. It runs in its own session (a Ctrl-C or a signal to the owner's process
-  group does not reach it), from ``/``, stdin the pipe, stdout and stderr ``/dev/null``, and
-  no other fd but those the application itself marked inheritable (Python's are not).
-
-The pipe buffers what the owner wrote, so a watcher still starting when its owner dies
-reads the registrations, then the end of the pipe, and does its job all the same. What it
-cannot guarantee: the owner killed between the server's ``exec`` and its ``+pgid`` (a few
-microseconds); a server that exits in the millisecond between its owner's death and the
-watcher's signal, whose id the kernel hands to a new process group in that same
-millisecond (only after the whole pid space wrapped around); a descendant that left the
-server's process group (``setsid()``, ``setpgid()``): only process groups are signalled,
-so it outlives the owner's death (``close()`` stops such descendants on Linux while they
-are still the server's descendants, see ``stdio``). A fork made outside Python (no
-after-fork hooks) keeps the write end open; the watcher then acts when the last holder is
-gone.
-
-``PR_SET_PDEATHSIG`` is not used: on Linux it fires when the *thread* that spawned the
-server exits (a Hub connects from worker threads), and it reaches only the server, not what
-the server started. The pipe watcher works the same on Linux, macOS and the BSDs. Windows
-has no process groups of this kind: there ``watch`` and ``forget`` do nothing and a server
-outlives an owner that is killed.
+"""The reaper: stdio servers die with the process that owns their client, by any death. Each
+owning process has one small watcher process (``/bin/sh``, started at the first stdio spawn,
+ended once no server is left), joined to the owner by a pipe whose write end only the owner
+holds and told ``+pgid``/``-pgid`` as servers start and end; when the pipe ends (the owner is
+gone, however it ended) it stops every group still registered. Why this design, and what it
+cannot guarantee: ``docs/explanation/inside-the-connection.md``.
 """
 
 from __future__ import annotations

@@ -1,31 +1,8 @@
-"""The transport interface: what every transport (stdio, HTTP, WebSocket, in-process) offers.
-
-A transport moves framed JSON-RPC messages and reports its own death; it never interprets
-MCP. The session layer (``Client``) owns one transport per connection and talks to it
-through three calls:
-
-- ``start(on_message, on_close, *, deadline=None)``: connect, then deliver every incoming
-  frame to ``on_message(data)`` from the transport's own reader thread, and call
-  ``on_close(error)`` exactly once when the connection ends for any reason other than our
-  ``close()``. ``deadline`` (a ``mcp_lite._deadline.Deadline``) is the caller's one deadline
-  for the whole connect: starting must end by then (a ``RequestTimeout`` from
-  ``deadline.error(phase)`` otherwise); a transport may cap a step (``deadline.bound``),
-  never wait longer. None: the transport's own bounds.
-- ``send(message)``: write one outgoing message, blocking; raises a ``TransportError``.
-  The write is bounded by ``message.deadline`` (the caller's ``Deadline``): a write that cannot complete by then raises ``RequestTimeout`` within about a
-  second of it. A message whose ``abandoned()`` is true when its turn comes is not written
-  (its caller timed out or cancelled while it waited).
-- ``close()``: idempotent and bounded in time; after it no callback fires.
-
-Every other member the layers above call is declared on ``Transport`` too, and
-``TransportBase`` gives each a no-op default, so a transport defines only what it does
-(``can_lead``/``lead``/``want_reader``: stdio; ``negotiated``, ``cancel_request``,
-``session_id``: HTTP; ``dead``, ``pid``: stdio).
-
-A transport that handles each request separately (HTTP) reports the failure of one request
-as a ``SendFailed`` frame to ``on_message``: that request fails, the connection stays.
-
-``on_message`` must be fast (it runs on the reader thread): the session only routes there.
+"""The transport interface: ``Transport`` declares everything the connection and the client
+call on a transport (``start``, ``send``, ``close``; the lead of stdio, ``negotiated``,
+``cancel_request``, ``dead``, ``pid``, ``session_id``), ``TransportBase`` gives the optional
+ones their defaults, and ``Outgoing`` is one message with its caller's ``Deadline``. The
+contract in full: ``docs/explanation/inside-the-connection.md``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The in-process transport: a linked pair between a ``Client`` and a ``mcp_lite.Server``.
-
-No subprocess and no socket, but the same protocol path as any other transport: messages
-cross as encoded JSON, so the client parses exactly what a remote server would send. The
-server's messages go through a queue to this transport's reader thread, so the client sees
-them in order on one thread, as with stdio.
+"""The in-process transport: a linked pair between a ``Client`` and a ``mcp_lite.Server``, with
+no subprocess and no socket but the same protocol path as any other transport (messages
+cross as encoded JSON; the server's go through a queue to this transport's reader thread).
 """
 
 from __future__ import annotations
