@@ -15,11 +15,7 @@ from .._backlog import Backlog
 from .._control_sender import ControlSender
 from .._deadline import Deadline
 from .._workers import Workers
-from ..errors import (
-    ConnectionClosed,
-    McpError,
-    RpcError,
-)
+from ..errors import ConnectionClosed, McpError, RpcError
 from ..protocol import jsonrpc
 from ..protocol import session as proto
 from ..protocol import versions as pv

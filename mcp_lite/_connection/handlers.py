@@ -9,11 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._task_receiver import TaskReceiver
-from ..errors import (
-    InternalError,
-    InvalidParams,
-    MethodNotFound,
-)
+from ..errors import InternalError, InvalidParams, MethodNotFound
 from ..protocol import session as proto
 from ..protocol.skills import SKILLS_EXTENSION
 from ..protocol.tasks import TASKS_EXTENSION

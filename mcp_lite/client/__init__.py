@@ -1,7 +1,8 @@
 """``Client``: one MCP server, plain blocking calls, safe to share between threads and forks;
 ``connect()`` makes one and connects it. The class is built from the package's modules: era
 negotiation (``_negotiate``), the connection it keeps (``_connecting``), the call paths
-(``_calls``), target naming (``_targets``) and tool results (``_tool_results``)."""
+(``_calls``), the tool calls (``_tools``), target naming (``_targets``) and tool results
+(``_tool_results``)."""
 
 from ._client import DEFAULT_DISCOVER_TIMEOUT as DEFAULT_DISCOVER_TIMEOUT
 from ._client import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT

@@ -31,9 +31,7 @@ from ..transports._headers_helper import helper_refused
 from ._connecting import Connecting
 
 if TYPE_CHECKING:
-    from ..protocol.types import (
-        Progress,
-    )
+    from ..protocol.types import Progress
 
 __all__ = ["Calls"]
 

@@ -1,13 +1,11 @@
-"""The ``Client`` class (its public calls: tools, tasks, resources, skills, prompts,
-completion, roots, logging, the LLM-host helpers) and ``connect()``, on top of the call paths
-(``_calls``), the kept connection (``_connecting``) and era negotiation (``_negotiate``); how
-they work together: ``docs/explanation/inside-the-connection.md``."""
+"""The ``Client`` class (its options, lifecycle and public calls: tasks, resources, skills,
+prompts, completion, roots, logging) and ``connect()``, on top of the tool calls (``_tools``),
+the call paths (``_calls``), the kept connection (``_connecting``) and era negotiation
+(``_negotiate``); how they work together: ``docs/explanation/inside-the-connection.md``."""
 
 from __future__ import annotations
 
-import copy
 import inspect
-import logging
 import os
 import threading
 import weakref
@@ -20,26 +18,15 @@ from .. import tasks as _tasks
 from .._connection import LOAD_STATS_KEYS, Connection, Handlers
 from .._deadline import Deadline
 from .._version import __version__
-from ..errors import (
-    ConfigError,
-    LocalProtocolError,
-    UnknownOption,
-)
+from ..errors import ConfigError, LocalProtocolError, UnknownOption
 from ..protocol import caching as _cache
-from ..protocol import session as proto
 from ..protocol import versions as v
 from ..protocol.extensions import check_extensions, declared
-from ..protocol.results import tool_result
 from ..protocol.session import SessionInfo
-from ..protocol.tool_formats import ToolFormat, check_format, safe_names, shape_definition
-from ..protocol.tool_specs import ToolSpec, for_model, to_mcp_tool
-from ..protocol.tools import validate_tools
 from ..tasks import Task, TaskReceiver, TaskStatus
-from ..transports.base import Transport
-from ._calls import Calls
 from ._connecting import close_holder, live_clients, weak_observer
 from ._targets import target_name, validated_target
-from ._tool_results import json_or_none, output_validator, tool_result_of, validate_structured
+from ._tools import Tools
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -47,24 +34,19 @@ if TYPE_CHECKING:
     from .._http.retry import Retry
     from .._options import ConnectOptions
     from ..protocol.types import (
-        CallToolResult,
         CompleteResult,
         GetPromptResult,
         Implementation,
         Params,
-        Progress,
         Prompt,
         ReadResourceResult,
         Resource,
         ResourceTemplate,
-        Tool,
     )
     from ..server import Server
     from ..skills import LoadedSkill, Skill
 
 __all__ = ["Client", "connect"]
-
-log = logging.getLogger("mcp_lite.client")
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_DISCOVER_TIMEOUT = 5.0
@@ -103,7 +85,7 @@ def connect(
     return client
 
 
-class Client(Calls):
+class Client(Tools):
     """A connection to one MCP server. Thread-safe; fork-safe; ``close()`` is idempotent.
 
     Args:
@@ -329,34 +311,6 @@ class Client(Calls):
         return 0 if conn is None else conn.in_flight()
 
     @property
-    def closed(self) -> bool:
-        """True once ``close()`` was called (no I/O): the client is done, and nothing
-        reconnects it. A client whose server died is not closed (see ``connected``)."""
-        return self._closed
-
-    @property
-    def connected(self) -> bool:
-        """True while a live connection exists (no I/O; a dead server shows as False)."""
-        conn = self._conn
-        return conn is not None and conn.alive
-
-    @property
-    def transport(self) -> Transport | None:
-        """The current transport (``transport.pid`` for stdio), or None when not connected."""
-        conn = self._conn
-        return conn.transport if conn is not None else None
-
-    @property
-    def session(self) -> SessionInfo:
-        """What the handshake (or discovery) said. After ``close()`` the last known values
-        stay readable, so ``server_info``, ``protocol_version``... still answer."""
-        if self._closed and self._last_session is not None:
-            return self._last_session
-        info: SessionInfo = self._connection().info  # type: ignore[assignment]
-        self._last_session = info
-        return info
-
-    @property
     def server_info(self) -> Implementation:
         from ..protocol.types import Implementation
 
@@ -380,96 +334,6 @@ class Client(Calls):
     @property
     def instructions(self) -> str | None:
         return self.session.instructions
-
-    # --- tools -------------------------------------------------------------------------------------
-
-    def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
-        """Every tool the server offers, across all pages (``timeout``: for them all)."""
-        return self._list_tools(Deadline.after(self._timeout(timeout)))
-
-    def _list_tools(self, deadline: Deadline) -> list[Tool]:
-        items = self._list_all("tools/list", "tools", "tools", deadline)
-        if self._session(deadline).era == "stateless":
-            items = [item for item in items if self._valid_header_annotations(item)]
-        tools = validate_tools(items)
-        self._output_schemas = {t.name: t.output_schema for t in tools if t.output_schema}
-        self._task_support = {
-            item["name"]: item["execution"]["taskSupport"]
-            for item in items
-            if isinstance(item, dict)
-            and isinstance(item.get("execution"), dict)
-            and isinstance(item["execution"].get("taskSupport"), str)
-        }
-        return tools
-
-    def _valid_header_annotations(self, tool: Any) -> bool:
-        problem = proto.mcp_header_problem(
-            tool.get("inputSchema") if isinstance(tool, dict) else None
-        )
-        if problem is not None:
-            log.warning("MCP server %r: tool %r left out: %s", self.name, tool.get("name"), problem)
-        return problem is None
-
-    def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        on_progress: Callable[[Progress], Any] | None = None,
-        cancel_event: threading.Event | None = None,
-    ) -> CallToolResult:
-        """Call a tool. A tool's own failure is ``result.is_error`` (see ``raise_for_error``);
-        a protocol failure (unknown tool...) raises ``RpcError``.
-
-        ``cancel_event`` (a ``threading.Event``): set it from any thread to abandon the call;
-        the server is told (``notifications/cancelled``) and this raises ``RequestCancelled``.
-
-        When the tool's ``outputSchema`` is known (from ``list_tools``) and the optional
-        ``jsonschema`` package is installed, ``structured_content`` is validated against it
-        (``RemoteProtocolError`` when it does not match).
-        """
-        name = self._llm_aliases.get(name, name)  # a name tool_definitions had to change
-        # One deadline for all of it: a reconnect, the tool list of a task-capable server,
-        # input rounds, a retry, the task's polling.
-        deadline = Deadline.after(self.timeout if timeout is None else self._timeout(timeout))
-        return self._call_tool(deadline, name, arguments, on_progress, cancel_event)
-
-    def _call_tool(
-        self,
-        deadline: Deadline,
-        name: str,
-        arguments: Mapping[str, Any] | None,
-        on_progress: Callable[[Progress], Any] | None = None,
-        cancel_event: threading.Event | None = None,
-    ) -> CallToolResult:
-        """``call_tool`` on the caller's deadline."""
-        conn = self._conn
-        if conn is None or not conn.alive:
-            conn = self._connection(deadline)
-        info = conn.info
-        if (
-            info is not None
-            and "tasks" in info.capabilities
-            and self._must_use_task(name, conn, deadline)
-        ):  # 2025-11-25 "required": a task
-            task = _tasks.start_task(self, name, arguments, None, deadline)
-            result = task._result(deadline)
-        else:
-            params = {"name": name, "arguments": dict(arguments or {})}
-            raw = self._request_once(
-                conn, deadline, "tools/call", params, on_progress, cancel_event
-            )
-            if raw.get("resultType") == "task":  # 2026-07-28: the server made it a task
-                result = Task(self, raw, modern=True, tool=name)._result(deadline)
-            else:
-                result = tool_result(raw)
-        schema = self._output_schemas.get(name)
-        if schema is not None and not result.is_error:
-            if result.structured_content is None and result.text:
-                result._text_json = json_or_none(result.text)
-            validate_structured(name, schema, result.data)
-        return result
 
     # --- tasks -------------------------------------------------------------------------------------
 
@@ -537,18 +401,6 @@ class Client(Calls):
             LocalProtocolError: the server does not list tasks (2026-07-28 has no tasks/list).
         """
         return _tasks.list_tasks(self, Deadline.after(self._timeout(timeout)))
-
-    def _must_use_task(self, name: str, conn: Connection, deadline: Deadline) -> bool:
-        """2025-11-25: is ``name`` a ``taskSupport: "required"`` tool? (tools listed once,
-        on the call's deadline)"""
-        info = conn.info
-        if info is None or info.era == "stateless" or "tasks" not in info.capabilities:
-            return False  # the common case, decided without a call
-        if not isinstance(info.capabilities["tasks"], dict):
-            return False
-        if self._task_support is None:
-            self._list_tools(deadline)  # once: it keeps each tool's execution.taskSupport
-        return (self._task_support or {}).get(name) == "required"
 
     # --- resources ---------------------------------------------------------------------------------
 
@@ -763,125 +615,6 @@ class Client(Calls):
                 f"MCP server {self.name!r} did not declare the {what!r} capability "
                 f"needed for {method}"
             )
-
-    # --- for an LLM host: tool definitions, and a tool call as a future --------------------------
-
-    # LLM-safe name -> the server's tool name, for the names tool_definitions had to change
-    # (replaced whole, never mutated: this shared empty default stays empty).
-    _llm_aliases: dict[str, str] = {}
-
-    def tool_definitions(
-        self, format: ToolFormat = "anthropic", *, timeout: float | None = None
-    ) -> list[dict[str, Any]]:
-        """The server's tools (``list_tools``) as an LLM API's tool list:
-
-        - ``"anthropic"``: ``{"name", "description", "input_schema"}`` (Messages API);
-        - ``"openai"``: ``{"type": "function", "function": {"name", "description",
-          "parameters"}}`` (Chat Completions);
-        - ``"openai-responses"``: ``{"type": "function", "name", "description",
-          "parameters"}`` (the Responses API, flat).
-
-        Names are the server's tool names. One an LLM API would refuse (over 64 characters,
-        or characters outside ``[a-zA-Z0-9_-]``) is normalized and shortened with a stable
-        hash, as ``Hub.tool_definitions`` does; ``call_tool`` and ``submit_tool`` take such
-        a name back. Each schema is a copy: edit it freely. A tool only an MCP App may call
-        (``tool.ui.visibility`` without ``"model"``) is left out.
-
-        Raises:
-            ValueError: an unknown ``format`` (checked before any call).
-        """
-        check_format(format)
-        out = []
-        for spec in self.tool_specs(timeout=timeout):
-            tool = spec.tool.tool
-            assert tool is not None  # tool_specs always keeps the server's Tool
-            schema = copy.deepcopy(tool.input_schema) if tool.input_schema else {}
-            schema.setdefault("type", "object")
-            out.append(shape_definition(spec.name, tool.description or "", schema, format))
-        return out
-
-    def tool_specs(self, *, timeout: float | None = None) -> list[ToolSpec]:
-        """The server's tools as ``tool_definitions`` offers them: each ``ToolSpec`` has the
-        LLM-safe name (``call_tool`` takes it back), ``server`` (this client's ``name``) and
-        the ``McpTool`` (title, annotations, schemas; its ``name`` is the Hub-style
-        ``mcp__<server>__<tool>``, its ``tool_name`` the server's)."""
-        server = self.name
-        tools = [to_mcp_tool(server, t) for t in self.list_tools(timeout=timeout)]
-        tools = for_model(tools)
-        names = safe_names([t.tool_name for t in tools])
-        self._llm_aliases = {
-            n: t.tool_name for n, t in zip(names, tools, strict=True) if n != t.tool_name
-        }
-        return [ToolSpec(n, server, t) for t, n in zip(tools, names, strict=True)]
-
-    def submit_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        on_progress: Callable[[Progress], Any] | None = None,
-    ) -> Future[CallToolResult]:
-        """Call a tool without waiting: the ``Future`` resolves to its ``CallToolResult``
-        (as ``call_tool`` returns it), or to what ``submit`` describes (``RpcError``,
-        ``RequestTimeout``, ``ConnectionClosed``). ``future.cancel()`` withdraws the call
-        and tells the server (``notifications/cancelled``), as a ``submit`` future does.
-
-        ``structured_content`` is validated against the tool's ``outputSchema`` when it is
-        known (from ``list_tools``) and ``jsonschema`` is installed: the future then fails
-        with ``RemoteProtocolError``. The validator is built here, on the caller's thread;
-        checking a result costs some microseconds where the answer arrives.
-
-        A tool that must run as a task (2025-11-25 ``taskSupport: "required"``) is refused
-        here (``LocalProtocolError``: use ``call_tool_as_task``), and a call the server
-        turned into a task (2026-07-28) fails the future with ``RemoteProtocolError``.
-        """
-        name = self._llm_aliases.get(name, name)
-        deadline = Deadline.after(self._timeout(timeout))  # one, as submit() makes it
-        conn = self._connection(deadline)
-        if self._must_use_task(name, conn, deadline):
-            raise LocalProtocolError(
-                f"tool {name!r} of {self.name!r} runs only as a task: use call_tool_as_task"
-            )
-        validator = self._output_validator(name)
-        raw = conn.submit(
-            "tools/call",
-            {"name": name, "arguments": dict(arguments or {})},
-            deadline=deadline,
-            max_total_timeout=self.max_total_timeout if self.reset_timeout_on_progress else None,
-            on_progress=on_progress,
-            reset_on_progress=self.reset_timeout_on_progress,
-        )
-        future: Future[CallToolResult] = Future()
-        # Never marked running: cancel() succeeds until the call completes, and reaches raw.
-        future.add_done_callback(lambda f: raw.cancel() if f.cancelled() else None)
-
-        def settle(done: Future[dict[str, Any]]) -> None:
-            try:
-                if done.cancelled():
-                    future.cancel()
-                    return
-                error = done.exception()
-                if error is None:
-                    result: Any = tool_result_of(name, done.result(), validator)
-            except BaseException as exc:  # a conversion or validation failure
-                error = exc
-            try:
-                if error is not None:
-                    future.set_exception(error)
-                else:
-                    future.set_result(result)
-            except Exception:  # cancelled meanwhile (InvalidStateError)
-                pass
-
-        raw.add_done_callback(settle)
-        return future
-
-    def _output_validator(self, tool: str) -> Any:
-        """A compiled ``jsonschema`` validator of ``tool``'s ``outputSchema``, or None; kept
-        per client (see ``output_validator``)."""
-        cache = vars(self).setdefault("_validators", {})  # per client, made on first use
-        return output_validator(self._output_schemas, cache, tool)
 
 
 # --- helpers ---------------------------------------------------------------------------------------

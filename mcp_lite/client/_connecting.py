@@ -14,12 +14,7 @@ from typing import Any
 from .. import _fork, _observer
 from .._connection import Connection
 from .._deadline import Deadline
-from ..errors import (
-    ConnectError,
-    ConnectionClosed,
-    ServerExitedAtStart,
-    SessionExpired,
-)
+from ..errors import ConnectError, ConnectionClosed, ServerExitedAtStart, SessionExpired
 from ..protocol import caching as _cache
 from ..protocol.session import SessionInfo
 from ..transports.base import Transport
@@ -53,6 +48,34 @@ class Connecting(Negotiating):
     _transport_options: dict[str, Any]
     _event_hooks: Any
     _max_workers: int
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` was called (no I/O): the client is done, and nothing
+        reconnects it. A client whose server died is not closed (see ``connected``)."""
+        return self._closed
+
+    @property
+    def connected(self) -> bool:
+        """True while a live connection exists (no I/O; a dead server shows as False)."""
+        conn = self._conn
+        return conn is not None and conn.alive
+
+    @property
+    def transport(self) -> Transport | None:
+        """The current transport (``transport.pid`` for stdio), or None when not connected."""
+        conn = self._conn
+        return conn.transport if conn is not None else None
+
+    @property
+    def session(self) -> SessionInfo:
+        """What the handshake (or discovery) said. After ``close()`` the last known values
+        stay readable, so ``server_info``, ``protocol_version``... still answer."""
+        if self._closed and self._last_session is not None:
+            return self._last_session
+        info: SessionInfo = self._connection().info  # type: ignore[assignment]
+        self._last_session = info
+        return info
 
     def _connection(self, deadline: Deadline | None = None) -> Connection:
         """The live connection; a new one when there is none (or it died), on ``deadline``

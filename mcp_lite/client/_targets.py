@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -13,8 +12,6 @@ from urllib.parse import urlsplit
 from .._secrets import redact_url
 
 __all__ = ["target_name", "validated_target"]
-
-log = logging.getLogger("mcp_lite.client")
 
 
 def validated_target(target: Mapping[str, Any]) -> Any:

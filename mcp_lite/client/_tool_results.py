@@ -7,15 +7,11 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ..errors import (
-    RemoteProtocolError,
-)
+from ..errors import RemoteProtocolError
 from ..protocol.results import tool_result
 
 if TYPE_CHECKING:
-    from ..protocol.types import (
-        CallToolResult,
-    )
+    from ..protocol.types import CallToolResult
 
 __all__ = ["json_or_none", "tool_result_of", "validate_structured", "output_validator"]
 
