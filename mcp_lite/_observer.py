@@ -18,16 +18,16 @@ from .errors import RpcError
 from .events import Event, Hooks, emit
 
 if TYPE_CHECKING:
-    from ._connection import Connection, _Call, _Waiter
+    from ._connection.base import ConnectionBase
+    from ._connection.call import Call, Waiter
 
 __all__ = ["Observer", "observer"]
 
 log = logging.getLogger("mcp_lite.events")
 
 
-def _session_id(conn: Connection) -> str | None:
-    session_id = getattr(conn.transport, "session_id", None)
-    return session_id if isinstance(session_id, str) and session_id else None
+def _session_id(conn: ConnectionBase) -> str | None:
+    return conn.transport.session_id or None
 
 
 class _CallState:
@@ -58,7 +58,7 @@ class Observer:
 
     # --- called by the Connection ----------------------------------------------------------------
 
-    def sent(self, conn: Connection, call: _Call, params: dict[str, Any] | None) -> Any:
+    def sent(self, conn: ConnectionBase, call: Call, params: dict[str, Any] | None) -> Any:
         """Before a request goes out (each input round too): returns the params to send."""
         state: _CallState | None = call.trace
         if state is None:
@@ -89,13 +89,13 @@ class Observer:
         if "notification" in self.hooks:
             emit(self.hooks, Event("notification", self.server, method, params=params))
 
-    def lost(self, conn: Connection, error: BaseException) -> None:
+    def lost(self, conn: ConnectionBase, error: BaseException) -> None:
         """The transport died under the connection (not a close() by the client)."""
         self.ended(conn, error)
         if "error" in self.hooks:
             emit(self.hooks, Event("error", self.server, error=error))
 
-    def ended(self, conn: Connection, error: BaseException | None) -> None:
+    def ended(self, conn: ConnectionBase, error: BaseException | None) -> None:
         if self.tracing is not None:
             try:
                 self.tracing.session_ended(conn.info, time.monotonic() - self.opened, error)
@@ -119,7 +119,7 @@ class Observer:
 
     # --- internals ---------------------------------------------------------------------------------
 
-    def _finished(self, state: _CallState, future: Future[Any] | _Waiter) -> None:
+    def _finished(self, state: _CallState, future: Future[Any] | Waiter) -> None:
         duration = time.monotonic() - state.started
         result: dict[str, Any] | None = None
         error: BaseException | None = None

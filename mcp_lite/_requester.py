@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ._deadline import Deadline
     from .protocol.session import SessionInfo
+    from .transports.base import Transport
 
 __all__ = ["Answerer", "Requester", "TaskRequester"]
 
@@ -28,10 +29,6 @@ class Requester(Protocol):
     def _session(self, deadline: Deadline) -> SessionInfo: ...
 
     def _timeout(self, timeout: float | None) -> float: ...
-
-    def request(
-        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
-    ) -> dict[str, Any]: ...
 
     def _request(
         self, deadline: Deadline, method: str, params: dict[str, Any] | None
@@ -52,3 +49,6 @@ class TaskRequester(Requester, Protocol):
     def _timeout(self, timeout: float | None) -> float: ...
 
     def _connection(self, deadline: Deadline | None = None) -> Answerer: ...
+
+    @property
+    def transport(self) -> Transport | None: ...

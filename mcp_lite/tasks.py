@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._deadline import Deadline
-from ._handlers import TaskReceiver
+from ._task_receiver import TaskReceiver
 from .errors import (
     InvalidParams,
     LocalProtocolError,
@@ -107,7 +107,7 @@ class Task:
         if self._final is not None:
             return self._last
         try:
-            raw = self._client.request("tasks/get", {"taskId": self.id}, timeout=timeout)
+            raw = self._client._request(self._deadline(timeout), "tasks/get", {"taskId": self.id})
         except InvalidParams as exc:  # -32602 on tasks/get: the server does not know the id
             raise self._unknown(exc) from exc
         self._last = TaskStatus.from_wire(raw)
@@ -120,7 +120,8 @@ class Task:
         if self._final is not None or self._last.terminal:
             return
         try:
-            raw = self._client.request("tasks/cancel", {"taskId": self.id}, timeout=timeout)
+            deadline = self._deadline(timeout)
+            raw = self._client._request(deadline, "tasks/cancel", {"taskId": self.id})
         except InvalidParams:
             return  # 2025-11-25: cancelling a terminal task is -32602; nothing to do
         if "taskId" in raw:
@@ -136,7 +137,7 @@ class Task:
             McpError: the task was cancelled.
             RequestTimeout: not finished in time (the task keeps running; ``cancel()`` it).
         """
-        return self._result(Deadline.after(self._client._timeout(timeout)))
+        return self._result(self._deadline(timeout))
 
     def _result(self, deadline: Deadline) -> CallToolResult:
         """``result()`` on the caller's deadline (``call_tool`` passes its own)."""
@@ -164,6 +165,10 @@ class Task:
                 self._settle()  # a cancelled task has ended too
             final = self._final
         return tool_result(final, copy=True)  # the dict is kept for the next result() call
+
+    def _deadline(self, timeout: float | None) -> Deadline:
+        """The one deadline of a public call on this task (the client's default timeout)."""
+        return Deadline.after(self._client._timeout(timeout))
 
     # --- the two loops -------------------------------------------------------------------
 
@@ -240,12 +245,13 @@ class Task:
         return getattr(self._client, "_connects", 0) != self._known_on
 
     def _unknown(self, exc: InvalidParams) -> InvalidParams:
+        transport = self._client.transport
         return unknown_task(
             self._client,
             self.id,
             exc,
             restarted=self._restarted(),
-            stdio=getattr(getattr(self._client, "transport", None), "pid", None) is not None,
+            stdio=transport is not None and transport.pid is not None,
         )
 
     def __repr__(self) -> str:

@@ -361,9 +361,3 @@ class AbortingAdapter(HTTPAdapter):
         if type(manager) is urllib3.ProxyManager:  # SOCKS keeps its own pools
             manager.pool_classes_by_scheme = dict(_POOLS)
         return manager
-
-
-def deadline_at(at: float | None) -> Deadline | None:
-    """A ``time.monotonic()`` moment as a ``Deadline`` (None stays None). A shim for the
-    transports until ``Outgoing.deadline`` is itself a ``Deadline``; then it goes."""
-    return None if at is None else Deadline(at, round(max(0.0, at - time.monotonic()), 2))

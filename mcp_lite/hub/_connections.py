@@ -982,7 +982,7 @@ class Connections:
         """A connection is up: note its start; watch it when it recycles."""
         transport = getattr(client, "transport", None)  # tests' stand-ins may have none
         life = slot.life
-        life.began(getattr(transport, "pid", None), use_mark(client))
+        life.began(None if transport is None else transport.pid, use_mark(client))
         # Its task handles, however made (the Hub's calls, or on a Client kept from
         # hub.client()), hold the server while their tasks may still be collected.
         if hasattr(client, "_on_task"):  # (tests' stand-ins have no tasks)

@@ -27,7 +27,7 @@ from .._http import retry as _retry
 from .._http import session as _session
 from .._http.causes import never_connected
 from .._http.retry import retry_delay
-from .._http.slots import Slot, Workers, deadline_at
+from .._http.slots import Slot, Workers
 from .._http.unix_client import Answer
 from .._secrets import redact_url
 from ..errors import (
@@ -41,7 +41,7 @@ from ..errors import (
     TransportError,
 )
 from ..protocol import versions as v
-from .base import OnClose, OnMessage, Outgoing, SendFailed
+from .base import OnClose, OnMessage, Outgoing, SendFailed, TransportBase
 
 __all__ = ["HttpTransport"]
 
@@ -91,7 +91,7 @@ class _Pumped:
     error: BaseException | None = field(default=None, repr=False)
 
 
-class HttpTransport:
+class HttpTransport(TransportBase):
     """Streamable HTTP to ``options.url``; see the module docstring.
 
     Args:
@@ -174,7 +174,7 @@ class HttpTransport:
                         message.payload["id"],
                         message.payload["method"],
                         modern,
-                        Slot(deadline_at(message.deadline), grace=_GRACE),
+                        Slot(message.deadline, grace=_GRACE),
                         inline=message.inline,
                         barrier=self._ordered_queued,
                     )
@@ -192,9 +192,7 @@ class HttpTransport:
                             f"to be sent; refusing more"
                         )
                     self._ordered_queued += 1
-                    self._ordered.submit(
-                        self._run_other, message, modern, deadline_at(message.deadline)
-                    )
+                    self._ordered.submit(self._run_other, message, modern, message.deadline)
             except RuntimeError as exc:  # pools shut down by a concurrent close
                 raise ConnectionClosed(f"the connection to {self.name!r} is closed") from exc
         if exch is not None and message.inline:

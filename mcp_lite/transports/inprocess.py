@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .._accel import decode_message, encode_message
 from .._deadline import Deadline
 from ..errors import ConnectionClosed
-from .base import OnClose, OnMessage, Outgoing
+from .base import OnClose, OnMessage, Outgoing, TransportBase
 
 if TYPE_CHECKING:
     from ..server import Server
@@ -22,7 +22,7 @@ __all__ = ["InProcessTransport"]
 _STOP = object()
 
 
-class InProcessTransport:
+class InProcessTransport(TransportBase):
     """Connects to ``server`` inside this process. See the module docstring."""
 
     def __init__(self, server: Server, *, name: str = "") -> None:

@@ -31,7 +31,7 @@ from .._http import body as _body
 from .._http import errors as _errors
 from .._http import session as _session
 from .._http.retry import retry_delay
-from .._http.slots import Slot, Workers, deadline_at
+from .._http.slots import Slot, Workers
 from .._secrets import redact_url
 from ..errors import (
     AuthRequired,
@@ -42,7 +42,7 @@ from ..errors import (
     RequestTimeout,
     TransportError,
 )
-from .base import OnClose, OnMessage, Outgoing, SendFailed
+from .base import OnClose, OnMessage, Outgoing, SendFailed, TransportBase
 
 __all__ = ["SseTransport"]
 
@@ -54,7 +54,7 @@ _ORDERED_TIMEOUT = 30.0  # total bound of a POST nobody waits for
 _MAX_QUEUED = 1024
 
 
-class SseTransport:
+class SseTransport(TransportBase):
     """Legacy HTTP+SSE to ``options.url``; see the module docstring.
 
     Args:
@@ -183,7 +183,7 @@ class SseTransport:
             try:
                 if request_id is not None:
                     # backstop: the session aborts it first
-                    slot = Slot(deadline_at(message.deadline), grace=_GRACE)
+                    slot = Slot(message.deadline, grace=_GRACE)
                     self._slots[request_id] = slot
                     if not message.inline:
                         self._pool.submit(

@@ -1,55 +1,7 @@
-"""The stdio transport: a server subprocess speaking newline-delimited JSON on its pipes.
-
-The child runs in its own session (so its own process group): shutdown can reach every
-process it started, and a Ctrl-C in the user's terminal does not hit it directly. Its
-environment is a small allow-list plus the configured ``env``, never the whole parent
-environment (secrets in the parent's environment stay there).
-
-One thread per connection (POSIX): it waits, in one poll, on stdout (frames to
-``on_message``), stderr (to the ``mcp_lite.stderr`` logger and a bounded tail that error
-messages quote), the process's exit (a pidfd on Linux; elsewhere the exit is noticed when
-stdout and stderr have both ended, with a bounded wait for the exit code, and by a
-``waitpid`` check about once a second) and a wake-up pipe (an eventfd on Linux; written by
-``want_reader``, a lead that hands back, ``close``). While a caller leads (below), the
-thread leaves stdout alone and waits on the others only. No system call is added per
-message: the thread's poll replaces the one its read already made, and a parked thread is
-woken only on a hand-back. Five fds a connection: stdin, stdout, stderr, pidfd, eventfd.
-On Windows (blocking pipes, no poll on them) a reader thread and a stderr thread run.
-
-Leader/follower reading (compiled kernels, POSIX; ``MCP_LITE_STDIO_LEADER=0`` turns it
-off, see ``_LEADING``): a caller that is the only one waiting may
-``lead()``: read the pipe on its own thread until its answer has come, as a hand-written
-client does, with no hand-off between threads (a caller with a ``cancel_event`` leads too:
-its reads wait at most the Connection's cancel poll, so a ``set()`` is seen as soon as
-when it waited for a hand-off). Whoever holds the pipe lock reads, and routes
-every frame it reads through ``on_message`` (the Connection hands notifications and server
-requests to its workers as always). The reader thread owns the pipe whenever nobody leads:
-it parks (still waiting on stderr and the exit) while a leader reads and for ``_LINGER``
-after the last one left (so a tight loop of calls never wakes it), and comes back at once
-when the Connection asks for it (``want_reader``: several callers, a ``submit()`` future,
-server traffic; the wake-up pipe is written only when the thread is parked). The
-read-and-split step is one compiled kernel call (``NdjsonSplitter.read_into``), so a Ctrl-C that lands on a
-leading main thread can never leave half a frame in the splitter. The pure-Python build
-cannot promise that, so there the reader thread alone reads (``lead()`` returns False).
-
-Shutdown (``close``): close stdin, wait briefly, then SIGINT (100 ms), SIGTERM (400 ms),
-SIGKILL, each sent to the whole process group: at most about 600 ms of escalation, and close()
-as a whole ends within ``_CLOSE_LIMIT``. Processes left in the group after the server itself
-exited (grandchildren) are killed too, at once, also when the server exited or crashed on its
-own (its group is then forgotten: the watcher never signals an id that may be another's). On
-Linux, descendants that left the group (``setsid()``) while still the server's descendants
-are killed as well (``_escaped``).
-
-Death of the owner: every server's process group is registered with this process's watcher
-(``_reaper``), which kills it within about a second when this process dies by any means
-(SIGKILL, ``os._exit``, the OOM killer). Registration and release happen per spawn and reap:
-nothing per call. The watcher exits when the last server's group is over; the next spawn
-starts another. Descendants that left the group are beyond it (see ``_reaper``).
-
-After ``fork()``: the child's copy of a transport belongs to the parent. The after-fork reset
-marks it closed and drops the child's copies of its pipes, pidfd and eventfd (the parent's
-server sees end of input when the parent closes it), takes no lock, and the child's Client
-reconnects with a server of its own on first use.
+"""The stdio transport: a server subprocess speaking newline-delimited JSON on its pipes, one
+thread per connection polling stdout, stderr, the exit and a wake-up fd, and a blocking caller
+that may read its own answer (``lead``). Process start and stop helpers: ``_stdio_process``;
+stderr's lines: ``_stdio_stderr``; how it works: ``docs/explanation/inside-the-connection.md``.
 """
 
 from __future__ import annotations
@@ -73,7 +25,20 @@ from .._accel import USE_EXTENSIONS, HeldLock, NdjsonSplitter, open_deferred, wr
 from .._deadline import Deadline
 from ..errors import CommandNotFound, ConnectError, ConnectionClosed, McpError, RequestTimeout
 from . import _escaped, _reaper
-from .base import OnClose, OnMessage, Outgoing
+from ._stdio_process import (
+    _WAKE,
+    SAFE_ENV_KEYS,
+    _open_pidfd,
+    _quiet_close,
+    _quiet_close_fd,
+    _signal_group,
+    _terminate_group,
+    _wake_pipe,
+    safe_environment,
+)
+from ._stdio_stderr import _STDERR_LINE_MAX as _STDERR_LINE_MAX  # (tests read it here)
+from ._stdio_stderr import _StderrLines
+from .base import OnClose, OnMessage, Outgoing, TransportBase
 
 if sys.platform == "win32":  # blocking pipes there; the compiled write is POSIX-only
     from .._speedups_py import write_nowait
@@ -84,37 +49,6 @@ log = logging.getLogger("mcp_lite.stdio")
 stderr_log = logging.getLogger("mcp_lite.stderr")
 
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
-SAFE_ENV_KEYS = (
-    (
-        "APPDATA",
-        "HOMEDRIVE",
-        "HOMEPATH",
-        "LOCALAPPDATA",
-        "PATH",
-        "PATHEXT",
-        "PROCESSOR_ARCHITECTURE",
-        "SYSTEMDRIVE",
-        "SYSTEMROOT",
-        "TEMP",
-        "USERNAME",
-        "USERPROFILE",
-        "PROGRAMFILES",
-    )
-    if sys.platform == "win32"
-    else (
-        "HOME",
-        "LOGNAME",
-        "PATH",
-        "SHELL",
-        "TERM",
-        "USER",
-        "LANG",
-        "LC_ALL",
-        "LC_CTYPE",
-        "TMPDIR",
-        "TZ",
-    )
-)
 # After the last leader left, the reader thread waits this long before it reads again (a
 # notification arriving while the connection is idle is delivered at most this late).
 _LINGER = 0.2
@@ -141,8 +75,6 @@ _EXIT_POLL = 1.0
 _REAP_RETRY = 0.01
 _STDERR_TAIL_LINES = 40
 _STDERR_TAIL_CHARS = 4000
-# One stderr line is kept up to this many bytes; the rest of it is dropped (and counted).
-_STDERR_LINE_MAX = 8 * 1024
 _STDERR_CHUNK = 16 * 1024
 # 64 KiB: large enough for many messages per read, small enough that the buffer comes from
 # the allocator's pool rather than an mmap per read (which cost ~40% of a call).
@@ -156,23 +88,7 @@ _CLOSE_LIMIT = 1.2
 _live: weakref.WeakSet[StdioTransport] = weakref.WeakSet()
 
 
-def safe_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The allow-listed part of our environment, then ``extra`` on top.
-
-    Values that look like exported shell functions (``()``...) are left out: they are a
-    classic injection vector and no server needs them.
-    """
-    env = {
-        key: value
-        for key in SAFE_ENV_KEYS
-        if (value := os.environ.get(key)) is not None and not value.startswith("()")
-    }
-    if extra:
-        env.update({str(k): str(val) for k, val in extra.items()})
-    return env
-
-
-class StdioTransport:
+class StdioTransport(TransportBase):
     """Runs ``command`` and exchanges NDJSON with it. See the module docstring.
 
     Args:
@@ -336,8 +252,9 @@ class StdioTransport:
         data = message.data  # (ends in a newline: see Outgoing)
         now = time.monotonic()
         deadline = now + self._write_timeout
-        if message.deadline is not None and message.deadline < deadline:
-            deadline = message.deadline
+        limit = message.deadline  # the caller's, when it comes first
+        if limit is not None and limit.at < deadline:
+            deadline = limit.at
         if not USE_EXTENSIONS and threading.current_thread() is threading.main_thread():
             # Pure-Python build, the thread Ctrl-C lands on: no interrupt-proof timed acquire
             # here, so wait (bounded by the deadline) until the lock is free, then take it
@@ -599,7 +516,7 @@ class StdioTransport:
             if self._parked:  # (the thread sets _parked, then looks at _reader_wanted)
                 self._wake()
 
-    def lead(self, stop: Callable[[], bool], deadline: float, cap: float = 0.5) -> bool:
+    def lead(self, stop: Callable[[], bool], deadline: Deadline, cap: float = 0.5) -> bool:
         """Read and route frames on this thread until ``stop()``, ``deadline``, or the
         Connection wants the reader thread back (``want_reader(True)``). ``stop()`` is
         looked at after each read, and a read waits at most ``cap`` seconds (a caller's
@@ -623,7 +540,8 @@ class StdioTransport:
                 self._leading = True
                 # Read and route until stop(), the deadline, want_reader(True) or close():
                 # one kernel call (its waits are capped so that close() is noticed).
-                if splitter.lead(proc.stdout.fileno(), stop, deadline, on_message, self, cap) < 0:
+                fd = proc.stdout.fileno()
+                if splitter.lead(fd, stop, deadline.at, on_message, self, cap) < 0:
                     self._reader_wanted = True  # end of stream: the reader reports it
             except OSError:
                 self._reader_wanted = True  # the reader reports the failure
@@ -925,140 +843,6 @@ class _Watched:
         )
         if woke:
             self.handle(woke)
-
-
-class _StderrLines:
-    """Stderr in chunks to lines: each is logged and kept in the tail, cut at
-    ``_STDERR_LINE_MAX`` bytes (the rest of it is dropped and counted), so a server that
-    writes megabytes without a newline costs neither memory nor a syscall per byte.
-
-    A line not ended yet is in the tail too, as read so far: a server that dies while a
-    child holds its stderr open, its reason unterminated, is quoted by the error at once."""
-
-    def __init__(self, transport: StdioTransport) -> None:
-        self._transport = transport
-        self._line = bytearray()
-        self._dropped = 0
-        self._shown = False  # the tail's last entry is this unfinished line
-
-    def feed(self, chunk: bytes) -> None:
-        line = self._line
-        *complete, rest = chunk.split(b"\n")
-        for piece in complete:
-            room = _STDERR_LINE_MAX - len(line)
-            line += piece[:room]
-            self._ended(self._dropped + max(0, len(piece) - room))
-        room = _STDERR_LINE_MAX - len(line)
-        kept = rest[:room]
-        line += kept
-        self._dropped += len(rest) - len(kept)
-        if kept:  # it grew (past the cap it does not: no cost per chunk then)
-            self._show()
-
-    def end(self) -> None:
-        if self._line or self._dropped:
-            self._ended(self._dropped)
-        self._transport._stderr_ended.set()
-
-    def _ended(self, dropped: int) -> None:
-        self._transport._stderr_line(self._line, dropped, self._shown)
-        self._line.clear()
-        self._dropped = 0
-        self._shown = False
-
-    def _show(self) -> None:
-        text = self._line.decode("utf-8", "replace").rstrip()
-        tail = self._transport._stderr_tail
-        if self._shown:
-            tail[-1] = text
-        elif text:
-            tail.append(text)
-            self._shown = True
-
-
-# What wakes the thread: one 8-byte count for an eventfd (any byte would do for a pipe).
-_WAKE = (1).to_bytes(8, sys.byteorder)
-
-
-def _wake_pipe() -> tuple[int, int]:
-    """The wake-up pipe's (read, write) ends, both non-blocking: one eventfd where there is
-    one (a Hub of many servers keeps one fd a connection fewer), else a pipe."""
-    eventfd = getattr(os, "eventfd", None)
-    if eventfd is not None:
-        try:
-            fd = int(eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC))
-            return fd, fd
-        except OSError:
-            pass
-    read_end, write_end = os.pipe()
-    os.set_blocking(read_end, False)
-    os.set_blocking(write_end, False)
-    return read_end, write_end
-
-
-def _open_pidfd(pid: int) -> int:
-    """A pidfd for ``pid`` (Linux 5.3+), readable once it exits; -1 where there is none."""
-    pidfd_open = getattr(os, "pidfd_open", None)
-    if pidfd_open is None:
-        return -1
-    try:
-        return int(pidfd_open(pid))
-    except OSError:
-        return -1
-
-
-def _quiet_close_fd(fd: int) -> None:
-    if fd >= 0:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-
-
-def _quiet_close(stream: object) -> None:
-    try:
-        stream.close()  # type: ignore[attr-defined]
-    except Exception:
-        pass
-
-
-def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> bool:
-    """Send ``sig`` to the server's process group; False when the group is gone."""
-    try:
-        if sys.platform == "win32":
-            proc.send_signal(sig)
-        else:
-            os.killpg(proc.pid, sig)
-        return True
-    except (ProcessLookupError, PermissionError):
-        return False
-
-
-def _terminate_group(proc: subprocess.Popen[bytes], deadline: Deadline) -> None:
-    """Stop the server and everything it started: about 600 ms of escalation at most, and
-    the wait after SIGKILL is bounded by ``deadline``."""
-    steps: list[tuple[int | None, float]] = [(None, 0.05)]
-    if sys.platform == "win32":
-        steps += [(signal.SIGTERM, 0.5)]
-    else:
-        steps += [(signal.SIGINT, 0.1), (signal.SIGTERM, 0.4)]
-    for sig, wait in steps:
-        # (a server reaped meanwhile, by the connection's thread, has its group over)
-        if sig is not None and (proc.returncode is not None or not _signal_group(proc, sig)):
-            break
-        try:
-            proc.wait(wait)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    else:
-        if proc.returncode is None:
-            proc.kill() if sys.platform == "win32" else _signal_group(proc, signal.SIGKILL)
-    try:
-        proc.wait(deadline.bound(1.0))
-    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
-        log.warning("MCP server pid %s did not die after SIGKILL", proc.pid)
-    # (what it left in its group: StdioTransport._end_group)
 
 
 @_fork.on_child

@@ -29,7 +29,7 @@ from .._http.resolve import LookupTimeout, TooManyLookups, connect_to, is_litera
 from .._http.slots import Slot
 from .._secrets import redact_text, redact_url
 from ..errors import AuthRequired, ConnectError, ConnectionClosed, McpError, RequestTimeout
-from .base import OnClose, OnMessage, Outgoing
+from .base import OnClose, OnMessage, Outgoing, TransportBase
 
 __all__ = ["WebSocketTransport"]
 
@@ -74,7 +74,7 @@ class _BoundedFrames(frame_buffer):
             raise _Oversized(before + length, self._limit, False)
 
 
-class WebSocketTransport:
+class WebSocketTransport(TransportBase):
     """WebSocket to ``url``; see the module docstring.
 
     Args:
@@ -254,7 +254,8 @@ class WebSocketTransport:
             raise ConnectionClosed(f"the WebSocket to MCP server {self.name!r} is closed")
         text = message.data.rstrip(b"\n").decode("utf-8")
         data = websocket.ABNF.create_frame(text, websocket.ABNF.OPCODE_TEXT).format()
-        deadline = message.deadline if message.deadline is not None else time.monotonic() + 30.0
+        limit = message.deadline if message.deadline is not None else Deadline.after(30.0)
+        deadline = limit.at
         # websocket-client's own write lock: its pings, pongs and close frames take it too,
         # so frames never interleave.
         if not ws.lock.acquire(timeout=max(0.0, deadline - time.monotonic())):

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from mcp_lite.client import Client
-from mcp_lite.transports.base import OnClose, OnMessage, Outgoing
+from mcp_lite.transports.base import OnClose, OnMessage, Outgoing, TransportBase
 
 
 class Link:
@@ -67,7 +67,7 @@ def legacy(answer: Callable[[dict[str, Any]], list[Any]]) -> Callable[[dict[str,
     return wrapped
 
 
-class ScriptedTransport:
+class ScriptedTransport(TransportBase):
     def __init__(self, answer: Callable[[dict[str, Any]], list[Any]]) -> None:
         self.answer = answer
         self.sent: list[dict[str, Any]] = []

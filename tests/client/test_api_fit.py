@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import mcp_lite
-from mcp_lite.client import _target_name
+from mcp_lite.client._targets import target_name as _target_name
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAIN = [sys.executable, str(ROOT / "tests" / "peers" / "plain_server.py")]

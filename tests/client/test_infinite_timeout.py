@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import mcp_lite
+from mcp_lite._deadline import Deadline
 
 
 def test_an_infinite_timeout_with_a_total_cap_keeps_a_real_hard_deadline() -> None:
@@ -18,7 +19,7 @@ def test_an_infinite_timeout_with_a_total_cap_keeps_a_real_hard_deadline() -> No
 
     with mcp_lite.connect(server, reset_timeout_on_progress=True, max_total_timeout=30) as client:
         conn = client._connection()
-        call = conn._new_call(None, "tools/call", {}, math.inf, None, 30.0, None, True)
-        assert not math.isnan(call.hard_deadline) and math.isfinite(call.hard_deadline)
+        call = conn._new_call(None, "tools/call", {}, Deadline.after(math.inf), 30.0, None, True)
+        assert not math.isnan(call.hard.at) and math.isfinite(call.hard.at)
         got = client.call_tool("add", {"a": 1, "b": 2}, timeout=math.inf)
         assert got.data == {"result": 3}

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import mcp_lite
+from mcp_lite._deadline import Deadline
 from mcp_lite.errors import ConnectionClosed
 from mcp_lite.transports import stdio
 from mcp_lite.transports.base import Outgoing
@@ -227,7 +228,7 @@ def a_ping() -> Outgoing:
     return Outgoing(
         {"jsonrpc": "2.0", "id": 1, "method": "ping"},
         b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
-        deadline=time.monotonic() + CALL_TIMEOUT,
+        deadline=Deadline.after(CALL_TIMEOUT),
     )
 
 

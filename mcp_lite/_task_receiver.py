@@ -1,8 +1,7 @@
-"""Answering the server: the client as a task receiver (2025-11-25).
-
-A server may ask for ``sampling/createMessage`` or ``elicitation/create`` as a task: the
-connection hands such a request to ``TaskReceiver``, which runs it in the background with the
-client's handlers and answers the server's ``tasks/get|result|list|cancel`` about it.
+"""``TaskReceiver``: the client as a task receiver (2025-11-25). A server may ask for
+``sampling/createMessage`` or ``elicitation/create`` as a task; the connection hands such a
+request to ``TaskReceiver``, which runs it in the background with the client's handlers and
+answers the server's ``tasks/get|result|list|cancel`` about it.
 """
 
 from __future__ import annotations
