@@ -441,13 +441,15 @@ def _remaining(args: argparse.Namespace) -> float:
 
 
 def _backstop(args: argparse.Namespace) -> Any:
-    """A timer that ends the process shortly after the deadline, whatever is still blocked
-    (every step already gets the remaining time, so this fires only if one forgot). Servers
-    the run started are stopped by their watcher when this process is gone."""
+    """An entry on the process timer that ends the process shortly after the deadline,
+    whatever is still blocked (every step already gets the remaining time, so this fires
+    only if one forgot). Servers the run started are stopped by their watcher when this
+    process is gone. Returns the timer handle (``cancel()`` withdraws it)."""
     import os
-    import threading
 
-    def expire() -> None:
+    from . import _timer
+
+    def expire() -> None:  # (on the timer thread; the process ends here)
         _fail(
             f"timeout: the command did not finish within the {args.deadline.describe()}",
             EXIT_TIMEOUT,
@@ -459,11 +461,7 @@ def _backstop(args: argparse.Namespace) -> Any:
             sys.stderr.flush()
         os._exit(EXIT_TIMEOUT)
 
-    timer = threading.Timer(args.deadline.remaining() + _BACKSTOP_GRACE, expire)
-    timer.daemon = True
-    timer.name = "mcp-lite-cli-backstop"
-    timer.start()
-    return timer
+    return _timer.schedule(args.deadline.at + _BACKSTOP_GRACE, expire)
 
 
 def _stdout_closed() -> int:

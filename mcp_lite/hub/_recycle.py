@@ -10,10 +10,10 @@ flight hold the server too, and a request sent on it since the Hub last looked c
 use at that look (``use_mark``), so such a server may live up to one ``idle_timeout``
 longer than a Hub-called one, and is never stopped under a call.
 
-``Life`` is a server's record (start, last use, leases, recycles); ``Recycler`` is one daemon
-thread per Hub, started only when a recycling server first connects, that sleeps until the
-earliest due time and then runs the Hub's ``sweep``. It holds the Hub weakly, so a forgotten
-Hub is still collected. The decisions themselves are made by ``_connections`` under its slot
+``Life`` is a server's record (start, last use, leases, recycles); ``Recycler`` is one entry
+per Hub on the process timer, armed only when a recycling server first connects, that posts
+the Hub's ``sweep`` to a worker at the earliest due time. It holds the Hub weakly, so a
+forgotten Hub is still collected. The decisions themselves are made by ``_connections`` under its slot
 locks; this module knows nothing of slots.
 """
 
@@ -26,6 +26,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
+from .. import _timer
+from .._workers import Workers
 from ..errors import ConfigError
 from ._live_tasks import LiveTasks
 
@@ -43,7 +45,7 @@ __all__ = [
 log = logging.getLogger("mcp_lite.hub")
 
 RETRY = 0.1  # a server being connected by a caller is looked at again this much later
-_JOIN = 5.0  # close() waits this long for the timer (it may be closing a server: ~0.6 s)
+_JOIN = 5.0  # close() waits this long for a sweep under way (it may close a server: ~0.6 s)
 
 
 def check_seconds(name: str, value: float | None) -> float | None:
@@ -173,74 +175,107 @@ class Lease(Generic[C]):
 
 
 class Recycler:
-    """One daemon thread that runs ``sweep()`` when something is due.
+    """The Hub's recycle sweep as an entry on the process timer (``_timer``).
 
     ``sweep()`` does the due recycles and returns the monotonic time of the next check (None:
-    nothing to watch until ``wake``). ``wake(at)`` starts the thread on first use and makes it
-    look again at ``at`` (None: at once). ``stop()`` ends the thread (joined, bounded).
+    nothing to watch until ``wake``). ``wake(at)`` arms the entry for ``at`` (None: at once);
+    when it fires, the timer only *posts* the sweep to a worker (a sweep may close a server,
+    and timer callbacks must be short), and the entry is armed again from what the sweep
+    returns. ``stop()`` cancels it and waits (bounded) for a sweep under way.
     """
 
-    def __init__(self, sweep: Callable[[], float | None], name: str = "mcp-lite-hub-recycle"):
+    def __init__(self, sweep: Callable[[], float | None]) -> None:
         self._sweep = weakref.WeakMethod(sweep)
-        self._name = name
         self._cond = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self._due: float | None = None
+        self._entry: _timer.Handle | None = None
+        self._due: float | None = None  # when the armed entry fires
+        self._sweeping: threading.Thread | None = None  # the worker running a sweep
+        self._posted = False  # a sweep is posted or running
+        self._again: float | None = None  # a wake() while the sweep ran
         self._stopped = False
 
     @property
-    def running(self) -> bool:
-        thread = self._thread
-        return thread is not None and thread.is_alive()
+    def armed(self) -> bool:
+        """An entry is on the timer, or a sweep is posted or running."""
+        with self._cond:
+            return self._posted or (self._entry is not None and self._entry.pending)
 
     def wake(self, at: float | None = None) -> None:
         at = time.monotonic() if at is None else at
         with self._cond:
             if self._stopped:
                 return
-            if self._due is not None and self._due <= at and self._thread is not None:
-                return  # the thread looks earlier anyway
-            self._due = at
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
-                self._thread.start()
-            self._cond.notify()
+            if self._posted:  # the sweep's own answer re-arms; remember the earlier time
+                self._again = at if self._again is None else min(self._again, at)
+                return
+            self._arm(at)
+
+    def _arm(self, at: float) -> None:
+        # (under self._cond)
+        entry = self._entry
+        if entry is not None and entry.pending:
+            if self._due is not None and self._due <= at:
+                return  # it looks earlier anyway
+            entry.cancel()
+        self._due = at
+        self._entry = _timer.schedule(at, self._fire)
+
+    def _fire(self) -> None:
+        # On the timer thread: post the sweep, nothing more.
+        with self._cond:
+            if self._stopped or self._posted:
+                return
+            self._entry = self._due = None
+            self._posted = True
+        try:
+            _SWEEPS.submit(self._run)
+        except RuntimeError:  # (the pool is never shut down; kept for safety)
+            with self._cond:
+                self._posted = False
+
+    def _run(self) -> None:
+        with self._cond:
+            if self._stopped:
+                self._posted = False
+                self._cond.notify_all()
+                return
+            self._sweeping = threading.current_thread()
+        nxt: float | None = None
+        sweep = self._sweep()
+        if sweep is not None:  # (None: the Hub was collected)
+            try:
+                nxt = sweep()
+            except Exception:  # never let recycling die: log and look again soon
+                log.exception("mcp_lite: recycling servers failed")
+                nxt = time.monotonic() + 1.0
+            del sweep
+        with self._cond:
+            self._posted, self._sweeping = False, None
+            again, self._again = self._again, None
+            self._cond.notify_all()
+            if nxt is None or (again is not None and again < nxt):
+                nxt = again
+            if nxt is not None and not self._stopped:
+                self._arm(nxt)
 
     def stop(self) -> None:
         with self._cond:
             self._stopped = True
-            thread = self._thread
-            self._cond.notify()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(_JOIN)
+            if self._entry is not None:
+                self._entry.cancel()
+                self._entry = None
+            if self._sweeping is threading.current_thread():
+                return  # (a sweep that ends the Hub: it is over when it returns)
+            self._cond.wait_for(lambda: not self._posted, _JOIN)
 
     def after_fork(self) -> None:
-        # The thread did not survive the fork; it starts again when a server connects.
+        # The parent's entry and sweep are not in the child (the timer and the pool reset
+        # themselves); the entry is armed again when a server connects.
         self._cond = threading.Condition()
-        self._thread = None
-        self._due = None
+        self._entry = self._due = self._again = None
+        self._sweeping = None
+        self._posted = False
 
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._stopped:
-                    wait = None if self._due is None else self._due - time.monotonic()
-                    if wait is not None and wait <= 0:
-                        break
-                    self._cond.wait(wait)
-                if self._stopped:
-                    return
-                self._due = None
-            sweep = self._sweep()
-            if sweep is None:  # the Hub was collected
-                return
-            try:
-                nxt = sweep()
-            except Exception:  # never let the timer die: log and look again soon
-                log.exception("mcp_lite: recycling servers failed")
-                nxt = time.monotonic() + 1.0
-            del sweep
-            if nxt is not None:
-                with self._cond:
-                    if self._due is None or nxt < self._due:
-                        self._due = nxt
+
+# The workers that run the Hubs' sweeps (one sweep per Hub at a time); none while idle.
+_SWEEPS = Workers("mcp-lite-hub-sweep", 4)

@@ -116,3 +116,30 @@ def test_library_warnings_carry_the_prefix() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert proc.stderr.strip() == "mcp-lite: warning: something odd"
+
+
+def test_the_backstop_is_an_entry_on_the_process_timer(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+    import threading
+
+    from mcp_lite import _timer
+    from mcp_lite._deadline import Deadline
+
+    exited = threading.Event()
+    calls: list[tuple[str, int]] = []
+
+    def fake_exit(code: int) -> None:
+        calls.append((threading.current_thread().name, code))
+        exited.set()
+
+    monkeypatch.setattr(os, "_exit", fake_exit)
+    monkeypatch.setattr(cli, "_BACKSTOP_GRACE", 0.0)
+    withdrawn = cli._backstop(argparse.Namespace(deadline=Deadline.after(0.05), json=False))
+    withdrawn.cancel()  # a run that ends in time cancels it: it never fires
+    cli._backstop(argparse.Namespace(deadline=Deadline.after(0.05), json=False))
+    assert not [t for t in threading.enumerate() if t.name == "mcp-lite-cli-backstop"]
+    assert exited.wait(10)
+    assert calls == [(_timer.thread_name, cli.EXIT_TIMEOUT)]
+    assert "did not finish within" in capsys.readouterr().err
