@@ -660,11 +660,9 @@ class Hub:
         server, tool = self._tool_for(name, deadline)
         args = dict(arguments or {})
         spec = self._conns.spec(server)
-        if timeout is None and spec.timeout is None:
-            timeout = self._tool_timeout  # MCP_TOOL_TIMEOUT
         self._permissions.check(tool, args, in_process=spec.in_process)
         if on_event is None:  # nobody listens: no events, no progress asked for
-            result = self._call(server, tool, args, deadline, timeout, None, cancel_event)
+            result = self._call(server, tool, args, deadline, None, cancel_event)
             return self._results.process(server, tool.tool_name, result, _meta_of(tool), media)
         emit = on_event
 
@@ -674,7 +672,7 @@ class Hub:
         emit(ToolEvent("started", server, tool.name))
         start = time.monotonic()
         try:
-            result = self._call(server, tool, args, deadline, timeout, on_progress, cancel_event)
+            result = self._call(server, tool, args, deadline, on_progress, cancel_event)
             result = self._results.process(server, tool.tool_name, result, _meta_of(tool), media)
         except BaseException as exc:
             emit(ToolEvent("failed", server, tool.name, elapsed_ms=_ms(start), error=str(exc)))
@@ -711,10 +709,8 @@ class Hub:
         spec = self._conns.spec(server)  # ConfigError: no such server
         tool = self._app_tool(server, name, deadline)
         args = dict(arguments or {})
-        if timeout is None and spec.timeout is None:
-            timeout = self._tool_timeout  # MCP_TOOL_TIMEOUT
         self._permissions.check(tool, args, in_process=spec.in_process)
-        return self._call(server, tool, args, deadline, timeout, None, cancel_event)
+        return self._call(server, tool, args, deadline, None, cancel_event)
 
     def _app_tool(self, server: str, name: str, deadline: Deadline | None) -> McpTool:
         """The tool an app of ``server`` may call by ``name`` (see ``app_call_tool``)."""
@@ -835,17 +831,17 @@ class Hub:
         tool: McpTool,
         args: dict[str, Any],
         deadline: Deadline | None,
-        timeout: float | None,
         on_progress: Callable[[Progress], None] | None,
         cancel_event: threading.Event | None = None,
     ) -> CallToolResult:
-        """The call on ``deadline`` (capped by the call's configured ``timeout``, else the
-        client's), with one reconnect and retry after an expired session, on it too (through
-        the gateway also after a refusal that ran nothing: see ``GatewayRoute.resendable``)."""
+        """The call on the caller's ``deadline`` (None: the call's configured total, see
+        ``_call_total``), with one reconnect and retry after an expired session, on it too
+        (through the gateway also after a refusal that ran nothing: see
+        ``GatewayRoute.resendable``)."""
         for attempt in range(2):
             # The lease holds the server: a recycle waits for this call to end.
             with self._conns.lease(server, deadline) as client:
-                within = capped(deadline, client.timeout if timeout is None else timeout)
+                within = Deadline.of(deadline, self._call_total(server, client))
                 try:
                     return self._call_once(
                         client, server, tool, args, within, on_progress, cancel_event
@@ -887,6 +883,13 @@ class Hub:
                         raise
                     raise local from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _call_total(self, server: str, client: Client) -> float | None:
+        """A tool call's configured total: ``MCP_TOOL_TIMEOUT`` unless the server's entry
+        has its own ``timeout``, else the client's (the entry's) timeout."""
+        if self._tool_timeout is not None and self._conns.spec(server).timeout is None:
+            return self._tool_timeout
+        return client.timeout
 
     def _headers_refused(self, server: str, exc: McpError) -> bool:
         """A 401/403 from a server whose headers a headersHelper makes (not through a
