@@ -353,7 +353,7 @@ def _trust_args(argv: Sequence[str]) -> list[str]:
 
 
 def _server_name_ok(name: str) -> bool:
-    from .hub._config_sources import name_problem
+    from .hub.config._sources import name_problem
 
     return bool(name) and not name.startswith("-") and name_problem(name) is None
 
@@ -733,8 +733,8 @@ def _run_gateway(args: argparse.Namespace) -> int:
     stopped every server it started."""
     import signal
 
+    from .gateway import Gateway
     from .hub import Hub
-    from .hub.gateway import Gateway
 
     def stop(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt  # serve() closes: servers stopped, socket file removed

@@ -67,13 +67,17 @@ from .._deadline import Deadline
 from ..client import Client
 from ..errors import ConnectionClosed, InvalidParams, McpError, RequestCancelled, RpcError
 from ..events import Event
+from ..hub._runtime.gateway_route import fingerprint
+from ..hub._runtime.live_tasks import unknown_task_note
+from ..hub._runtime.recycle import Lease
+from ..hub.hub import Hub
 from ..protocol import versions as pv
 from ..protocol.types import Progress
-from ..server._http import HttpServer, _App, _Handler
-from ..server._http_relay import Relay
+from ..server.http.handler import HttpServer, _App, _Handler
+from ..server.http.relay import Relay
 from ..transports._headers_helper import helper_refused
 from ..transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
-from ._gateway_asks import (
+from .asks import (
     Answers,
     Calls,
     RoundHolds,
@@ -82,14 +86,10 @@ from ._gateway_asks import (
     needed_capability,
     relay_rounds,
 )
-from ._gateway_route import fingerprint
-from ._gateway_socket import check_folder, holder
-from ._gateway_subs import Subscriptions
-from ._gateway_tasks import TaskOwners, current_peer, enter_peer
-from ._live_tasks import unknown_task_note
-from ._recycle import Lease
-from ._start_failures import StartFailures
-from .hub import Hub
+from .socket_folder import check_folder, holder
+from .start_failures import StartFailures
+from .subscriptions import Subscriptions
+from .task_owners import TaskOwners, current_peer, enter_peer
 
 __all__ = ["Gateway"]
 

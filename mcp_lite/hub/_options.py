@@ -16,8 +16,8 @@ from .._options import ClientOptions
 
 if TYPE_CHECKING:
     from ..protocol.types import Params
-    from ._auth_cache import AuthCache
-    from ._connections import Backoff, ElicitationHook
+    from ._runtime.auth_cache import AuthCache
+    from ._runtime.connections import Backoff, ElicitationHook
 
 __all__ = ["FromConfigOptions", "HubOptions", "LoadConfigOptions"]
 

@@ -43,27 +43,12 @@ from ..errors import (
 from ..protocol.extensions import check_extensions, declared
 from ..protocol.tool_specs import for_model
 from ..transports._headers_helper import helper_refused
-from . import _agent_tools as own
-from . import _setup
-from ._auth_cache import AuthCache, NeedsAuthCache
-from ._connections import (
-    Backoff,
-    Connections,
-    Elicitation,
-    ElicitationHook,
-    SamplingHandler,
-    ServerStatus,
-    Spec,
-    capped,
-)
-from ._gateway_route import GatewayRoute, gateway_of
-from ._llm_names import llm_names
-from ._submit import Submitter
-from .permissions import PermissionHandler, Permissions, parse_rule, rules_match
-from .policy import ServerPolicy, add_allow_rule
-from .results import ResultProcessor, ToolEvent, check_media
-from .search import rank_tools
-from .tools import (
+from ._for_model import own_tools as own
+from ._for_model.llm_names import llm_names
+from ._for_model.permissions import PermissionHandler, Permissions, parse_rule, rules_match
+from ._for_model.results import ResultProcessor, ToolEvent, check_media
+from ._for_model.search import rank_tools
+from ._for_model.tools import (
     Catalog,
     McpPrompt,
     McpResource,
@@ -75,7 +60,22 @@ from .tools import (
     to_mcp_resource,
     to_mcp_tool,
 )
-from .tools import tool_definitions as pool_definitions
+from ._for_model.tools import tool_definitions as pool_definitions
+from ._runtime.auth_cache import AuthCache, NeedsAuthCache
+from ._runtime.connections import (
+    Backoff,
+    Connections,
+    Elicitation,
+    ElicitationHook,
+    SamplingHandler,
+    ServerStatus,
+    Spec,
+    capped,
+)
+from ._runtime.gateway_route import GatewayRoute, gateway_of
+from ._runtime.submit import Submitter
+from .config import _setup
+from .config.policy import ServerPolicy, add_allow_rule
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -492,7 +492,7 @@ class Hub:
 
     def search_tools(self, query: str, limit: int = 10) -> list[McpTool]:
         """The tools matching ``query``, best first (name, title, description and the
-        server's ``_meta["anthropic/searchHint"]``; see ``mcp_lite.hub.search``). Tools a
+        server's ``_meta["anthropic/searchHint"]``; see ``mcp_lite.hub._for_model.search``). Tools a
         deny rule refuses are never found. ``"select:a,b"`` picks tools by name."""
         tools = self._offered()
         names = self._llm_names(tools)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ._connection import ServerConnection
 from ._context import Context
-from ._http import HttpServer
 from ._server import Server
+from .http.handler import HttpServer
 
 __all__ = ["Context", "HttpServer", "Server", "ServerConnection"]

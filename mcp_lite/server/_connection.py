@@ -30,7 +30,7 @@ from ..protocol import versions as pv
 
 __all__ = ["ServerConnection"]
 
-from . import _state
+from . import _request_state as _state
 from . import _tasks as tk
 from ._context import (
     LOG_LEVELS,

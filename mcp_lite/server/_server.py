@@ -36,7 +36,7 @@ from ..protocol.extensions import check_extensions
 from . import _tools as st
 from ._connection import ServerConnection
 from ._context import Context, F, RoutedSend, Send
-from ._http import MAX_BODY, HttpServer
+from .http.handler import MAX_BODY, HttpServer
 
 __all__ = ["Context", "Server", "ServerConnection"]
 

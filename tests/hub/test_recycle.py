@@ -288,7 +288,7 @@ def test_in_process_and_remote_servers_do_not_recycle() -> None:
 
 def test_the_sweep_is_a_timer_entry_posted_to_a_worker(monkeypatch, no_leftover_processes) -> None:
     from mcp_lite import _timer
-    from mcp_lite.hub._connections import Connections
+    from mcp_lite.hub._runtime.connections import Connections
 
     ran_on: list[str] = []
     sweep = Connections._sweep

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from .._accel import normalize_name
-from ..protocol.tool_formats import MAX_NAME_LENGTH, fits, shorten, suffixed
+from ..._accel import normalize_name
+from ...protocol.tool_formats import MAX_NAME_LENGTH, fits, shorten, suffixed
 
 if TYPE_CHECKING:
     from .tools import McpTool

@@ -15,12 +15,12 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..protocol.tool_formats import ToolFormat, shape_definition
-from ..protocol.types import CallToolResult
+from ...protocol.tool_formats import ToolFormat, shape_definition
+from ...protocol.types import CallToolResult
 from .tools import McpTool
 
 if TYPE_CHECKING:
-    from ..protocol.types import ReadResourceResult
+    from ...protocol.types import ReadResourceResult
     from .tools import McpResource
 
 __all__ = [

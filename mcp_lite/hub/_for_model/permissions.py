@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._accel import normalize_name
-from ..errors import ConfigError, PermissionDenied
+from ..._accel import normalize_name
+from ...errors import ConfigError, PermissionDenied
 
 if TYPE_CHECKING:
     from .tools import McpTool

@@ -52,9 +52,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .._accel import normalize_name
-from ..errors import ConfigError
-from ..protocol.types import CallToolResult
+from ..._accel import normalize_name
+from ...errors import ConfigError
+from ...protocol.types import CallToolResult
 
 __all__ = [
     "CHARS_PER_TOKEN",

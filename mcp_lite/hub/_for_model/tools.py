@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._accel import LruCache, build_tool_name
-from ..protocol.tool_formats import ToolFormat, check_format, shape_definition
-from ..protocol.tool_specs import (
+from ..._accel import LruCache, build_tool_name
+from ...protocol.tool_formats import ToolFormat, check_format, shape_definition
+from ...protocol.tool_specs import (
     MAX_DESCRIPTION_LENGTH,
     McpTool,
     ToolSpec,
@@ -31,7 +31,7 @@ from ..protocol.tool_specs import (
 )
 
 if TYPE_CHECKING:
-    from ..protocol.types import Prompt, PromptArgument, Resource
+    from ...protocol.types import Prompt, PromptArgument, Resource
 
 __all__ = [
     "MAX_DESCRIPTION_LENGTH",

@@ -46,9 +46,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from .. import _fork
-from .._deadline import Deadline
-from ..errors import (
+from ... import _fork
+from ..._deadline import Deadline
+from ...errors import (
     AuthRequired,
     ConfigError,
     ConnectError,
@@ -57,9 +57,9 @@ from ..errors import (
     RpcError,
     ServerDisabled,
 )
-from ..events import emit_reconnect
-from ._live_tasks import TASK_METHODS, unknown_task_note
-from ._recycle import (
+from ...events import emit_reconnect
+from .live_tasks import TASK_METHODS, unknown_task_note
+from .recycle import (
     RETRY,
     Lease,
     Life,
@@ -72,11 +72,11 @@ from ._recycle import (
 )
 
 if TYPE_CHECKING:
-    from ..client import Client
-    from ..protocol.types import Params
-    from ..tasks import Task
-    from ._auth_cache import AuthCache
-    from .tools import Catalog
+    from ...client import Client
+    from ...protocol.types import Params
+    from ...tasks import Task
+    from .._for_model.tools import Catalog
+    from .auth_cache import AuthCache
 
 __all__ = ["Backoff", "Connections", "Elicitation", "Lease", "ServerStatus", "Spec", "capped"]
 
@@ -211,7 +211,7 @@ class Spec:
 
 def memo_key(name: str, target: Any) -> str:
     """``name`` + the canonical JSON of its target; an in-process server by identity."""
-    from ..server import Server
+    from ...server import Server
 
     if isinstance(target, Server):
         return f"{name}\x00sdk:{id(target)}"
@@ -266,7 +266,7 @@ def make_spec(
 
 
 def _type_of(target: Any) -> str:
-    from ..server import Server
+    from ...server import Server
 
     if isinstance(target, Server):
         return "sdk"
@@ -809,7 +809,7 @@ class Connections:
         if total is None:
             total = spec.timeout if spec.timeout is not None else options.get("timeout")
         if total is None:
-            from ..client import DEFAULT_TIMEOUT
+            from ...client import DEFAULT_TIMEOUT
 
             total = DEFAULT_TIMEOUT
         return float(total)
@@ -1301,7 +1301,7 @@ def _why_dead(client: Client) -> BaseException:
 
 
 def _open_client(spec: Spec, options: dict[str, Any]) -> Client:
-    from ..client import Client
+    from ...client import Client
 
     # The attempt's deadline (the caller's, capped by connect_timeout / MCP_TIMEOUT) bounds
     # the start and the handshake; requests keep the client's `timeout`.

@@ -37,12 +37,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from .. import errors
-from .._deadline import Deadline
-from .._http import peer as _peer
-from .._http.unix import is_unix_url, split_url
-from .._server_config import ServerTarget, normalize_url
-from ..errors import (
+from ... import errors
+from ..._deadline import Deadline
+from ..._http import peer as _peer
+from ..._http.unix import is_unix_url, split_url
+from ..._server_config import ServerTarget, normalize_url
+from ...errors import (
     ConfigError,
     ConnectError,
     InvalidRequest,
@@ -52,7 +52,7 @@ from ..errors import (
     SessionExpired,
     TransportError,
 )
-from ._connections import Spec
+from .connections import Spec
 
 __all__ = ["GatewayRoute", "fingerprint", "gateway_of"]
 

@@ -26,10 +26,10 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from .. import _timer
-from .._workers import Workers
-from ..errors import ConfigError
-from ._live_tasks import LiveTasks
+from ... import _timer
+from ..._workers import Workers
+from ...errors import ConfigError
+from .live_tasks import LiveTasks
 
 __all__ = [
     "Lease",

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from ..errors import ConnectionClosed, McpError
+from ...errors import ConnectionClosed, McpError
 
 __all__ = ["Submitter"]
 

@@ -65,7 +65,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .._server_config import (
+from ..._server_config import (
     DEFAULT_IDE_AUTH_HEADER,
     HttpServerConfig,
     OAuthConfig,
@@ -82,9 +82,9 @@ from .._server_config import (
     _validate,
     validate_target,
 )
-from ..errors import ConfigError
-from . import _config_sources as src
+from ...errors import ConfigError
 from . import _discovery
+from . import _sources as src
 from ._entries import ConfigIssue, HubConfig, Scope, ServerEntry
 
 log = logging.getLogger("mcp_lite.hub")
@@ -239,7 +239,7 @@ class _Loader:
 
 
 def _dynamic_document(dynamic: Mapping[str, Any]) -> dict[str, Any]:
-    from ..server import Server
+    from ...server import Server
 
     out: dict[str, Any] = {}
     for name, value in dynamic.items():

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from . import _config_sources as src
+from ...errors import ConfigError
+from . import _sources as src
 from ._entries import ConfigIssue, HubConfig
 from .policy import ServerPolicy, policy_from_settings, settings_rules
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from .._server_config import (
+from ..._server_config import (
     SdkServerConfig,
     ServerConfig,
     ServerTarget,
@@ -18,11 +18,11 @@ from .._server_config import (
     _target_of,
     normalize_url,
 )
-from ..errors import ConfigError
+from ...errors import ConfigError
 from .policy import ServerPolicy
 
 if TYPE_CHECKING:
-    from ..server import Server
+    from ...server import Server
 
 __all__ = ["ConfigIssue", "HubConfig", "Scope", "ServerEntry"]
 

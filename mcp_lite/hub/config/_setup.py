@@ -8,8 +8,8 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..errors import ConfigError, McpError
-from ._connections import Spec, make_spec
+from ...errors import ConfigError, McpError
+from .._runtime.connections import Spec, make_spec
 from .policy import ServerPolicy
 
 __all__ = ["HUB_OPTIONS", "always_load_of", "env_seconds", "police", "specs_of"]
@@ -67,8 +67,8 @@ def specs_of(config: Any) -> tuple[list[Spec], list[Any]]:
             "Hub wants a HubConfig or a mapping like {'mcpServers': {...}}, "
             f"not {type(config).__name__}"
         )
-    from ..server import Server
-    from .config import parse_servers
+    from ...server import Server
+    from . import parse_servers
 
     servers = config.get("mcpServers", config) if "mcpServers" in config else config
     if not isinstance(servers, Mapping):

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .._secrets import redact_text, redact_url
+from ..._secrets import redact_text, redact_url
 
 REMOTE_TIMEOUT = 10.0
 """Seconds allowed for fetching a remote server list from a URL (a total, not per read)."""
@@ -274,7 +274,7 @@ def fetch_remote(remote: Callable[[], Mapping[str, Any]] | str) -> tuple[Any, st
     """
     try:
         if isinstance(remote, str):
-            from ..auth._net import Http, require_secure
+            from ...auth._net import Http, require_secure
 
             require_secure(remote, "remote server list")
             status, _, raw = Http(timeout=REMOTE_TIMEOUT).exchange(

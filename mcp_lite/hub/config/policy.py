@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from .permissions import parse_rule
+from ...errors import ConfigError
+from .._for_model.permissions import parse_rule
 
 __all__ = [
     "ServerPolicy",

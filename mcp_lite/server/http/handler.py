@@ -41,20 +41,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from .._accel import encode_message
-from ..protocol import versions as pv
-from ._context import _id_key, log
-from ._http_framing import AmbiguousFraming, body_length
-from ._http_hangup import HangupWatch
-from ._http_head import read_headers
-from ._http_headers import check_headers
-from ._http_relay import Relay
-from ._http_slots import RETRY_AFTER_S, Slots, peer_of
-from ._http_streams import END as _END
-from ._http_streams import Router as _Router
-from ._http_streams import Stream as _Stream
-from ._unix import listen as _listen_unix
-from ._unix import remove as _remove_unix
+from ..._accel import encode_message
+from ...protocol import versions as pv
+from .._context import _id_key, log
+from .framing import AmbiguousFraming, body_length
+from .hangup import HangupWatch
+from .head import read_headers
+from .headers import check_headers
+from .relay import Relay
+from .slots import RETRY_AFTER_S, Slots, peer_of
+from .streams import END as _END
+from .streams import Router as _Router
+from .streams import Stream as _Stream
+from .unix_socket import listen as _listen_unix
+from .unix_socket import remove as _remove_unix
 
 __all__ = ["HttpServer"]
 

@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Any
 
-from ._http_relay import KEEPALIVE_S, Relay
+from .relay import KEEPALIVE_S, Relay
 
 __all__ = ["HangupWatch"]
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from email.message import Message
 from typing import Any
 
-from ..protocol import versions as pv
-from ..protocol.param_headers import argument_at, header_map, header_text
+from ...protocol import versions as pv
+from ...protocol.param_headers import argument_at, header_map, header_text
 
 __all__ = ["check_headers", "decode_header"]
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ._context import log
+from .._context import log
 
 __all__ = ["Relay"]
 

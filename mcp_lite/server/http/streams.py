@@ -9,7 +9,7 @@ import queue
 import threading
 from typing import Any
 
-from ._context import log
+from .._context import log
 
 __all__ = ["END", "Router", "Stream"]
 
