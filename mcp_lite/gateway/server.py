@@ -73,8 +73,10 @@ from ..hub._runtime.recycle import Lease
 from ..hub.hub import Hub
 from ..protocol import versions as pv
 from ..protocol.types import Progress
-from ..server.http.handler import HttpServer, _App, _Handler
+from ..server.http.endpoint import App
+from ..server.http.handler import Handler
 from ..server.http.relay import Relay
+from ..server.http.server import HttpServer
 from ..transports._headers_helper import helper_refused
 from ..transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
 from .asks import (
@@ -798,7 +800,7 @@ class _Endpoint:
         return result
 
 
-class _GatewayHandler(_Handler):
+class _GatewayHandler(Handler):
     """The small server's HTTP handler, routed by path, with a peer check."""
 
     gateway: Gateway
@@ -813,7 +815,7 @@ class _GatewayHandler(_Handler):
             return
         super().handle()
 
-    _route: tuple[str, str, _App] | None = None  # this connection's last path, name, app
+    _route: tuple[str, str, App] | None = None  # this connection's last path, name, app
 
     def _path_ok(self) -> bool:
         # No Origin check: a browser cannot reach a Unix socket, and the peer is checked.
@@ -886,7 +888,7 @@ class Gateway:
         self.request_timeout = request_timeout
         self.socket_path: str | None = None
         self._lock = threading.Lock()
-        self._apps: dict[str, _App] = {}
+        self._apps: dict[str, App] = {}
         self._pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="mcp-lite-gateway")
         self._slots = threading.BoundedSemaphore(MAX_INFLIGHT)
         self._http: HttpServer | None = None
@@ -988,13 +990,13 @@ class Gateway:
             out.append({"name": name, "fingerprint": mark, "state": status.state})
         return out
 
-    def _app(self, name: str) -> _App | None:
+    def _app(self, name: str) -> App | None:
         with self._lock:
             app = self._apps.get(name)
             if app is None and not self._closed.is_set():
                 if not any(s["name"] == name for s in self.servers()):
                     return None
-                app = self._apps[name] = _App(_Endpoint(self, name), False, MAX_BODY)
+                app = self._apps[name] = App(_Endpoint(self, name), False, MAX_BODY)
             return app
 
     def _upstream_notification(self, event: Event) -> None:

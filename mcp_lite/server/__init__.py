@@ -18,6 +18,6 @@ from __future__ import annotations
 from ._connection import ServerConnection
 from ._context import Context
 from ._server import Server
-from .http.handler import HttpServer
+from .http.server import HttpServer
 
 __all__ = ["Context", "HttpServer", "Server", "ServerConnection"]

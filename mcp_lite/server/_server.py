@@ -36,7 +36,8 @@ from ..protocol.extensions import check_extensions
 from . import _tools as st
 from ._connection import ServerConnection
 from ._context import Context, F, RoutedSend, Send
-from .http.handler import MAX_BODY, HttpServer
+from .http.endpoint import MAX_BODY
+from .http.server import HttpServer
 
 __all__ = ["Context", "Server", "ServerConnection"]
 

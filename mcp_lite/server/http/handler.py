@@ -1,67 +1,41 @@
-"""Streamable HTTP for ``Server``: one endpoint (``/mcp``), stdlib only (threads).
-
-Both eras on one endpoint, told apart per request the way the stdio server does it:
-
-- handshake era (2025-03-26 … 2025-11-25): ``initialize`` opens a session
-  (``Mcp-Session-Id``) holding one ``ServerConnection``; a GET opens the session's stream
-  for messages that belong to no request; DELETE ends the session. ``stateless=True`` keeps
-  no session: each POST gets a fresh connection, already initialized at the version of its
-  ``MCP-Protocol-Version`` header.
-- stateless era (2026-07-28): every request stands alone and gets its own connection; the
-  request headers are checked against the body (``HeaderMismatch``), refusals of the
-  request itself are HTTP 400 (404 for an unknown method), and closing the response stream
-  cancels the request.
-
-Each POST answers with one JSON body when the first thing to send is the final response,
-else with an SSE stream (progress, logs, server → client requests, then the response).
-Every connection the connection sends on is a ``_Stream`` with a bounded queue; request
-bodies, sessions and concurrent HTTP connections are bounded too. A connection that can
-answer a request on the handler's own thread (``_Inline``: the gateway's forwarder) does so,
-with no stream or queue: its messages before the response (progress) go through a
-``Relay`` as they come, and ``HangupWatch`` withdraws it when the client hangs up.
-"""
+"""The request handler of the small server's Streamable HTTP endpoint (``/mcp``): both
+eras on one endpoint, told apart per request; a POST answers with one JSON body or an SSE
+stream, GET opens a session's stream, DELETE ends a session. How it works:
+``docs/explanation/inside-the-hub.md``."""
 
 from __future__ import annotations
 
 import contextlib
 import email.utils
-import functools
 import http.client
 import json
 import logging
 import queue
-import secrets
 import select
 import socket
-import sys
 import threading
 import time
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..._accel import encode_message
 from ...protocol import versions as pv
 from .._context import _id_key, log
+from .endpoint import App, _Conn, _Inline, _rpc_error, _Session
 from .framing import AmbiguousFraming, body_length
 from .hangup import HangupWatch
 from .head import read_headers
 from .headers import check_headers
 from .relay import Relay
-from .slots import RETRY_AFTER_S, Slots, peer_of
+from .slots import RETRY_AFTER_S, Slots
 from .streams import END as _END
 from .streams import Router as _Router
 from .streams import Stream as _Stream
-from .unix_socket import listen as _listen_unix
-from .unix_socket import remove as _remove_unix
 
-__all__ = ["HttpServer"]
+__all__ = ["Handler"]
 
-MAX_BODY = 4 * 1024 * 1024
-MAX_SESSIONS = 1024
-MAX_CONNECTIONS = 256
-SESSION_IDLE_S = 3600.0
 _KEEPALIVE_S = 15.0
 _POLL_S = 0.25
 # Refusals of a 2026-07-28 request itself (not of the work it asked for) are HTTP 400.
@@ -69,130 +43,12 @@ _BAD_REQUEST_CODES = frozenset({-32020, -32021, -32022})
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
-class _Conn(Protocol):
-    """What the HTTP layer needs of a connection (a ``ServerConnection``, or the gateway's
-    forwarding one)."""
-
-    protocol_version: str | None
-
-    def receive(self, message: Any) -> None: ...
-
-    def close(self, timeout: float = 1.0) -> None: ...
-
-
-class _Inline(Protocol):
-    """A connection that can answer some requests on the HTTP handler's thread (the
-    gateway's forwarder): ``can_inline`` says which (nothing goes to their stream but what
-    ``relay`` is given, e.g. progress, then the response), ``answer`` gives the response, or
-    None when ``cancel`` stopped it (set when the HTTP client hangs up or stops reading)."""
-
-    def can_inline(self, msg: dict[str, Any]) -> bool: ...
-
-    def answer(
-        self, msg: dict[str, Any], key: str, cancel: threading.Event, relay: Relay
-    ) -> dict[str, Any] | None: ...
-
-
-class _Opener(Protocol):
-    """What the HTTP layer needs of its ``Server``."""
-
-    @property
-    def versions(self) -> tuple[str, ...]: ...
-
-    def open_connection(self, send: Any, *, routed: bool = False) -> _Conn: ...
-
-    def _tool_schema(self, name: str) -> Any: ...
-
-
-class _Session:
-    def __init__(self, server: _Opener) -> None:
-        self.id = secrets.token_urlsafe(24)
-        self.router = _Router()
-        self.conn = server.open_connection(self.router.send, routed=True)
-        self.last_used = time.monotonic()
-
-    def close(self) -> None:
-        self.router.end_all()
-        self.conn.close(timeout=1.0)
-
-
-def _rpc_error(code: int, message: str, rid: Any = None) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
-
-
-class _App:
-    """The state behind one HTTP endpoint."""
-
-    def __init__(self, server: _Opener, stateless: bool, max_body: int) -> None:
-        self.server = server
-        self.stateless = stateless
-        self.max_body = max_body
-        self.sessions: dict[str, _Session] = {}
-        self.lock = threading.Lock()
-        self.slots = Slots(MAX_CONNECTIONS)  # (the HttpServer's own app's are the ones used)
-        self.closed = False
-        self.bound_loopback = True
-        self._open: set[_Conn] = set()  # per-POST connections, for close()
-        self.requests: set[socket.socket] = set()  # open client connections, for close()
-
-    def is_modern(self, msg: Any, header: str | None, versions: tuple[str, ...]) -> bool:
-        """Mirrors ``ServerConnection._is_modern`` (plus the version header); ``versions``:
-        the server's, as read once for this request."""
-        if not _any_stateless(versions):
-            return False
-        params = msg.get("params") if isinstance(msg, dict) else None
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        v = meta.get(pv.META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
-        if v is None:
-            return header is not None and pv.is_stateless(header)
-        return not (isinstance(v, str) and v in pv.HANDSHAKE_VERSIONS and v in versions)
-
-    def new_session(self) -> _Session | None:
-        now = time.monotonic()
-        with self.lock:
-            if self.closed:
-                return None
-            stale = [s for s in self.sessions.values() if now - s.last_used > SESSION_IDLE_S]
-            for s in stale:
-                del self.sessions[s.id]
-            if len(self.sessions) >= MAX_SESSIONS:
-                session = None
-            else:
-                session = _Session(self.server)
-                self.sessions[session.id] = session
-        for s in stale:
-            s.close()
-        return session
-
-    def one_shot(self, router: _Router) -> _Conn:
-        conn = self.server.open_connection(router.send, routed=True)
-        with self.lock:
-            self._open.add(conn)
-        return conn
-
-    def done(self, conn: _Conn) -> None:
-        with self.lock:
-            self._open.discard(conn)
-        conn.close(timeout=1.0)
-
-    def close(self) -> None:
-        with self.lock:
-            self.closed = True
-            sessions = list(self.sessions.values())
-            self.sessions.clear()
-            conns = list(self._open)
-        for s in sessions:
-            s.close()
-        for c in conns:
-            c.close(timeout=1.0)
-
-
-class _Handler(BaseHTTPRequestHandler):
+class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "mcp-lite-server"
     # socket timeout: an idle keep-alive connection (or a stalled body) gives its slot back
     timeout = 120
-    app: _App  # set on the subclass made per HttpServer
+    app: App  # set on the subclass made per HttpServer
     hangups: HangupWatch  # likewise
     versions: tuple[str, ...] = ()  # the server's, read once per POST
     body_length: int | None = 0  # of the request being served (None: Transfer-Encoding)
@@ -851,186 +707,8 @@ def _http_date() -> str:
     return _date_cache[1]
 
 
-@functools.lru_cache(maxsize=16)
-def _any_stateless(versions: tuple[str, ...]) -> bool:
-    """True when ``versions`` (a server's: a few constant tuples) has a stateless one."""
-    return any(pv.is_stateless(v) for v in versions)
-
-
 def _has_initialize(msg: Any) -> bool:
     if isinstance(msg, dict):
         return msg.get("method") == "initialize"
     items = msg if isinstance(msg, list) else [msg]
     return any(isinstance(m, dict) and m.get("method") == "initialize" for m in items)
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    # the stdlib's listen backlog of 5 drops the SYNs of a burst of clients, who then wait out
-    # the kernel's 1 s SYN retry; a burst of callers is the normal case for a shared server
-    request_queue_size = 128
-    app: _App
-
-    @property
-    def slots(self) -> Slots:
-        return self.app.slots
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        # bounded: past MAX_CONNECTIONS connections, one is freed (_http_slots) or the new
-        # one is refused at once, its request unread: it ran nothing, so it may come again
-        if self.app.slots.admit(request, peer_of(request, client_address)) is None:
-            with contextlib.suppress(OSError):
-                request.sendall(
-                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
-                    b"Retry-After: %d\r\nConnection: close\r\n\r\n" % RETRY_AFTER_S
-                )
-            self.shutdown_request(request)
-            return
-        with self.app.lock:  # here, on the accepting thread: close() knows it once shut down
-            self.app.requests.add(request)
-        super().process_request(request, client_address)
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        slot = self.app.slots.of(request)
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            with self.app.lock:
-                self.app.requests.discard(request)
-            if slot is not None:
-                self.app.slots.release(slot)
-
-    def shutdown_request(self, request: Any) -> None:
-        slot = self.app.slots.of(request)
-        if slot is not None and slot.state == "idle":
-            # Ended between two requests: a plain close, no half-close first, so a request
-            # written meanwhile meets ECONNRESET (it ran nothing), never a clean end.
-            self.close_request(request)
-            return
-        super().shutdown_request(request)
-
-    def service_actions(self) -> None:
-        self.app.slots.sweep()  # requests read for too long end
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that left (or stalled) mid-request is its own business: one debug line,
-        not the stdlib's traceback on stderr; anything else is logged with its traceback."""
-        exc = sys.exc_info()[1]
-        if isinstance(exc, (ConnectionError, TimeoutError)):
-            log.debug("http client %s left (or stalled) mid-request: %s", client_address, exc)
-        else:
-            log.error("http request from %s failed", client_address, exc_info=True)
-
-    def end_connections(self) -> None:
-        """Shut every open client connection down: a kept-alive one would otherwise go on
-        being served by its (daemon) thread after ``close()``."""
-        with self.app.lock:
-            requests = list(self.app.requests)
-        for request in requests:
-            with contextlib.suppress(OSError):
-                request.shutdown(socket.SHUT_RDWR)
-
-
-class _UnixHTTPServer(_HTTPServer):
-    """The same server on a listening ``AF_UNIX`` socket (bound by ``_unix.listen``)."""
-
-    address_family = socket.AF_UNIX
-
-    def __init__(self, sock: socket.socket, handler: Any) -> None:
-        super().__init__(sock.getsockname(), handler, bind_and_activate=False)
-        self.socket.close()  # the unbound one socketserver made
-        self.socket = sock
-
-    def get_request(self) -> tuple[socket.socket, Any]:
-        request, _ = self.socket.accept()
-        return request, ("unix", 0)  # a Unix peer has no address; the handler logs one
-
-
-class HttpServer:
-    """A running Streamable HTTP endpoint (see ``Server.serve_http``); ``close()`` stops it.
-
-    Attributes:
-        url: the MCP endpoint, e.g. ``http://127.0.0.1:8000/mcp``, or
-            ``unix:///path/srv.sock`` on a Unix socket (what ``mcp_lite.connect`` takes).
-        host, port: where it listens (``port`` is the real one when 0 was asked for; ``""``
-            and 0 on a Unix socket).
-        socket_path: the Unix socket file (None on TCP).
-    """
-
-    def __init__(
-        self,
-        server: _Opener,
-        host: str,
-        port: int,
-        stateless: bool,
-        max_body: int = MAX_BODY,
-        *,
-        socket_path: str | None = None,
-        socket_mode: int = 0o600,
-        handler: type[_Handler] | None = None,
-    ) -> None:
-        # handler: a subclass of _Handler (the gateway's serves many endpoints on one socket)
-        self._app = _App(server, stateless, max_body)
-        self._hangups = HangupWatch()
-        # TCP_NODELAY (TCP only): an answer's head and body are two writes, and Nagle would
-        # hold the body until the client's delayed ACK (~40 ms per call on loopback).
-        nodelay = socket_path is None
-        handler = type(
-            "Handler",
-            (handler or _Handler,),
-            {"app": self._app, "hangups": self._hangups, "disable_nagle_algorithm": nodelay},
-        )
-        self.socket_path = socket_path
-        self._socket_id: tuple[int, int] | None = None
-        if socket_path is not None:
-            sock, self._socket_id = _listen_unix(socket_path, socket_mode)
-            self._httpd: _HTTPServer = _UnixHTTPServer(sock, handler)
-            self.host, self.port = "", 0
-            self.url = f"unix://{socket_path}"
-            where = socket_path
-        else:
-            self._httpd = _HTTPServer((host, port), handler)
-            self._app.bound_loopback = host in _LOOPBACK or host.startswith("127.")
-            self.host = host
-            self.port = self._httpd.server_address[1]
-            shown = f"[{host}]" if ":" in host else host
-            self.url = f"http://{shown}:{self.port}/mcp"
-            where = str(self.port)
-        self._httpd.app = self._app
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.2},
-            name=f"mcp-server-http[{where}]",
-            daemon=True,
-        )
-        self._thread.start()
-        self._closed = False
-
-    def close(self) -> None:
-        """Stop listening, end every session and stream, and wait (bounded) for the loop."""
-        if self._closed:
-            return
-        self._closed = True
-        self._httpd.shutdown()
-        self._app.close()
-        self._httpd.server_close()
-        self._httpd.end_connections()
-        self._hangups.close()
-        if self.socket_path is not None and self._socket_id is not None:
-            _remove_unix(self.socket_path, self._socket_id)
-        self._thread.join(timeout=5.0)
-
-    def wait(self) -> None:
-        """Block until ``close()`` (from another thread) or KeyboardInterrupt."""
-        while self._thread.is_alive():
-            self._thread.join(timeout=0.5)
-
-    def __enter__(self) -> HttpServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"<HttpServer {self.url}>"
