@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ._for_model.results import ToolEvent
 from ._for_model.tools import McpPrompt, McpResource, McpTool, ToolSpec
-from ._runtime.connections import Backoff, ServerStatus
+from ._runtime.server_status import Backoff, ServerStatus
 from .hub import Hub, ServerSnapshot
 
 __all__ = [

@@ -62,17 +62,11 @@ from ._for_model.tools import (
 )
 from ._for_model.tools import tool_definitions as pool_definitions
 from ._runtime.auth_cache import AuthCache, NeedsAuthCache
-from ._runtime.connections import (
-    Backoff,
-    Connections,
-    Elicitation,
-    ElicitationHook,
-    SamplingHandler,
-    ServerStatus,
-    Spec,
-    capped,
-)
+from ._runtime.connections import Connections, SamplingHandler, capped
+from ._runtime.elicitation import Elicitation, ElicitationHook
 from ._runtime.gateway_route import GatewayRoute, gateway_of
+from ._runtime.server_status import Backoff, ServerStatus
+from ._runtime.spec import Spec
 from ._runtime.submit import Submitter
 from .config import _setup
 from .config.policy import ServerPolicy, add_allow_rule

@@ -1,41 +1,11 @@
-"""The Hub's connections: one slot per configured server, its state, and how it connects.
-
-Each server has a slot holding its ``Client`` (created with ``auto_reconnect=False``: the
-Hub, not the Client, decides when and how to reconnect) and its state:
-
-- ``pending``: not connected yet, or (re)connecting; between failed attempts the slot waits
-  ``Backoff.delay(n)`` (1 s, 2 s, 4 s … by default) up to ``max_attempts``;
-- ``connected``: the client is live;
-- ``failed``: the last attempt cycle failed; ``error`` says why. Later uses retry only after
-  ``Backoff.cooldown`` seconds (``reconnect()`` retries at once);
-- ``needs-auth``: the server answered 401; recorded in the needs-auth cache file for 15
-  minutes, during which the server is not tried again (``reconnect()`` does);
-- ``disabled``: by config (with a reason) or by ``disable()``; never connected;
-- ``idle``: a stdio server stopped by a recycle (``idle_timeout`` or ``max_lifetime``, see
-  ``_recycle``); the next call starts it again, ``connect_all()`` leaves it stopped, and its
-  cached lists stay until it starts.
-
-Connections are memoized by ``name + canonical JSON of the config``: an unchanged entry keeps
-its connection across ``update()``; a changed one gets a new slot and the old connection is
-closed. ``connect_all()`` connects in parallel, at most 3 local (stdio, in-process) and 20
-remote servers at a time (``MCP_SERVER_CONNECTION_BATCH_SIZE``,
-``MCP_REMOTE_SERVER_CONNECTION_BATCH_SIZE``). A slow or broken server only ever holds up the
-callers of that server: each slot connects under its own lock, and one deadline bounds a
-whole attempt cycle (every attempt and every backoff wait): the caller's, when it gave a
-timeout, capped by the configured connect total (``connect_timeout``/``MCP_TIMEOUT``, else the
-client's ``timeout``). A backoff wait that would end past the deadline is not waited: the
-cycle ends with the last attempt's error.
-
-This module also routes the server → client callbacks of every connection: cache
-invalidation on ``notifications/*/list_changed`` and elicitation (hooks first, then the
-host's handler; completion notifications for URL mode).
-"""
+"""The Hub's connections: one slot per configured server, its state, and how it
+connects (attempt cycles within one deadline, backoff, memoized connections, batches),
+leases and recycling (see ``recycle``), and the server -> client callbacks every
+connection shares. How it works: ``docs/explanation/inside-the-hub.md``."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import logging
 import os
 import threading
@@ -43,8 +13,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ... import _fork
 from ..._deadline import Deadline
@@ -58,32 +27,28 @@ from ...errors import (
     ServerDisabled,
 )
 from ...events import emit_reconnect
-from .live_tasks import TASK_METHODS, unknown_task_note
+from .elicitation import Elicitation
 from .recycle import (
-    RETRY,
     Lease,
-    Life,
     Recycler,
-    calls_in_flight,
     check_seconds,
-    defer_for_tasks,
     effective,
-    use_mark,
 )
+from .server_status import Backoff, ServerStatus
+from .slot import _alive, _Slot
+from .spec import Spec, _has_helper
+from .sweep import Recycling
 
 if TYPE_CHECKING:
     from ...client import Client
     from ...protocol.types import Params
-    from ...tasks import Task
     from .._for_model.tools import Catalog
     from .auth_cache import AuthCache
 
-__all__ = ["Backoff", "Connections", "Elicitation", "Lease", "ServerStatus", "Spec", "capped"]
+__all__ = ["Connections", "Route", "capped"]
 
 log = logging.getLogger("mcp_lite.hub")
 
-State = Literal["connected", "failed", "needs-auth", "pending", "disabled", "idle"]
-REMOTE_TYPES = frozenset({"http", "sse", "ws", "sse-ide", "ws-ide", "proxy"})
 DEFAULT_LOCAL_BATCH = 3
 DEFAULT_REMOTE_BATCH = 20
 _LISTEN_FLAGS = (
@@ -99,185 +64,6 @@ _LIST_CHANGED = {
     "notifications/resources/list_changed": "resources",
     "notifications/prompts/list_changed": "prompts",
 }
-
-
-@dataclass(frozen=True)
-class Backoff:
-    """How a slot retries a connection: ``base * factor ** (n - 1)`` seconds after the n-th
-    failed attempt, capped at ``max_delay``, at most ``max_attempts`` attempts per cycle;
-    a ``failed`` server is tried again on use after ``cooldown`` seconds."""
-
-    base: float = 1.0
-    factor: float = 2.0
-    max_delay: float = 30.0
-    max_attempts: int = 3
-    cooldown: float = 30.0
-
-    def __post_init__(self) -> None:
-        if self.base < 0 or self.factor < 1 or self.max_delay < 0 or self.cooldown < 0:
-            raise ConfigError("Backoff: base, max_delay and cooldown must be >= 0, factor >= 1")
-        if self.max_attempts < 1:
-            raise ConfigError("Backoff: max_attempts must be at least 1")
-
-    def delay(self, attempt: int) -> float:
-        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        return float(min(self.base * self.factor ** (attempt - 1), self.max_delay))
-
-
-@dataclass(frozen=True)
-class ServerStatus:
-    """One server as ``Hub.status()`` shows it.
-
-    Attributes:
-        state: ``connected``, ``failed``, ``needs-auth``, ``pending``, ``disabled`` or
-            ``idle`` (stopped by a recycle; the next call starts it).
-        error: why it failed, needs auth, is disabled or idle; None otherwise.
-        scope: where the entry came from (``project``, ``user``, ``dynamic``...).
-        type: ``stdio``, ``http``, ``sse``, ``ws``, ``sdk``...
-        tools_count: how many tools it offers, when the list is known (else None).
-        attempts: connection attempts in the current or last cycle.
-        source: the file (or ``<code>``) the entry came from.
-        idle_timeout, max_lifetime: the recycle settings in effect (seconds; None: off;
-            stdio servers only).
-        started_at: when the current connection (process) started (``time.time()``); None
-            while none runs.
-        age: its age in seconds; None while none runs.
-        last_used: when a call last began or ended (``time.time()``); None before the first.
-        recycles: how many times a recycle stopped it (idle stops and lifetime restarts).
-        pid: the stdio server's process id while it runs; None otherwise.
-        via: ``"gateway"`` (reached through the Hub's gateway), ``"local"`` (run or reached by
-            this process), or None while the gateway's listing is not fetched yet.
-        live_tasks: tasks started or seen through the Hub, its gateway or a client from
-            ``hub.client()`` on the current process that a client may still collect; a
-            recycle waits for them.
-        recycle_deferred: why a recycle that is due waits (live tasks, and until when at
-            most); None when none waits.
-    """
-
-    name: str
-    state: State
-    error: str | None = None
-    scope: str | None = None
-    type: str | None = None
-    tools_count: int | None = None
-    attempts: int = 0
-    source: str | None = None
-    idle_timeout: float | None = None
-    max_lifetime: float | None = None
-    started_at: float | None = None
-    age: float | None = None
-    last_used: float | None = None
-    recycles: int = 0
-    pid: int | None = None
-    via: str | None = "local"
-    live_tasks: int = 0
-    recycle_deferred: str | None = None
-
-
-@dataclass(frozen=True)
-class Spec:
-    """What the Hub needs of one configured server (built from a ``ServerEntry``)."""
-
-    name: str
-    scope: str
-    type: str
-    target: Any = field(repr=False)  # headers, tokens, URL queries: never in a repr
-    source: str = "<code>"
-    disabled_reason: str | None = None
-    error: str | None = None
-    key: str = field(default="", compare=False)
-    timeout: float | None = None
-    # The entry's own recycle settings (0: off for this server); not in ``key``: changing
-    # them keeps the connection.
-    idle_timeout: float | None = None
-    max_lifetime: float | None = None
-    # The entry's "extensions" ({id: settings}), laid over the Hub's; in ``key``: they are
-    # declared when connecting.
-    extensions: dict[str, dict[str, Any]] | None = None
-
-    @property
-    def remote(self) -> bool:
-        return self.type in REMOTE_TYPES
-
-    @property
-    def in_process(self) -> bool:
-        return self.type == "sdk"
-
-    @property
-    def auth_key(self) -> str:
-        """The needs-auth cache key: the name and a hash of the config (no secrets kept)."""
-        return f"{self.name}:{hashlib.sha256(self.key.encode()).hexdigest()[:16]}"
-
-
-def memo_key(name: str, target: Any) -> str:
-    """``name`` + the canonical JSON of its target; an in-process server by identity."""
-    from ...server import Server
-
-    if isinstance(target, Server):
-        return f"{name}\x00sdk:{id(target)}"
-
-    def default(value: Any) -> Any:
-        if isinstance(value, Server):
-            return f"<sdk {id(value)}>"
-        dump = getattr(value, "model_dump", None)
-        if callable(dump):
-            return dump(mode="json")
-        return f"<{type(value).__qualname__} {id(value)}>"
-
-    return (
-        name + "\x00" + json.dumps(target, sort_keys=True, separators=(",", ":"), default=default)
-    )
-
-
-def make_spec(
-    name: str,
-    scope: str,
-    target: Any,
-    *,
-    type: str | None = None,
-    source: str = "<code>",
-    disabled_reason: str | None = None,
-    error: str | None = None,
-    timeout: float | None = None,
-    idle_timeout: float | None = None,
-    max_lifetime: float | None = None,
-    extensions: dict[str, dict[str, Any]] | None = None,
-) -> Spec:
-    kind = type or _type_of(target)
-    key = memo_key(name, target) if error is None else f"{name}\x00error"
-    if timeout is not None:
-        key += f"\x00timeout={timeout!r}"
-    if extensions:
-        key += "\x00extensions=" + json.dumps(extensions, sort_keys=True)
-    return Spec(
-        name,
-        scope,
-        kind,
-        target,
-        source,
-        disabled_reason,
-        error,
-        key,
-        timeout,
-        idle_timeout,
-        max_lifetime,
-        extensions,
-    )
-
-
-def _type_of(target: Any) -> str:
-    from ...server import Server
-
-    if isinstance(target, Server):
-        return "sdk"
-    if isinstance(target, Mapping):
-        kind = target.get("type")
-        if kind:
-            return str(kind)
-        return "stdio" if "command" in target else "http"
-    if isinstance(target, str) and "://" in target:
-        return "ws" if target.lower().startswith(("ws:", "wss:")) else "http"
-    return "stdio"
 
 
 def _batch_size(var: str, default: int) -> int:
@@ -304,93 +90,13 @@ def _acquire(lock: threading.Lock, deadline: Deadline) -> bool:
     return lock.acquire(timeout=-1 if wait > threading.TIMEOUT_MAX else wait)
 
 
-def _alive(client: Client) -> bool:
-    """True while the client's connection is up (no I/O)."""
-    return client.connected
-
-
 # --- elicitation ------------------------------------------------------------------------------
 
-ElicitationHook = Callable[[str, "Params"], Any]
 SamplingHandler = Callable[[str, "Params"], Any]
 """``fn(server, params)`` for ``sampling/createMessage``: told which server asks."""
 
 
-class Elicitation:
-    """Answers ``elicitation/create`` for every server of a Hub.
-
-    ``hooks`` run first, in order: ``hook(server, params)`` returning a result (a dict like
-    ``{"action": "accept", "content": {...}}``) answers; None passes to the next. Then
-    ``handler(server, params)``; without one the answer is ``{"action": "cancel"}``.
-    URL-mode completions (``notifications/elicitation/complete``) are remembered by id so a
-    call waiting to retry after a URL elicitation can wait for them.
-    """
-
-    def __init__(
-        self, hooks: Iterable[ElicitationHook] = (), handler: ElicitationHook | None = None
-    ) -> None:
-        self.hooks = tuple(hooks)
-        self.handler = handler
-        self._done: set[str] = set()
-        self._cond = threading.Condition()
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.hooks) or self.handler is not None
-
-    def answer(self, server: str, params: Params) -> Any:
-        for hook in self.hooks:
-            result = hook(server, params)
-            if result is not None:
-                return result
-        if self.handler is not None:
-            return self.handler(server, params)
-        return {"action": "cancel"}
-
-    def completed(self, elicitation_id: str) -> None:
-        with self._cond:
-            self._done.add(elicitation_id)
-            if len(self._done) > 1000:  # ids nobody waited for: keep the set bounded
-                self._done.clear()
-                self._done.add(elicitation_id)
-            self._cond.notify_all()
-
-    def wait_completed(self, elicitation_id: str, timeout: float) -> bool:
-        with self._cond:
-            done = self._cond.wait_for(lambda: elicitation_id in self._done, timeout)
-            self._done.discard(elicitation_id)
-            return done
-
-    def _after_fork(self) -> None:
-        self._cond = threading.Condition()
-
-
 # --- slots and connections -----------------------------------------------------------------------
-
-
-class _Slot:
-    """One server: its spec, client and state. ``lock`` serializes its connection attempts."""
-
-    def __init__(self, spec: Spec) -> None:
-        self.spec = spec
-        self.lock = threading.Lock()
-        self.client: Client | None = None
-        self.user_disabled = False
-        # (state, error, attempts): replaced as a whole so readers never see a mix.
-        self.snapshot: tuple[State, str | None, int] = (
-            ("disabled", spec.disabled_reason, 0)
-            if spec.disabled_reason
-            else ("failed", spec.error, 0)
-            if spec.error
-            else ("pending", None, 0)
-        )
-        self.failed_at = 0.0
-        self.last_error: McpError | None = None
-        self.lost: BaseException | None = None  # why the last live connection died
-        self.life = Life()
-
-    def set(self, state: State, error: str | None = None, attempts: int | None = None) -> None:
-        self.snapshot = (state, error, self.snapshot[2] if attempts is None else attempts)
 
 
 OpenClient = Callable[[Spec, dict[str, Any]], "Client"]
@@ -415,7 +121,7 @@ class Route(Protocol):
     def needs_listing(self, spec: Spec) -> bool: ...
 
 
-class Connections:
+class Connections(Recycling):
     """Every server's slot (see the module docstring). Thread-safe; ``close()`` is final.
 
     Args:
@@ -976,186 +682,6 @@ class Connections:
         slot.set("failed", str(last), attempt)
         raise last
 
-    # --- recycling (see _recycle) -------------------------------------------------------------
-
-    def _began(self, slot: _Slot, client: Client) -> None:
-        """A connection is up: note its start; watch it when it recycles."""
-        transport = getattr(client, "transport", None)  # tests' stand-ins may have none
-        life = slot.life
-        life.began(getattr(transport, "pid", None), use_mark(client))
-        # Its task handles, however made (the Hub's calls, or on a Client kept from
-        # hub.client()), hold the server while their tasks may still be collected.
-        if hasattr(client, "_on_task"):  # (tests' stand-ins have no tasks)
-            name = slot.spec.name
-            client._on_task = lambda task: self.hold_task(name, client, task)
-        life.tasks.process_ended()  # a new process: the last one's tasks died with it
-        life.deferred = None
-        if life.stale_lists:  # the server was recycled: its lists come from the new process
-            life.stale_lists = False
-            self.catalog.invalidate(slot.spec.name)
-        idle, lifetime = self.limits(slot.spec)
-        due = [t for t in (idle, lifetime) if t is not None]
-        if due:
-            self._recycler.wake(time.monotonic() + min(due))
-
-    def _freed(self, client: Client, life: Life) -> None:
-        """A retired client's last call ended: the timer closes it."""
-        with self._lock:
-            self._retired.append((client, life.recycled_why))
-        self._recycler.wake()
-
-    def _sweep(self) -> float | None:
-        """The timer's work: close freed clients, recycle the servers that are due; returns
-        when to look again (None: nothing to watch)."""
-        with self._lock:
-            retired, self._retired = self._retired, []
-            slots = list(self._slots.values())
-        nxt: float | None = None
-        for slot in slots:
-            if self._closing.is_set():
-                with self._lock:  # close() closes them
-                    self._retired += retired
-                return None
-            due, stop = self._recycle(slot)
-            if stop is not None:
-                retired.append((stop, slot.life.recycled_why))
-            if due is not None and (nxt is None or due < nxt):
-                nxt = due
-        # Close the retired clients whose calls have all ended (bounded: stdio kills the
-        # process group within ~0.6 s). One still answering a call made on it directly (a
-        # Client from hub.client(): no lease tells when it ends) is looked at again soon.
-        waiting = []
-        for client, why in retired:
-            if calls_in_flight(client):
-                waiting.append((client, why))
-            else:
-                client.close(why)
-        if waiting:
-            with self._lock:
-                self._retired += waiting
-            soon = time.monotonic() + RETRY
-            nxt = soon if nxt is None else min(nxt, soon)
-        return nxt
-
-    def _recycle(self, slot: _Slot) -> tuple[float | None, Client | None]:
-        """Recycle ``slot`` when it is due. Returns when to look at it again and the client
-        to close once its direct calls end (None when none, or when leases still hold it:
-        their last one frees it)."""
-        idle, lifetime = self.limits(slot.spec)
-        client = slot.client
-        if (idle is None and lifetime is None) or client is None:
-            return None, None
-        if slot.snapshot[0] != "connected" or not _alive(client):
-            return None, None  # dead or being replaced: the next use reconnects
-        if not slot.lock.acquire(blocking=False):
-            return time.monotonic() + RETRY, None  # a caller is (re)connecting it
-        life = slot.life
-        try:
-            with life.lock:
-                if slot.client is not client or life.started is None:
-                    return None, None
-                now = time.monotonic()
-                leases = life.users.get(client, 0)  # the Hub's calls
-                in_flight, mark = calls_in_flight(client), use_mark(client)  # and direct ones
-                if in_flight or mark != life.seen:  # used without a lease since last look
-                    life.seen = mark
-                    life.last_used, life.last_used_wall = now, time.time()
-                busy = max(leases, in_flight)
-                old = lifetime is not None and now - life.started >= lifetime
-                unused = idle is not None and not busy and now - life.last_used >= idle
-                if not old and not unused:
-                    times = [] if lifetime is None else [life.started + lifetime]
-                    if idle is not None:  # in use: idle at the soonest that long from now
-                        times.append(now + idle if busy else life.last_used + idle)
-                    life.deferred = None
-                    return min(times), None
-                held = defer_for_tasks(life, "max_lifetime" if old else "idle_timeout")
-                if held is not None:  # live tasks: look again when they stop holding
-                    return held, None
-                if old:
-                    why = f"it reached its max_lifetime of {lifetime:g} s"
-                else:
-                    why = f"it was unused for its idle_timeout of {idle:g} s"
-                # Detached under life.lock: a lease taken from now on connects anew. A
-                # Client kept from hub.client() (or a task handle on it) is closed with
-                # this said, and told where a live one is.
-                slot.client = None
-                life.started = None
-                life.recycles += 1
-                life.stale_lists = True
-                life.recycled_why = (
-                    f"the Hub recycled MCP server {slot.spec.name!r} ({why}); "
-                    f"hub.client({slot.spec.name!r}) gives a live client"
-                )
-                if leases:  # closed when its last lease ends (else by the sweep)
-                    life.draining.append(client)
-            later = f" after its {busy} call(s) in flight" if busy else ""
-            # Set under slot.lock: a caller connecting it next sets "connected" after this.
-            slot.set("idle", f"stopped{later}: {why}; it starts again on next use")
-        finally:
-            slot.lock.release()
-        log.info("MCP server %r: recycled (stopped%s): %s", slot.spec.name, later, why)
-        return None, None if leases else client
-
-    # --- live tasks (see _live_tasks): a recycle waits for them ------------------------------
-
-    def task_answer(self, name: str, client: Client, method: str, params: Any, result: Any) -> None:
-        """The answer (a result dict or the ``RpcError``) to a request sent to ``name`` on
-        ``client`` for someone else (the gateway): note the tasks it starts and ends."""
-        if method == "tools/call" and not _starts_task(result):
-            return  # the common case, at the cost of a look at the result
-        if method in TASK_METHODS:
-            life = self._life_of(name, client)
-            if life is not None and life.tasks.answer(method, params, result):
-                self._task_released(life)
-
-    def task_error(
-        self, name: str, client: Client, method: str, params: Any, exc: RpcError
-    ) -> RpcError:
-        """``task_answer`` for an error answer; returns the error to pass on: an unknown
-        task id (-32602 on ``tasks/*``) gets the likely cause added (the server restarted)."""
-        self.task_answer(name, client, method, params, exc)
-        task_id = params.get("taskId") if isinstance(params, dict) else None
-        if exc.code != -32602 or not method.startswith("tasks/") or not isinstance(task_id, str):
-            return exc
-        life = self._life_of(name, client)
-        if life is None:
-            return exc
-        note = unknown_task_note(
-            name,
-            task_id,
-            lost=life.tasks.was_lost(task_id),
-            stdio=self._slot(name).spec.type == "stdio",
-            started_wall=life.started_wall,
-            recycles=life.recycles,
-        )
-        return type(exc)(f"{exc.message} ({note})", exc.code, exc.data)
-
-    def hold_task(self, name: str, client: Client, task: Task) -> None:
-        """A Hub ``Task`` handle on ``client``: its server is held until the handle sees the
-        task end and its result collected (or the task's bound runs out)."""
-        life = self._life_of(name, client)
-        if life is None or not task.id:
-            return
-        tasks, task_id = life.tasks, task.id
-        tasks.started(task_id, task.last_status.raw)
-
-        def release() -> None:
-            if tasks.ended(task_id):
-                self._task_released(life)
-
-        task._hold_until_done(release)
-
-    def _life_of(self, name: str, client: Client) -> Life | None:
-        with self._lock:
-            slot = self._slots.get(name)
-        return slot.life if slot is not None and slot.client is client else None
-
-    def _task_released(self, life: Life) -> None:
-        life.touch()  # idle from now: the client just collected its task
-        if life.deferred is not None:
-            self._recycler.wake()
-
     def _listen(self, slot: _Slot, client: Client) -> None:
         """2026-07-28 servers send ``list_changed`` only on a ``subscriptions/listen`` stream:
         open one for the lists the server says can change. The stream ends when the
@@ -1273,16 +799,6 @@ class Connections:
             slot.life.after_fork()
         self.elicitation._after_fork()
         self._recycler.after_fork()
-
-
-def _starts_task(result: Any) -> bool:
-    """A ``tools/call`` result that created a task (either era)."""
-    return isinstance(result, dict) and ("task" in result or result.get("resultType") == "task")
-
-
-def _has_helper(spec: Spec) -> bool:
-    """The server's headers come from a headersHelper, run at each connect."""
-    return isinstance(spec.target, Mapping) and bool(spec.target.get("headersHelper"))
 
 
 def _start_failed(exc: McpError) -> bool:

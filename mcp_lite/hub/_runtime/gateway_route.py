@@ -52,7 +52,7 @@ from ...errors import (
     SessionExpired,
     TransportError,
 )
-from .connections import Spec
+from .spec import Spec
 
 __all__ = ["GatewayRoute", "fingerprint", "gateway_of"]
 

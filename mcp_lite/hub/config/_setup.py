@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...errors import ConfigError, McpError
-from .._runtime.connections import Spec, make_spec
+from .._runtime.spec import Spec, make_spec
 from .policy import ServerPolicy
 
 __all__ = ["HUB_OPTIONS", "always_load_of", "env_seconds", "police", "specs_of"]
