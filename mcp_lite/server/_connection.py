@@ -43,7 +43,7 @@ from ._context import (
     _Workers,
     log,
 )
-from ._tools import Registry
+from ._registry import Registry
 
 
 class _Host(Protocol):
