@@ -21,7 +21,6 @@ from ..errors import (
     ConnectionClosed,
     InvalidRequest,
     McpError,
-    PermissionDenied,
     RpcError,
     SessionExpired,
     TransportError,
@@ -31,8 +30,7 @@ from ..protocol.extensions import check_extensions, declared
 from ..protocol.tool_specs import for_model
 from ..transports._headers_helper import helper_refused
 from ._ambient_deadline import _current, _deadline, _within
-from ._for_model import own_tools as own
-from ._for_model.permissions import PermissionHandler, Permissions, parse_rule, rules_match
+from ._for_model.permissions import PermissionHandler, Permissions, parse_rule
 from ._for_model.results import ResultProcessor, ToolEvent, check_media
 from ._for_model.search import rank_tools
 from ._for_model.tools import (
@@ -42,13 +40,12 @@ from ._for_model.tools import (
     McpTool,
     ToolFormat,
     ToolSpec,
-    check_format,
 )
-from ._for_model.tools import tool_definitions as pool_definitions
 from ._lookup import OWN_TOOLS as _OWN_TOOLS
-from ._lookup import ToolLookup
+from ._own_calls import OwnTools
 from ._runtime.auth_cache import AuthCache, NeedsAuthCache
-from ._runtime.connections import Connections, SamplingHandler, capped
+from ._runtime.callbacks import SamplingHandler
+from ._runtime.connections import Connections, capped
 from ._runtime.elicitation import Elicitation, ElicitationHook
 from ._runtime.gateway_route import GatewayRoute, gateway_of
 from ._runtime.server_status import Backoff, ServerStatus
@@ -87,7 +84,7 @@ class ServerSnapshot:
     prompts: list[McpPrompt] = field(default_factory=list)
 
 
-class Hub(ToolLookup):
+class Hub(OwnTools):
     """Many MCP servers behind one object (DESIGN §6).
 
     Args:
@@ -808,95 +805,6 @@ class Hub(ToolLookup):
     # --- helpers ---------------------------------------------------------------------------------
 
     # --- the Hub's own tools (built by _agent_tools, run here) ---------------------------------
-
-    def _call_own(self, name: str, args: dict[str, Any]) -> CallToolResult:
-        """Run one of the Hub's own tools (resource listing and reading, tool search). A bad
-        argument from the model is an ``isError`` result the model can read (as a server
-        would answer), never an exception."""
-        server = args.get("server")
-        known = self.status()
-        if server is not None and (not isinstance(server, str) or server not in known):
-            return own.refusal(f"no MCP server named {server!r}; known: {', '.join(known)}")
-        if name == own.LIST_RESOURCES:
-            if server is not None:  # asked before the server is reached
-                self._check_own(name, server, {"server": server})
-                return own.resource_list_result(self._server_list("resources", server))
-            resources = self._visible_resources()
-            refused: list[str] = []
-            for owner in sorted({r.server for r in resources}):
-                try:
-                    self._check_own(name, owner, {"server": owner})
-                except PermissionDenied:
-                    refused.append(owner)
-            allowed = [r for r in resources if r.server not in refused]
-            return own.resource_list_result(allowed, refused)
-        if name == own.READ_RESOURCE:
-            uri = args.get("uri")
-            if not isinstance(server, str) or not isinstance(uri, str):
-                return own.refusal(f"{own.READ_RESOURCE} needs 'server' and 'uri' strings")
-            self._check_own(name, server, {"server": server, "uri": uri})
-            try:
-                read = self.read_resource(uri, server=server)
-            except RpcError as exc:
-                return own.refusal(f"could not read {uri!r} from {server!r}: {exc}")
-            return self._results.process(server, name, own.resource_read_result(read))
-        query, limit = args.get("query"), args.get("max_results", own.DEFAULT_SEARCH_RESULTS)
-        if not isinstance(query, str) or not query.strip():
-            return own.refusal(f"{own.TOOL_SEARCH} needs a non-empty 'query' string")
-        if not isinstance(limit, int) or isinstance(limit, bool):
-            return own.refusal("'max_results' must be an integer")
-        tools = self._offered()
-        names = dict(zip((t.name for t in tools), self._llm_names(tools), strict=True))
-        found = rank_tools(tools, query, max(1, min(limit, own.MAX_SEARCH_RESULTS)), aliases=names)
-        fmt = self._search_format
-        return own.search_result(
-            [t.definition(fmt, name=names[t.name]) for t in found], [names[t.name] for t in found]
-        )
-
-    def _check_own(self, name: str, server: str, args: dict[str, Any]) -> None:
-        """The permission layer for own tool ``name`` reaching ``server``.
-
-        Raises:
-            PermissionDenied: a deny rule, the handler or the default policy refused.
-        """
-        tool = own.resource_permission(name, server)
-        in_process = self._conns.spec(server).in_process
-        self._permissions.check_own(tool, args, in_process=in_process)
-
-    def _definitions(
-        self, format: ToolFormat, deferred: bool, always_load: Iterable[str]
-    ) -> list[dict[str, Any]]:
-        """``tool_definitions`` (see there)."""
-        check_format(format)
-        extra = [parse_rule(r) for r in always_load]
-        tools = self._offered()
-        names = self._llm_names(tools)
-        if not deferred:
-            out = pool_definitions(tools, format, names)
-        else:
-            keep = [i for i, t in enumerate(tools) if self._always_loaded(t, extra)]
-            out = [tools[i].definition(format, name=names[i]) for i in keep]
-            self._search_format = format
-            if len(keep) < len(tools):
-                out.append(own.search_tool_definition(format, len(tools) - len(keep)))
-        if self._visible_resources():
-            out.extend(own.resource_tool_definitions(format))
-        return out
-
-    def _always_loaded(self, tool: McpTool, extra: list[tuple[str, str | None]]) -> bool:
-        """By the server (``_meta["anthropic/alwaysLoad"]``), by the Hub's or this call's
-        rules, or by the server's config entry (``"alwaysLoad": true`` or a list of tool
-        names)."""
-        if tool.always_load:
-            return True
-        if rules_match(self._always_load, tool.server, tool.tool_name):
-            return True
-        if rules_match(extra, tool.server, tool.tool_name):
-            return True
-        configured = self._config_always_load.get(tool.server)
-        return configured is True or (
-            isinstance(configured, frozenset) and tool.tool_name in configured
-        )
 
     # --- lifecycle -------------------------------------------------------------------------------
 

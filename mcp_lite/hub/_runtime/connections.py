@@ -12,8 +12,8 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Protocol
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
 
 from ... import _fork
 from ..._deadline import Deadline
@@ -27,43 +27,32 @@ from ...errors import (
     ServerDisabled,
 )
 from ...events import emit_reconnect
+from .callbacks import Callbacks, SamplingHandler
 from .elicitation import Elicitation
+from .open_client import DEADLINE_OPTION, OpenClient, _open_client
 from .recycle import (
     Lease,
     Recycler,
     check_seconds,
     effective,
 )
+from .route import Route
 from .server_status import Backoff, ServerStatus
-from .slot import _alive, _Slot
+from .slot import _acquire, _alive, _Slot, _why_dead
 from .spec import Spec, _has_helper
 from .sweep import Recycling
 
 if TYPE_CHECKING:
     from ...client import Client
-    from ...protocol.types import Params
     from .._for_model.tools import Catalog
     from .auth_cache import AuthCache
 
-__all__ = ["Connections", "Route", "capped"]
+__all__ = ["Connections", "capped"]
 
 log = logging.getLogger("mcp_lite.hub")
 
 DEFAULT_LOCAL_BATCH = 3
 DEFAULT_REMOTE_BATCH = 20
-_LISTEN_FLAGS = (
-    ("toolsListChanged", "tools"),
-    ("promptsListChanged", "prompts"),
-    ("resourcesListChanged", "resources"),
-)
-_LISTEN_TIMEOUT = 86400.0  # a listen stream lasts as long as its connection
-# The options key that hands an attempt's deadline to ``open_client`` (popped there).
-DEADLINE_OPTION = "_deadline"
-_LIST_CHANGED = {
-    "notifications/tools/list_changed": "tools",
-    "notifications/resources/list_changed": "resources",
-    "notifications/prompts/list_changed": "prompts",
-}
 
 
 def _batch_size(var: str, default: int) -> int:
@@ -84,44 +73,13 @@ def capped(deadline: Deadline | None, seconds: float | None) -> Deadline:
     return Deadline.after(seconds)
 
 
-def _acquire(lock: threading.Lock, deadline: Deadline) -> bool:
-    """Take ``lock``, waiting no longer than ``deadline`` allows."""
-    wait = deadline.remaining()
-    return lock.acquire(timeout=-1 if wait > threading.TIMEOUT_MAX else wait)
-
-
 # --- elicitation ------------------------------------------------------------------------------
-
-SamplingHandler = Callable[[str, "Params"], Any]
-"""``fn(server, params)`` for ``sampling/createMessage``: told which server asks."""
 
 
 # --- slots and connections -----------------------------------------------------------------------
 
 
-OpenClient = Callable[[Spec, dict[str, Any]], "Client"]
-
-
-class Route(Protocol):
-    """Where a server is reached: the gateway's endpoint or locally (``_gateway_route``)."""
-
-    def route(self, spec: Spec, deadline: Deadline) -> Spec: ...
-    def via(self, spec: Spec) -> str | None: ...
-    def forget(self) -> None: ...
-    def resendable(self, exc: McpError) -> bool: ...
-    def unreachable(self, exc: McpError, phase: str) -> McpError: ...
-    def listening(self) -> bool: ...
-
-    @property
-    def socket_path(self) -> str: ...
-    def local_error(self, exc: McpError) -> McpError: ...
-    def adopt(self, client: Client) -> None: ...
-    def timed_out(self, exc: McpError, phase: str) -> McpError: ...
-    def listing(self, deadline: Deadline) -> Any: ...
-    def needs_listing(self, spec: Spec) -> bool: ...
-
-
-class Connections(Recycling):
+class Connections(Recycling, Callbacks):
     """Every server's slot (see the module docstring). Thread-safe; ``close()`` is final.
 
     Args:
@@ -682,74 +640,6 @@ class Connections(Recycling):
         slot.set("failed", str(last), attempt)
         raise last
 
-    def _listen(self, slot: _Slot, client: Client) -> None:
-        """2026-07-28 servers send ``list_changed`` only on a ``subscriptions/listen`` stream:
-        open one for the lists the server says can change. The stream ends when the
-        connection does, which also tells us to forget the server's lists at once."""
-        try:
-            info = client.session
-        except McpError:
-            return
-        if info.era != "stateless":
-            return
-        flags = {
-            flag: True
-            for flag, kind in _LISTEN_FLAGS
-            if isinstance(info.capabilities.get(kind), dict)
-            and info.capabilities[kind].get("listChanged")
-        }
-        if not flags:
-            return
-        try:
-            future = client.submit(
-                "subscriptions/listen", {"notifications": flags}, timeout=_LISTEN_TIMEOUT
-            )
-        except McpError as exc:
-            log.debug("MCP server %r: no subscriptions/listen stream: %s", slot.spec.name, exc)
-            return
-        name = slot.spec.name
-
-        def ended(future: Future[dict[str, Any]]) -> None:
-            if (
-                slot.client is client
-                and not future.cancelled()
-                and isinstance(future.exception(), ConnectionClosed)
-            ):
-                self.catalog.invalidate(name)
-
-        future.add_done_callback(ended)
-
-    def _options_for(self, spec: Spec) -> dict[str, Any]:
-        options = dict(self._client_options)
-        user_notify = options.pop("notification_handler", None)
-        name = spec.name
-
-        def on_notification(method: str, params: Params) -> None:
-            kind = _LIST_CHANGED.get(method)
-            if kind is not None:
-                self.catalog.invalidate(name, kind)  # type: ignore[arg-type]
-            elif method == "notifications/elicitation/complete":
-                eid = getattr(params, "elicitation_id", None)
-                if isinstance(eid, str):
-                    self.elicitation.completed(eid)
-            if user_notify is not None:
-                user_notify(method, params)
-
-        options["notification_handler"] = on_notification
-        if self.elicitation.enabled and "elicitation_handler" not in options:
-            options["elicitation_handler"] = lambda params: self.elicitation.answer(name, params)
-        sampling = self.sampling_handler
-        if sampling is not None:  # told the server, as elicitation is
-            options["sampling_handler"] = lambda params: sampling(name, params)
-        options.setdefault("name", name)
-        if spec.timeout is not None:
-            options["timeout"] = spec.timeout
-        if spec.extensions:
-            options["extensions"] = {**(options.get("extensions") or {}), **spec.extensions}
-        if self.server_requests is not None:  # a gateway's: asked of the worker who called
-            options.update(self.server_requests(name))
-        return options
-
     def _drop_client(self, slot: _Slot) -> None:
         client, slot.client = slot.client, None
         self.catalog.invalidate(slot.spec.name)
@@ -808,30 +698,6 @@ def _start_failed(exc: McpError) -> bool:
     return (
         isinstance(exc, RpcError) and isinstance(data, dict) and data.get("phase") == "connecting"
     )
-
-
-def _why_dead(client: Client) -> BaseException:
-    conn = client._conn
-    error = conn.closed_error if conn is not None else None
-    return error or ConnectionClosed("the connection closed")
-
-
-def _open_client(spec: Spec, options: dict[str, Any]) -> Client:
-    from ...client import Client
-
-    # The attempt's deadline (the caller's, capped by connect_timeout / MCP_TIMEOUT) bounds
-    # the start and the handshake; requests keep the client's `timeout`.
-    deadline: Deadline | None = options.pop(DEADLINE_OPTION, None)
-    connect_timeout = options.pop("connect_timeout", None)
-    client = Client(spec.target, auto_reconnect=False, **options)
-    if deadline is None:
-        deadline = Deadline.after(connect_timeout if connect_timeout else client.timeout)
-    try:
-        client._connect_by(deadline)
-    except BaseException:
-        client.close()
-        raise
-    return client
 
 
 _live: weakref.WeakSet[Connections] = weakref.WeakSet()

@@ -7,7 +7,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ...errors import McpError
+from ..._deadline import Deadline
+from ...errors import ConnectionClosed, McpError
 from .recycle import Life
 from .server_status import State
 from .spec import Spec
@@ -49,3 +50,15 @@ class _Slot:
 def _starts_task(result: Any) -> bool:
     """A ``tools/call`` result that created a task (either era)."""
     return isinstance(result, dict) and ("task" in result or result.get("resultType") == "task")
+
+
+def _acquire(lock: threading.Lock, deadline: Deadline) -> bool:
+    """Take ``lock``, waiting no longer than ``deadline`` allows."""
+    wait = deadline.remaining()
+    return lock.acquire(timeout=-1 if wait > threading.TIMEOUT_MAX else wait)
+
+
+def _why_dead(client: Client) -> BaseException:
+    conn = client._conn
+    error = conn.closed_error if conn is not None else None
+    return error or ConnectionClosed("the connection closed")

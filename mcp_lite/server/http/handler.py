@@ -6,7 +6,6 @@ stream, GET opens a session's stream, DELETE ends a session. How it works:
 from __future__ import annotations
 
 import contextlib
-import email.utils
 import http.client
 import json
 import logging
@@ -29,6 +28,7 @@ from .hangup import HangupWatch
 from .head import read_headers
 from .headers import check_headers
 from .relay import Relay
+from .response_head import _STATUS_LINES, _http_date, _http_version
 from .slots import RETRY_AFTER_S, Slots
 from .streams import END as _END
 from .streams import Router as _Router
@@ -675,36 +675,6 @@ class Handler(BaseHTTPRequestHandler):
             self.app.sessions.pop(session.id, None)
         session.close()
         self._plain(200)
-
-
-_STATUS_LINES: dict[tuple[str, str, str, int], str] = {}  # (versions, status): its line
-
-
-def _http_version(version: str) -> tuple[int, int] | None:
-    """``HTTP/x.y`` as numbers, or None where the stdlib's parse_request refuses it."""
-    if version == "HTTP/1.1":
-        return 1, 1
-    if not version.startswith("HTTP/"):
-        return None
-    parts = version[5:].split(".")
-    if len(parts) != 2 or any(not p.isdigit() or len(p) > 10 for p in parts):
-        return None
-    try:
-        return int(parts[0]), int(parts[1])
-    except ValueError:  # a digit int() does not take (e.g. a superscript): the stdlib's 400
-        return None
-
-
-_date_cache: tuple[int, str] = (0, "")
-
-
-def _http_date() -> str:
-    """The ``Date`` header's value, made once a second."""
-    global _date_cache
-    now = int(time.time())
-    if _date_cache[0] != now:
-        _date_cache = (now, email.utils.formatdate(now, usegmt=True))
-    return _date_cache[1]
 
 
 def _has_initialize(msg: Any) -> bool:
