@@ -29,8 +29,8 @@ from .errors import (
 if TYPE_CHECKING:
     from ._http.retry import Retry
     from .client import Client, connect
+    from .gateway import Gateway
     from .hub import Hub, McpTool, ServerStatus
-    from .hub.gateway import Gateway
     from .protocol.apps import ToolUi
     from .protocol.results import CallToolResult
     from .protocol.types import (
@@ -94,7 +94,7 @@ _LAZY = {
     "connect": "client",
     "Server": "server",
     "Hub": "hub",
-    "Gateway": "hub.gateway",
+    "Gateway": "gateway",
     "McpTool": "hub",
     "ServerStatus": "hub",
     "Context": "server",

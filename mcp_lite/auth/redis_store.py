@@ -168,7 +168,7 @@ class RedisTokenStore:
 
 
 class RedisNeedsAuthCache:
-    """The needs-auth TTL set (see ``mcp_lite.hub._auth_cache``) in Redis: one key per server
+    """The needs-auth TTL set (see ``mcp_lite.hub._runtime.auth_cache``) in Redis: one key per server
     with an expiry, so every worker of the fleet skips a server that needs a login."""
 
     def __init__(self, store: RedisTokenStore, ttl: float) -> None:

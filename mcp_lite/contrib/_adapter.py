@@ -27,8 +27,8 @@ from ..errors import (
     RpcError,
 )
 from ..hub import Hub, ToolSpec
-from ..hub._agent_tools import RESOURCE_TOOLS
-from ..hub.permissions import parse_rule, rules_match
+from ..hub._for_model.own_tools import RESOURCE_TOOLS
+from ..hub._for_model.permissions import parse_rule, rules_match
 from ._process import ProcessHub
 
 if TYPE_CHECKING:

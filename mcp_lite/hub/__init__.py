@@ -6,10 +6,10 @@ the runtime connects the servers it describes.
 
 from __future__ import annotations
 
-from ._connections import Backoff, ServerStatus
+from ._for_model.results import ToolEvent
+from ._for_model.tools import McpPrompt, McpResource, McpTool, ToolSpec
+from ._runtime.server_status import Backoff, ServerStatus
 from .hub import Hub, ServerSnapshot
-from .results import ToolEvent
-from .tools import McpPrompt, McpResource, McpTool, ToolSpec
 
 __all__ = [
     "Backoff",

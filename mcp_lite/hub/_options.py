@@ -16,8 +16,9 @@ from .._options import ClientOptions
 
 if TYPE_CHECKING:
     from ..protocol.types import Params
-    from ._auth_cache import AuthCache
-    from ._connections import Backoff, ElicitationHook
+    from ._runtime.auth_cache import AuthCache
+    from ._runtime.elicitation import ElicitationHook
+    from ._runtime.server_status import Backoff
 
 __all__ = ["FromConfigOptions", "HubOptions", "LoadConfigOptions"]
 

@@ -1,22 +1,10 @@
-"""``Hub``: every configured MCP server at once, the way an agent host uses them.
-
-The Hub is a thin front over four parts, one concept each: ``_connections`` (slots, states,
-memoized connections, batching, backoff, callbacks), ``tools`` (the pool and its caches),
-``permissions`` (rules and the host's callback) and ``results`` (truncation, binary content,
-progress events). The configuration comes from ``config`` (``Hub.from_config``) or from a
-mapping written in code.
-
-    with mcp_lite.Hub.from_config(project_dir=".", deny=["mcp__db__drop_table"]) as hub:
-        definitions = hub.tool_definitions(format="anthropic")
-        result = hub.call_tool("mcp__db__query", {"sql": "select 1"})
-
-Thread-safe: one Hub serves every request thread of a web app. Fork-safe: after ``fork()``
-each process reconnects on first use (the Clients never touch their parent's pipes).
-"""
+"""``Hub``: every configured MCP server at once, the way an agent host uses them; a thin
+front over the configuration (``config``), the runtime (``_runtime``: slots, connections,
+recycling), what the model sees (``_for_model``) and the lookups (``_lookup``). Thread-safe
+and fork-safe; how it works: ``docs/explanation/inside-the-hub.md``."""
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import os
 import threading
@@ -25,7 +13,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from .._accel import normalize_name
 from .._deadline import Deadline
 from .._text import plural
 from ..errors import (
@@ -34,7 +21,6 @@ from ..errors import (
     ConnectionClosed,
     InvalidRequest,
     McpError,
-    PermissionDenied,
     RpcError,
     SessionExpired,
     TransportError,
@@ -43,39 +29,30 @@ from ..errors import (
 from ..protocol.extensions import check_extensions, declared
 from ..protocol.tool_specs import for_model
 from ..transports._headers_helper import helper_refused
-from . import _agent_tools as own
-from . import _setup
-from ._auth_cache import AuthCache, NeedsAuthCache
-from ._connections import (
-    Backoff,
-    Connections,
-    Elicitation,
-    ElicitationHook,
-    SamplingHandler,
-    ServerStatus,
-    Spec,
-    capped,
-)
-from ._gateway_route import GatewayRoute, gateway_of
-from ._llm_names import llm_names
-from ._submit import Submitter
-from .permissions import PermissionHandler, Permissions, parse_rule, rules_match
-from .policy import ServerPolicy, add_allow_rule
-from .results import ResultProcessor, ToolEvent, check_media
-from .search import rank_tools
-from .tools import (
+from ._ambient_deadline import _current, _deadline, _within
+from ._for_model.permissions import PermissionHandler, Permissions, parse_rule
+from ._for_model.results import ResultProcessor, ToolEvent, check_media
+from ._for_model.search import rank_tools
+from ._for_model.tools import (
     Catalog,
     McpPrompt,
     McpResource,
     McpTool,
     ToolFormat,
     ToolSpec,
-    check_format,
-    to_mcp_prompt,
-    to_mcp_resource,
-    to_mcp_tool,
 )
-from .tools import tool_definitions as pool_definitions
+from ._lookup import OWN_TOOLS as _OWN_TOOLS
+from ._own_calls import OwnTools
+from ._runtime.auth_cache import AuthCache, NeedsAuthCache
+from ._runtime.callbacks import SamplingHandler
+from ._runtime.connections import Connections, capped
+from ._runtime.elicitation import Elicitation, ElicitationHook
+from ._runtime.gateway_route import GatewayRoute, gateway_of
+from ._runtime.server_status import Backoff, ServerStatus
+from ._runtime.spec import Spec
+from ._runtime.submit import Submitter
+from .config import _setup
+from .config.policy import ServerPolicy, add_allow_rule
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -95,9 +72,6 @@ log = logging.getLogger("mcp_lite.hub")
 _T = TypeVar("_T")
 
 MAX_URL_ELICITATION_ROUNDS = 3
-_MAX_RESOLVED = 4096  # qualified names whose server the Hub remembers (cleared on update)
-_MAX_INDEXES = 4096  # servers whose tool-name index the Hub keeps (cleared on update)
-_OWN_TOOLS = (*own.RESOURCE_TOOLS, own.TOOL_SEARCH)
 
 
 @dataclass(frozen=True)
@@ -110,7 +84,7 @@ class ServerSnapshot:
     prompts: list[McpPrompt] = field(default_factory=list)
 
 
-class Hub:
+class Hub(OwnTools):
     """Many MCP servers behind one object (DESIGN §6).
 
     Args:
@@ -492,7 +466,7 @@ class Hub:
 
     def search_tools(self, query: str, limit: int = 10) -> list[McpTool]:
         """The tools matching ``query``, best first (name, title, description and the
-        server's ``_meta["anthropic/searchHint"]``; see ``mcp_lite.hub.search``). Tools a
+        server's ``_meta["anthropic/searchHint"]``; see ``mcp_lite.hub._for_model.search``). Tools a
         deny rule refuses are never found. ``"select:a,b"`` picks tools by name."""
         tools = self._offered()
         names = self._llm_names(tools)
@@ -508,113 +482,6 @@ class Hub:
             tools = self._offered()
             names = self._llm_names(tools)
         return [ToolSpec(n, t.server, t) for t, n in zip(tools, names, strict=True)]
-
-    def _offered(self, deadline: Deadline | None = None) -> list[McpTool]:
-        """The pool minus what a deny rule refuses, through the model filter (``for_model``)."""
-        deny = self._permissions.denied_by_rule
-        return for_model(
-            t for t in self._pool("tools", deadline) if not deny(t.server, t.tool_name)
-        )
-
-    def _llm_names(self, tools: list[McpTool]) -> list[str]:
-        """LLM-safe names for ``tools``; the ones that differ are remembered for call_tool."""
-        names = llm_names(tools, reserved=_OWN_TOOLS)
-        self._aliases = {
-            n: (t.server, t.tool_name) for n, t in zip(names, tools, strict=True) if n != t.name
-        }
-        return names
-
-    def _visible_resources(self, deadline: Deadline | None = None) -> list[McpResource]:
-        hidden = self._permissions.server_denied
-        return [r for r in self._pool("resources", deadline) if not hidden(r.server)]
-
-    def _pool(
-        self, kind: Literal["tools", "resources", "prompts"], deadline: Deadline | None = None
-    ) -> list[Any]:
-        deadline = _current(deadline)
-        self._conns.connect_all(deadline=deadline)
-        out: list[Any] = []
-        for name, status in self._conns.status().items():
-            if status.state in ("connected", "pending", "idle"):
-                out.extend(self._server_list(kind, name, deadline))
-        return for_model(out) if kind == "tools" else out
-
-    def _server_list(
-        self,
-        kind: Literal["tools", "resources", "prompts"],
-        name: str,
-        deadline: Deadline | None = None,
-        *,
-        strict: bool = False,
-        retried: bool = False,
-    ) -> list[Any]:
-        """One server's list from the cache or the server, within ``deadline`` (capped by
-        the client's timeout, a list's total); [] when it cannot be had, unless ``strict``
-        (then the connection's or the list's error is raised). Through the gateway, a
-        refusal that ran nothing (it restarted) is retried once on a new connection."""
-        deadline = _current(deadline)
-        if self._conns.stopped(name):  # recycled: its lists hold until it starts again
-            cached = self._catalog.cached(kind, name)
-            if cached is not None:
-                return cached
-        try:
-            lease = self._conns.lease(name, deadline)
-        except McpError:
-            if strict:
-                raise
-            return []
-        with lease as client:
-
-            def fetch() -> list[Any]:
-                within = capped(deadline, client.timeout)
-                if kind == "tools":
-                    return [to_mcp_tool(name, t) for t in client._list_tools(within)]
-                if kind == "resources":
-                    return [to_mcp_resource(name, r) for r in client._list_resources(within)]
-                return [to_mcp_prompt(name, p) for p in client._list_prompts(within)]
-
-            try:
-                return self._catalog.get(kind, name, fetch)
-            except (TransportError, InvalidRequest) as exc:
-                if not retried and self._headers_refused(name, exc):
-                    return self._relisted(kind, name, client, deadline, strict)
-                if self._conns.through_gateway(name):
-                    phase = f"listing the {kind} of MCP server {name!r}"
-                    error = self._conns.lost_through_gateway(name, client, exc, phase)
-                    if error is None and not retried:  # the gateway restarted: once more
-                        return self._server_list(kind, name, deadline, strict=strict, retried=True)
-                    if strict:
-                        raise (error or exc) from None
-                    return []
-                if not isinstance(exc, ConnectionClosed):
-                    if strict:
-                        raise
-                    log.warning("MCP server %r: could not list %s: %s", name, kind, exc)
-                    return []
-                self._conns.connection_lost(name, client)
-                if strict:
-                    raise
-            except McpError as exc:
-                if not retried and self._headers_refused(name, exc):
-                    return self._relisted(kind, name, client, deadline, strict)
-                if strict:
-                    raise
-                log.warning("MCP server %r: could not list %s: %s", name, kind, exc)
-        return []
-
-    def _relisted(
-        self,
-        kind: Literal["tools", "resources", "prompts"],
-        name: str,
-        client: Client,
-        deadline: Deadline | None,
-        strict: bool,
-    ) -> list[Any]:
-        """The list again on a new connection, whose headersHelper runs again (the server
-        refused the headers it made last)."""
-        self._conns.connection_lost(name, client)
-        log.info("MCP server %r refused its headers; re-running its headersHelper", name)
-        return self._server_list(kind, name, deadline, strict=strict, retried=True)
 
     # --- calls ---------------------------------------------------------------------------------
 
@@ -660,11 +527,9 @@ class Hub:
         server, tool = self._tool_for(name, deadline)
         args = dict(arguments or {})
         spec = self._conns.spec(server)
-        if timeout is None and spec.timeout is None:
-            timeout = self._tool_timeout  # MCP_TOOL_TIMEOUT
         self._permissions.check(tool, args, in_process=spec.in_process)
         if on_event is None:  # nobody listens: no events, no progress asked for
-            result = self._call(server, tool, args, deadline, timeout, None, cancel_event)
+            result = self._call(server, tool, args, deadline, None, cancel_event)
             return self._results.process(server, tool.tool_name, result, _meta_of(tool), media)
         emit = on_event
 
@@ -674,7 +539,7 @@ class Hub:
         emit(ToolEvent("started", server, tool.name))
         start = time.monotonic()
         try:
-            result = self._call(server, tool, args, deadline, timeout, on_progress, cancel_event)
+            result = self._call(server, tool, args, deadline, on_progress, cancel_event)
             result = self._results.process(server, tool.tool_name, result, _meta_of(tool), media)
         except BaseException as exc:
             emit(ToolEvent("failed", server, tool.name, elapsed_ms=_ms(start), error=str(exc)))
@@ -711,123 +576,8 @@ class Hub:
         spec = self._conns.spec(server)  # ConfigError: no such server
         tool = self._app_tool(server, name, deadline)
         args = dict(arguments or {})
-        if timeout is None and spec.timeout is None:
-            timeout = self._tool_timeout  # MCP_TOOL_TIMEOUT
         self._permissions.check(tool, args, in_process=spec.in_process)
-        return self._call(server, tool, args, deadline, timeout, None, cancel_event)
-
-    def _app_tool(self, server: str, name: str, deadline: Deadline | None) -> McpTool:
-        """The tool an app of ``server`` may call by ``name`` (see ``app_call_tool``)."""
-        found: list[McpTool] = []
-        for attempt in range(2):  # a miss on a cached list: fetch it anew once
-            if attempt:
-                self._catalog.invalidate(server, "tools")
-            tools = self._server_list("tools", server, deadline, strict=True)
-            found = [t for t in tools if name in (t.tool_name, t.name)]
-            if found:
-                break
-        if not found:
-            try:
-                other = self._resolve(name)[0]
-            except ConfigError:
-                other = server
-            if normalize_name(other) != normalize_name(server):
-                raise PermissionDenied(
-                    f"an app of MCP server {server!r} may call only that server's tools, "
-                    f"not {name!r} of {other!r}",
-                    name,
-                )
-            raise ConfigError(f"MCP server {server!r} has no tool {name!r}")
-        # the server's own name first: "a.b" is its tool, not the one normalized to it
-        tool = min(found, key=lambda t: t.tool_name != name)
-        ui = tool.ui
-        if ui is not None and "app" not in ui.visibility:
-            raise PermissionDenied(
-                f"{tool.name} is not visible to apps (its _meta.ui.visibility is "
-                f"{list(ui.visibility)!r})",
-                tool.name,
-            )
-        return tool
-
-    def _tool_for(self, name: str, deadline: Deadline | None = None) -> tuple[str, McpTool]:
-        """The server and tool behind a qualified name or a name ``tool_definitions`` gave,
-        for the model.
-
-        Raises:
-            PermissionDenied: a deny rule names it (checked before connecting), or the tool
-                is visible only to apps.
-            ConfigError: no such server or tool.
-        """
-        server, tool = self._named_tool(name, deadline)
-        if not for_model([tool]):
-            raise PermissionDenied(
-                f"{tool.name} is visible only to apps (its _meta.ui.visibility leaves out "
-                f"'model'): an app calls it through app_call_tool",
-                tool.name,
-            )
-        return server, tool
-
-    def _named_tool(self, name: str, deadline: Deadline | None = None) -> tuple[str, McpTool]:
-        """``_tool_for`` without the visibility check."""
-        hit = self._aliases.get(name)
-        if hit is None:
-            try:
-                return self._lookup(deadline, name, *self._resolve(name))
-            except ConfigError:
-                # A shortened name from another process: the names are stable, recompute.
-                self._llm_names(self._offered(deadline))
-                hit = self._aliases.get(name)
-                if hit is None:
-                    raise
-        server, tool_name = hit
-        part = normalize_name(tool_name)
-        return self._lookup(
-            deadline, f"mcp__{normalize_name(server)}__{part}", server, part, tool_name
-        )
-
-    def _lookup(
-        self,
-        deadline: Deadline | None,
-        name: str,
-        server: str,
-        tool_part: str,
-        tool_name: str | None = None,
-    ) -> tuple[str, McpTool]:
-        if self._permissions.denied_by_rule(server, tool_part):
-            raise PermissionDenied(f"{name} is denied by a deny rule", name)
-        cached = self._catalog.peek("tools", server)
-        if cached is not None and self._conns.ready(server):  # what _server_list would give
-            same = self._indexed(server, cached).get(name, ())
-            if tool_name is not None:
-                same = [t for t in same if t.tool_name == tool_name]
-            if same:
-                return server, same[0]
-            return server, self._find(list(cached), name, server, "tools", deadline)
-        items = self._server_list("tools", server, deadline, strict=True)
-        # Two tools may share a qualified name ("a.b", "a_b"): the plain name belongs to
-        # the one needing no normalization, as in tool_definitions; an alias names its tool.
-        same = sorted(
-            (t for t in items if t.name == name and tool_name in (None, t.tool_name)),
-            key=lambda t: (normalize_name(t.tool_name) != t.tool_name, t.tool_name),
-        )
-        return server, same[0] if same else self._find(items, name, server, "tools", deadline)
-
-    def _indexed(self, server: str, tools: tuple[McpTool, ...]) -> dict[str, list[McpTool]]:
-        """``tools`` (the cached list of ``server``) by qualified name, each name's tools in
-        ``_lookup``'s order; built once per list."""
-        indexes = self._indexes
-        entry = indexes.get(server)
-        if entry is not None and entry[0] is tools:
-            return entry[1]
-        index: dict[str, list[McpTool]] = {}
-        for t in sorted(
-            tools, key=lambda t: (normalize_name(t.tool_name) != t.tool_name, t.tool_name)
-        ):
-            index.setdefault(t.name, []).append(t)
-        if len(indexes) >= _MAX_INDEXES:
-            indexes.clear()
-        indexes[server] = (tools, index)
-        return index
+        return self._call(server, tool, args, deadline, None, cancel_event)
 
     def _call(
         self,
@@ -835,17 +585,17 @@ class Hub:
         tool: McpTool,
         args: dict[str, Any],
         deadline: Deadline | None,
-        timeout: float | None,
         on_progress: Callable[[Progress], None] | None,
         cancel_event: threading.Event | None = None,
     ) -> CallToolResult:
-        """The call on ``deadline`` (capped by the call's configured ``timeout``, else the
-        client's), with one reconnect and retry after an expired session, on it too (through
-        the gateway also after a refusal that ran nothing: see ``GatewayRoute.resendable``)."""
+        """The call on the caller's ``deadline`` (None: the call's configured total, see
+        ``_call_total``), with one reconnect and retry after an expired session, on it too
+        (through the gateway also after a refusal that ran nothing: see
+        ``GatewayRoute.resendable``)."""
         for attempt in range(2):
             # The lease holds the server: a recycle waits for this call to end.
             with self._conns.lease(server, deadline) as client:
-                within = capped(deadline, client.timeout if timeout is None else timeout)
+                within = Deadline.of(deadline, self._call_total(server, client))
                 try:
                     return self._call_once(
                         client, server, tool, args, within, on_progress, cancel_event
@@ -887,6 +637,13 @@ class Hub:
                         raise
                     raise local from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _call_total(self, server: str, client: Client) -> float | None:
+        """A tool call's configured total: ``MCP_TOOL_TIMEOUT`` unless the server's entry
+        has its own ``timeout``, else the client's (the entry's) timeout."""
+        if self._tool_timeout is not None and self._conns.spec(server).timeout is None:
+            return self._tool_timeout
+        return client.timeout
 
     def _headers_refused(self, server: str, exc: McpError) -> bool:
         """A 401/403 from a server whose headers a headersHelper makes (not through a
@@ -1047,144 +804,7 @@ class Hub:
 
     # --- helpers ---------------------------------------------------------------------------------
 
-    def _on_server(
-        self, server: str, deadline: Deadline | None, work: Callable[[Client], _T]
-    ) -> _T:
-        """``work(client)`` on the server's connection; when the server refused the headers
-        its headersHelper made, once more on a new connection (the helper runs again)."""
-        for attempt in range(2):
-            with self._conns.lease(server, deadline) as client:
-                try:
-                    return work(client)
-                except McpError as exc:
-                    if attempt or not self._headers_refused(server, exc):
-                        raise
-                    self._conns.connection_lost(server, client)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _resolve(self, name: str) -> tuple[str, str]:
-        """``(server, tool part)`` of a qualified name: the longest configured server prefix."""
-        resolved = self._resolved  # taken first: an update after this clears another dict
-        hit = resolved.get(name)
-        if hit is not None:
-            return hit
-        best: tuple[str, str] | None = None
-        for server in self._conns.names():
-            prefix = f"mcp__{normalize_name(server)}__"
-            if name.startswith(prefix) and (best is None or len(server) > len(best[0])):
-                best = (server, name[len(prefix) :])
-        if best is None:
-            raise ConfigError(
-                f"{name!r} names no configured MCP server (expected mcp__<server>__<name>)"
-            )
-        if len(resolved) >= _MAX_RESOLVED:
-            resolved.clear()
-        resolved[name] = best
-        return best
-
-    def _find(
-        self, items: list[Any], name: str, server: str, kind: str, deadline: Deadline | None
-    ) -> Any:
-        for item in items:
-            if item.name == name:
-                return item
-        self._catalog.invalidate(server, kind)  # type: ignore[arg-type]
-        # strict: the connection's or the list's problem is raised, if that is the cause
-        for item in self._server_list(kind, server, deadline, strict=True):  # type: ignore[arg-type]
-            if item.name == name:
-                return item
-        raise ConfigError(f"MCP server {server!r} has no {kind[:-1]} named {name!r}")
-
     # --- the Hub's own tools (built by _agent_tools, run here) ---------------------------------
-
-    def _call_own(self, name: str, args: dict[str, Any]) -> CallToolResult:
-        """Run one of the Hub's own tools (resource listing and reading, tool search). A bad
-        argument from the model is an ``isError`` result the model can read (as a server
-        would answer), never an exception."""
-        server = args.get("server")
-        known = self.status()
-        if server is not None and (not isinstance(server, str) or server not in known):
-            return own.refusal(f"no MCP server named {server!r}; known: {', '.join(known)}")
-        if name == own.LIST_RESOURCES:
-            if server is not None:  # asked before the server is reached
-                self._check_own(name, server, {"server": server})
-                return own.resource_list_result(self._server_list("resources", server))
-            resources = self._visible_resources()
-            refused: list[str] = []
-            for owner in sorted({r.server for r in resources}):
-                try:
-                    self._check_own(name, owner, {"server": owner})
-                except PermissionDenied:
-                    refused.append(owner)
-            allowed = [r for r in resources if r.server not in refused]
-            return own.resource_list_result(allowed, refused)
-        if name == own.READ_RESOURCE:
-            uri = args.get("uri")
-            if not isinstance(server, str) or not isinstance(uri, str):
-                return own.refusal(f"{own.READ_RESOURCE} needs 'server' and 'uri' strings")
-            self._check_own(name, server, {"server": server, "uri": uri})
-            try:
-                read = self.read_resource(uri, server=server)
-            except RpcError as exc:
-                return own.refusal(f"could not read {uri!r} from {server!r}: {exc}")
-            return self._results.process(server, name, own.resource_read_result(read))
-        query, limit = args.get("query"), args.get("max_results", own.DEFAULT_SEARCH_RESULTS)
-        if not isinstance(query, str) or not query.strip():
-            return own.refusal(f"{own.TOOL_SEARCH} needs a non-empty 'query' string")
-        if not isinstance(limit, int) or isinstance(limit, bool):
-            return own.refusal("'max_results' must be an integer")
-        tools = self._offered()
-        names = dict(zip((t.name for t in tools), self._llm_names(tools), strict=True))
-        found = rank_tools(tools, query, max(1, min(limit, own.MAX_SEARCH_RESULTS)), aliases=names)
-        fmt = self._search_format
-        return own.search_result(
-            [t.definition(fmt, name=names[t.name]) for t in found], [names[t.name] for t in found]
-        )
-
-    def _check_own(self, name: str, server: str, args: dict[str, Any]) -> None:
-        """The permission layer for own tool ``name`` reaching ``server``.
-
-        Raises:
-            PermissionDenied: a deny rule, the handler or the default policy refused.
-        """
-        tool = own.resource_permission(name, server)
-        in_process = self._conns.spec(server).in_process
-        self._permissions.check_own(tool, args, in_process=in_process)
-
-    def _definitions(
-        self, format: ToolFormat, deferred: bool, always_load: Iterable[str]
-    ) -> list[dict[str, Any]]:
-        """``tool_definitions`` (see there)."""
-        check_format(format)
-        extra = [parse_rule(r) for r in always_load]
-        tools = self._offered()
-        names = self._llm_names(tools)
-        if not deferred:
-            out = pool_definitions(tools, format, names)
-        else:
-            keep = [i for i, t in enumerate(tools) if self._always_loaded(t, extra)]
-            out = [tools[i].definition(format, name=names[i]) for i in keep]
-            self._search_format = format
-            if len(keep) < len(tools):
-                out.append(own.search_tool_definition(format, len(tools) - len(keep)))
-        if self._visible_resources():
-            out.extend(own.resource_tool_definitions(format))
-        return out
-
-    def _always_loaded(self, tool: McpTool, extra: list[tuple[str, str | None]]) -> bool:
-        """By the server (``_meta["anthropic/alwaysLoad"]``), by the Hub's or this call's
-        rules, or by the server's config entry (``"alwaysLoad": true`` or a list of tool
-        names)."""
-        if tool.always_load:
-            return True
-        if rules_match(self._always_load, tool.server, tool.tool_name):
-            return True
-        if rules_match(extra, tool.server, tool.tool_name):
-            return True
-        configured = self._config_always_load.get(tool.server)
-        return configured is True or (
-            isinstance(configured, frozenset) and tool.tool_name in configured
-        )
 
     # --- lifecycle -------------------------------------------------------------------------------
 
@@ -1219,39 +839,6 @@ class Hub:
         return (
             f"<mcp_lite.Hub {count}: {', '.join(states)}>" if states else "<mcp_lite.Hub 0 servers>"
         )
-
-
-# The deadline of the public Hub operation running on this thread, for the steps it
-# reaches through code that does not carry it (tool_definitions, the Hub's own tools).
-_CURRENT: contextvars.ContextVar[Deadline | None] = contextvars.ContextVar(
-    "mcp_lite_hub_deadline", default=None
-)
-
-
-def _deadline(timeout: float | None) -> Deadline | None:
-    """A caller's ``timeout`` as its one deadline; None: the configured totals apply."""
-    if timeout is None:
-        return None
-    if timeout <= 0:
-        raise ConfigError("timeout must be a positive number of seconds")
-    return Deadline.after(timeout)
-
-
-def _current(deadline: Deadline | None) -> Deadline | None:
-    return deadline if deadline is not None else _CURRENT.get()
-
-
-class _within:
-    """``with _within(deadline):`` steps below use ``deadline`` when given none."""
-
-    def __init__(self, deadline: Deadline | None) -> None:
-        self._deadline = _current(deadline)
-
-    def __enter__(self) -> None:
-        self._token = _CURRENT.set(self._deadline)
-
-    def __exit__(self, *exc: object) -> None:
-        _CURRENT.reset(self._token)
 
 
 def _meta_of(tool: McpTool) -> dict[str, Any] | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ._connection import ServerConnection
 from ._context import Context
-from ._http import HttpServer
 from ._server import Server
+from .http.server import HttpServer
 
 __all__ = ["Context", "HttpServer", "Server", "ServerConnection"]

@@ -28,7 +28,7 @@ from ..protocol import versions as pv
 
 __all__ = ["ServerConnection"]
 
-from . import _state
+from . import _request_state as _state
 from . import _tasks as tk
 from ._context import (
     LOG_LEVELS,
@@ -41,7 +41,7 @@ from ._context import (
     _Workers,
     log,
 )
-from ._tools import Registry
+from ._registry import Registry
 
 
 class _Host(Protocol):

@@ -17,10 +17,14 @@ from typing import Any
 from .._text import plural
 from ..protocol import versions as pv
 from ..protocol.extensions import check_extensions
-from . import _tools as st
 from ._connection import ServerConnection
 from ._context import Context, F, RoutedSend, Send
-from ._http import MAX_BODY, HttpServer
+from ._prompt_specs import PromptSpec
+from ._registry import Registry
+from ._resource_specs import TemplateSpec, build_resource
+from ._tool_specs import ToolSpec
+from .http.endpoint import MAX_BODY
+from .http.server import HttpServer
 
 __all__ = ["Context", "Server", "ServerConnection"]
 
@@ -69,7 +73,7 @@ class Server:
         self.versions = tuple(v for v in pv.SUPPORTED_VERSIONS if v in chosen)
         self.page_size = page_size
         self.client_request_timeout = client_request_timeout
-        self._registry = st.Registry(page_size)
+        self._registry = Registry(page_size)
         # declared as given ({id: settings}); the client's are in ctx.client_capabilities
         self._registry.extensions = check_extensions(extensions)
         self._connections: set[ServerConnection] = set()
@@ -104,7 +108,7 @@ class Server:
         ``{"ui": {"resourceUri": "ui://...", "visibility": ["app"]}}``).
 
         A parameter annotated ``Context`` is injected and left out of the schema. See
-        ``server._tools.ToolSpec`` for how the return annotation maps to ``outputSchema``.
+        ``server._tool_specs.ToolSpec`` for how the return annotation maps to ``outputSchema``.
         Exceptions become ``isError`` results, except ``RpcError``s, which are sent as
         JSON-RPC errors.
         """
@@ -114,7 +118,7 @@ class Server:
             return fn
 
         def decorator(fn: F) -> F:
-            spec = st.ToolSpec.build(
+            spec = ToolSpec.build(
                 fn,
                 Context,
                 name,
@@ -153,9 +157,9 @@ class Server:
         """
 
         def decorator(fn: F) -> F:
-            spec = st.build_resource(fn, Context, uri, name, title, description, mime_type)
+            spec = build_resource(fn, Context, uri, name, title, description, mime_type)
             with self._registry.lock:
-                if isinstance(spec, st.TemplateSpec):
+                if isinstance(spec, TemplateSpec):
                     self._registry.templates[spec.uri_template] = spec
                 else:
                     self._registry.resources[spec.uri] = spec
@@ -169,7 +173,7 @@ class Server:
         """Register a prompt: arguments from the signature; returns a str or a message list."""
 
         def decorator(fn: F) -> F:
-            spec = st.PromptSpec.build(fn, Context, name, title, description)
+            spec = PromptSpec.build(fn, Context, name, title, description)
             with self._registry.lock:
                 self._registry.prompts[spec.name] = spec
             return fn

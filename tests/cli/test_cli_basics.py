@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from mcp_lite import __version__, _accel, cli
+from mcp_lite.cli import parser
+from mcp_lite.cli import run as cli_run
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = f"{sys.executable} {ROOT / 'examples' / 'demo_server.py'}"
@@ -91,7 +93,7 @@ def test_global_options_before_or_after_the_command(
 
 
 def test_repeatable_options_merge_across_the_command(capsys: pytest.CaptureFixture[str]) -> None:
-    args = cli._parse(["--env", "A=1", "tools", "--env", "B=2", "--stdio", "x"])
+    args = parser._parse(["--env", "A=1", "tools", "--env", "B=2", "--stdio", "x"])
     assert args.env == ["A=1", "B=2"]
     assert args.timeout == 60.0 and args.json is False
 
@@ -108,11 +110,38 @@ def test_library_warnings_carry_the_prefix() -> None:
     # server is harmless; we log through the library's logger directly from a tool-less run).
     code = (
         "import logging, sys\n"
-        "from mcp_lite import cli\n"
-        "with cli._library_logs_prefixed():\n"
+        "from mcp_lite.cli import run\n"
+        "with run._library_logs_prefixed():\n"
         "    logging.getLogger('mcp_lite.client').warning('something odd')\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert proc.stderr.strip() == "mcp-lite: warning: something odd"
+
+
+def test_the_backstop_is_an_entry_on_the_process_timer(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+    import threading
+
+    from mcp_lite import _timer
+    from mcp_lite._deadline import Deadline
+
+    exited = threading.Event()
+    calls: list[tuple[str, int]] = []
+
+    def fake_exit(code: int) -> None:
+        calls.append((threading.current_thread().name, code))
+        exited.set()
+
+    monkeypatch.setattr(os, "_exit", fake_exit)
+    monkeypatch.setattr(cli_run, "_BACKSTOP_GRACE", 0.0)
+    withdrawn = cli_run._backstop(argparse.Namespace(deadline=Deadline.after(0.05), json=False))
+    withdrawn.cancel()  # a run that ends in time cancels it: it never fires
+    cli_run._backstop(argparse.Namespace(deadline=Deadline.after(0.05), json=False))
+    assert not [t for t in threading.enumerate() if t.name == "mcp-lite-cli-backstop"]
+    assert exited.wait(10)
+    assert calls == [(_timer.thread_name, cli.EXIT_TIMEOUT)]
+    assert "did not finish within" in capsys.readouterr().err

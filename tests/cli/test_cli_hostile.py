@@ -175,7 +175,9 @@ def test_timeout_bounds_the_whole_run(
 
 
 def test_help_names_the_exit_codes_it_uses() -> None:
-    text = cli._EPILOG
+    from mcp_lite.cli import parser
+
+    text = parser._EPILOG
     for code in (cli.EXIT_OK, cli.EXIT_TOOL_ERROR, cli.EXIT_USAGE, cli.EXIT_CONNECT):
         assert f"\n  {code}    " in text
     for code in (cli.EXIT_TIMEOUT, cli.EXIT_BROKEN_PIPE):

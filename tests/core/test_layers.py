@@ -103,8 +103,10 @@ SUBPACKAGES = (
     "_connection",
     "_http",
     "auth",
+    "cli",
     "client",
     "contrib",
+    "gateway",
     "hub",
     "protocol",
     "server",
@@ -143,6 +145,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     "client": ("client",),
     "hub": ("hub",),
+    "gateway": ("gateway",),
     "faces": ("cli", "contrib", "demo", "__init__", "__main__"),
 }
 LAYER_OF = {unit: layer for layer, units in LAYERS.items() for unit in units}

@@ -25,7 +25,7 @@ from mcp_lite import Gateway, Hub
 from mcp_lite._http.peer import describe
 from mcp_lite.errors import ConnectError, McpError
 from mcp_lite.hub import Backoff
-from mcp_lite.hub._gateway_route import fingerprint
+from mcp_lite.hub._runtime.gateway_route import fingerprint
 from mcp_lite.server import Server
 
 

@@ -251,7 +251,7 @@ def test_another_user_s_worker_cannot_resume_a_task_in_either_era(
 def test_only_the_worker_asked_can_answer_the_server_s_request() -> None:
     """The id of a request the gateway sends a worker cannot be guessed, and an answer to it
     from another session does not count (another worker cannot answer for the user)."""
-    from mcp_lite.hub._gateway_asks import Answers
+    from mcp_lite.gateway.asks import Answers
 
     answers = Answers()
     asked, other = object(), object()

@@ -11,7 +11,7 @@ from gateway_helpers import HERE
 
 import mcp_lite
 from mcp_lite import Gateway, Hub
-from mcp_lite.hub import gateway as gateway_module
+from mcp_lite.gateway import server as gateway_module
 from mcp_lite.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
 
 BIG = "x" * (5 * 1024 * 1024)

@@ -144,7 +144,7 @@ def test_a_task_outlives_the_process_that_started_it(
 
 def _states(gw: GatewayProcess) -> dict[str, str]:
     from mcp_lite._deadline import Deadline
-    from mcp_lite.hub._gateway_route import fetch_listing
+    from mcp_lite.hub._runtime.gateway_route import fetch_listing
 
     return {n: s["state"] for n, s in fetch_listing(gw.socket, Deadline.after(5)).items()}
 

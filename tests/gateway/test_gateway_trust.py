@@ -23,7 +23,7 @@ import mcp_lite
 from mcp_lite import Gateway, Hub
 from mcp_lite._http.unix import UnixAdapter
 from mcp_lite.errors import ConfigError, ConnectError
-from mcp_lite.hub._gateway_route import fingerprint
+from mcp_lite.hub._runtime.gateway_route import fingerprint
 from mcp_lite.server import Server
 
 NOBODY = 65534

@@ -106,7 +106,7 @@ def test_a_server_blocked_by_policy_exits_2(
 ) -> None:
     settings = tmp_path / "managed-settings.json"
     settings.write_text(json.dumps({"deniedMcpServers": [{"serverName": "a"}]}))
-    from mcp_lite.hub import _discovery
+    from mcp_lite.hub.config import _discovery
 
     monkeypatch.setattr(_discovery, "default_managed_settings_paths", lambda: [settings])
     code, _, err = run(

@@ -683,7 +683,7 @@ def test_remote_url_is_fetched(hub_paths: HubPaths) -> None:
 def test_remote_url_is_bounded_in_time_and_refused_over_plain_http(
     hub_paths: HubPaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mcp_lite.hub import _config_sources
+    from mcp_lite.hub.config import _sources as _config_sources
 
     monkeypatch.setattr(_config_sources, "REMOTE_TIMEOUT", 1.0)
     url, httpd = _serve_once(b"", drip=True)
@@ -834,7 +834,8 @@ def test_url_signature_keeps_port_path_and_query() -> None:
 
 def test_the_entry_schema_sits_below_the_client_and_the_hub_loader() -> None:
     # connect(dict) and the Hub share one validator in mcp_lite._server_config: the client
-    # imports nothing from hub/, and hub/_discovery (where files are) not the loader.
+    # imports nothing from hub/, and hub/config/_discovery (where files are) not the loader
+    # (the package's own names: only its private modules).
     import ast
 
     root = Path(mcp_lite.__file__).parent
@@ -847,7 +848,14 @@ def test_the_entry_schema_sits_below_the_client_and_the_hub_loader() -> None:
         }
 
     assert not {m for m in imported(root / "client.py") if m.startswith(".hub")}
-    assert ".config" not in imported(root / "hub" / "_discovery.py")
+    discovery = ast.parse((root / "hub" / "config" / "_discovery.py").read_text())
+    assert all(
+        alias.name.startswith("_")
+        for node in ast.walk(discovery)
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and not node.module
+        for alias in node.names
+    )
+    assert ".." not in imported(root / "hub" / "config" / "_discovery.py")
     assert not {m for m in imported(root / "_server_config.py") if "hub" in m}
     from mcp_lite import _server_config
     from mcp_lite.hub import config

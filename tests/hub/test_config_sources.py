@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from mcp_lite import _server_config
 from mcp_lite.errors import ConfigError
-from mcp_lite.hub import _config_sources as src
+from mcp_lite.hub.config import _sources as src
 from mcp_lite.hub.config import import_claude_desktop, parse_servers
 
 if TYPE_CHECKING:

@@ -75,9 +75,12 @@ class _FakeClient:
 
 @pytest.mark.parametrize(("env", "limit"), [(None, 20), ("4", 4)])
 def test_remote_servers_connect_at_most_remote_batch_size_at_a_time(monkeypatch, env, limit):
-    from mcp_lite.hub._auth_cache import NeedsAuthCache
-    from mcp_lite.hub._connections import Backoff, Connections, Elicitation, make_spec
-    from mcp_lite.hub.tools import Catalog
+    from mcp_lite.hub._for_model.tools import Catalog
+    from mcp_lite.hub._runtime.auth_cache import NeedsAuthCache
+    from mcp_lite.hub._runtime.connections import Connections
+    from mcp_lite.hub._runtime.elicitation import Elicitation
+    from mcp_lite.hub._runtime.server_status import Backoff
+    from mcp_lite.hub._runtime.spec import make_spec
 
     if env is None:
         monkeypatch.delenv("MCP_REMOTE_SERVER_CONNECTION_BATCH_SIZE", raising=False)

@@ -21,8 +21,8 @@ import pytest
 import mcp_lite
 from mcp_lite.errors import ConfigError, PermissionDenied
 from mcp_lite.hub import Hub, McpTool
-from mcp_lite.hub import results as hub_results
-from mcp_lite.hub.results import ResultProcessor
+from mcp_lite.hub._for_model import results as hub_results
+from mcp_lite.hub._for_model.results import ResultProcessor
 from mcp_lite.protocol.results import tool_result
 from mcp_lite.protocol.types import CallToolResult
 
@@ -316,7 +316,7 @@ def test_rules_from_the_settings_files_apply_after_reload(hub_paths) -> None:
 
 
 def test_the_verdicts_kept_are_bounded(monkeypatch) -> None:
-    from mcp_lite.hub import permissions
+    from mcp_lite.hub._for_model import permissions
 
     monkeypatch.setattr(permissions, "_MAX_VERDICTS", 8)
     perms = permissions.Permissions(deny=["mcp__s__t3"])

@@ -80,7 +80,7 @@ def test_search_hint_and_always_load_come_from_meta() -> None:
     hub = Hub({"meta": server})
     with hub:
         # The server's own registry has no _meta support: check the mapping on the wire shape.
-        from mcp_lite.hub.tools import to_mcp_tool
+        from mcp_lite.hub._for_model.tools import to_mcp_tool
         from mcp_lite.protocol.types import Tool
 
         tool = Tool.model_validate({"name": "t", "inputSchema": {"type": "object"},

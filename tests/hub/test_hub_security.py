@@ -23,7 +23,8 @@ import pytest
 
 import mcp_lite
 from mcp_lite.errors import ConfigError, PermissionDenied
-from mcp_lite.hub import Hub, McpTool, results
+from mcp_lite.hub import Hub, McpTool
+from mcp_lite.hub._for_model import results
 from mcp_lite.server import Context
 
 POOL = str(Path(__file__).resolve().parents[1] / "peers" / "tool_pool_server.py")

@@ -202,7 +202,7 @@ def test_401_is_needs_auth_and_is_remembered_for_15_minutes(fault_server, auth_f
 
 
 def test_an_expired_needs_auth_entry_is_tried_again(fault_server, auth_file) -> None:
-    from mcp_lite.hub._auth_cache import NeedsAuthCache
+    from mcp_lite.hub._runtime.auth_cache import NeedsAuthCache
 
     config = {"secure": {"type": "http", "url": fault_server.url("/auth")}}
     with Hub(config, auth_cache_path=auth_file) as hub, pytest.raises(AuthRequired):

@@ -9,8 +9,8 @@ import time
 import pytest
 
 from mcp_lite.errors import InternalError, InvalidParams
-from mcp_lite.hub import _live_tasks
-from mcp_lite.hub._live_tasks import LiveTasks, unknown_task_note
+from mcp_lite.hub._runtime import live_tasks as _live_tasks
+from mcp_lite.hub._runtime.live_tasks import LiveTasks, unknown_task_note
 
 
 def _held(tasks: LiveTasks) -> int:

@@ -51,8 +51,14 @@ def _running(pid: int) -> bool:
         return False
 
 
-def _timers() -> list[threading.Thread]:
+def _recycle_threads() -> list[threading.Thread]:
+    """Threads of the old recycle timer: there must be none (the sweep is a ``_timer`` entry)."""
     return [t for t in threading.enumerate() if t.name == THREAD]
+
+
+def _armed(hub: Hub) -> bool:
+    """The Hub's recycle entry is on the process timer (or its sweep is under way)."""
+    return bool(hub._conns._recycler.armed)
 
 
 def _add(hub: Hub, server: str = "demo") -> str:
@@ -277,7 +283,34 @@ def test_in_process_and_remote_servers_do_not_recycle() -> None:
         assert _add(hub, "mem") == "5"
         status = hub.status()["mem"]
         assert (status.idle_timeout, status.max_lifetime) == (None, None)
-        assert not _timers()
+        assert not _armed(hub)
+
+
+def test_the_sweep_is_a_timer_entry_posted_to_a_worker(monkeypatch, no_leftover_processes) -> None:
+    from mcp_lite import _timer
+    from mcp_lite.hub._runtime.connections import Connections
+
+    ran_on: list[str] = []
+    sweep = Connections._sweep
+
+    def recording(self: Connections) -> float | None:
+        ran_on.append(threading.current_thread().name)
+        return sweep(self)
+
+    monkeypatch.setattr(Connections, "_sweep", recording)
+    with Hub({"demo": _demo()}, idle_timeout=0.3) as hub:
+        assert _add(hub) == "5"
+        assert _armed(hub) and _timer.live() >= 1
+        seen: list[threading.Thread] = []
+        assert _wait(
+            lambda: seen.extend(_recycle_threads()) or hub.status()["demo"].state == "idle",
+            0.3 + SLACK,
+        )
+        assert not seen, "a thread of its own keeps the recycle time"
+        # Swept on a worker, never on the timer thread (its callbacks must be short).
+        assert ran_on and all(n.startswith("mcp-lite-hub-sweep") for n in ran_on), ran_on
+    assert not _armed(hub)
+    no_leftover_processes()
 
 
 def test_recycling_is_off_by_default_and_starts_no_thread() -> None:
@@ -285,7 +318,7 @@ def test_recycling_is_off_by_default_and_starts_no_thread() -> None:
         assert _add(hub) == "5"
         status = hub.status()["demo"]
         assert (status.idle_timeout, status.max_lifetime, status.recycles) == (None, None, 0)
-        assert not _timers()
+        assert not _armed(hub)
 
 
 def test_close_with_a_recycle_pending_leaves_no_thread_and_no_process(
@@ -293,10 +326,11 @@ def test_close_with_a_recycle_pending_leaves_no_thread_and_no_process(
 ) -> None:
     hub = Hub({"demo": _demo()}, idle_timeout=0.5, max_lifetime=5)
     assert _add(hub) == "5"
-    assert _timers(), "the Hub's recycle timer should run while a server is due"
+    assert _armed(hub), "the Hub's recycle entry should be armed while a server is due"
     pid = hub.status()["demo"].pid
     hub.close()
-    assert not _timers() and pid is not None and not _running(pid)
+    assert not _armed(hub) and pid is not None and not _running(pid)
+    assert not _recycle_threads()
     no_leftover_processes()
 
 
@@ -316,7 +350,7 @@ def test_close_while_a_retired_server_finishes_a_call_stops_it(no_leftover_proce
     assert _wait(lambda: hub.status()["demo"].state == "idle", 0.2 + SLACK)
     hub.close()
     thread.join(10)
-    assert not thread.is_alive() and len(errors) == 1 and not _timers()
+    assert not thread.is_alive() and len(errors) == 1 and not _armed(hub)
     no_leftover_processes()
 
 
@@ -335,15 +369,15 @@ def test_a_forked_child_s_hub_recycles_on_its_own(no_leftover_processes) -> None
                 ok = ok and mine not in (None, parent_pid)
                 ok = ok and _wait(lambda: hub.status()["demo"].state == "idle", 0.3 + SLACK)
                 ok = ok and mine is not None and _wait(lambda: not _running(mine), SLACK)
-                ok = ok and _add(hub) == "5" and len(_timers()) == 1
+                ok = ok and _add(hub) == "5" and _armed(hub)
                 hub.close()
                 code = 0 if ok else 1
             finally:
                 os._exit(code)
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0
-        # The parent's Hub goes on as before: its own timer, its own server.
-        assert len(_timers()) == 1 and _add(hub) == "5"
+        # The parent's Hub goes on as before: its own timer entry, its own server.
+        assert _add(hub) == "5" and _armed(hub)
     no_leftover_processes()
 
 

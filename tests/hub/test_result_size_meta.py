@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mcp_lite import Hub
-from mcp_lite.hub.results import MAX_RESULT_SIZE_CHARS, ResultProcessor
+from mcp_lite.hub._for_model.results import MAX_RESULT_SIZE_CHARS, ResultProcessor
 from mcp_lite.protocol.types import CallToolResult
 
 SIZED = str(Path(__file__).parents[1] / "peers" / "sized_server.py")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from mcp_lite.hub._start_failures import StartFailures
+from mcp_lite.gateway.start_failures import StartFailures
 
 
 def _on_thread(fn) -> object:  # type: ignore[no-untyped-def]

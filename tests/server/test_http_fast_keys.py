@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from mcp_lite.hub.gateway import _key
+from mcp_lite.gateway.forwarding import _key
 from mcp_lite.protocol import versions as pv
 from mcp_lite.server._context import _id_key
-from mcp_lite.server._http import _any_stateless, _has_initialize
+from mcp_lite.server.http.endpoint import _any_stateless
+from mcp_lite.server.http.handler import _has_initialize
 
 IDS: list[Any] = [0, 1, -1, 7, 2**63, -(2**70), True, False, None, 1.0, 1.5, -0.0, "1", "",
                   'a"b\\c', "é", "\u2028", [1], {"a": 1}]  # fmt: skip

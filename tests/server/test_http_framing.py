@@ -23,8 +23,8 @@ import pytest
 
 from mcp_lite import Gateway, Hub
 from mcp_lite.server import Server
-from mcp_lite.server._http_framing import AmbiguousFraming, body_length
-from mcp_lite.server._http_head import Headers
+from mcp_lite.server.http.framing import AmbiguousFraming, body_length
+from mcp_lite.server.http.head import Headers
 
 READ_BOUND_S = 10.0  # an upper bound only: every exchange ends with the server's close
 

@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from mcp_lite.server import _http_head
-from mcp_lite.server._http_head import read_headers
+from mcp_lite.server.http import head as _http_head
+from mcp_lite.server.http.head import read_headers
 
 
 def _stdlib(raw: bytes) -> tuple[str, object]:
@@ -236,7 +236,7 @@ def test_parse_request_as_the_stdlib(raw: bytes) -> None:
     """The small server's parse_request: the stdlib's outcome (state and bytes written)."""
     import http.server
 
-    from mcp_lite.server._http import _Handler
+    from mcp_lite.server.http.handler import Handler as _Handler
 
     class Stdlib(http.server.BaseHTTPRequestHandler):
         protocol_version = _Handler.protocol_version

@@ -7,8 +7,8 @@ import socket
 import threading
 import time
 
-from mcp_lite.server import _http_relay
-from mcp_lite.server._http_relay import Relay
+from mcp_lite.server.http import relay as _http_relay
+from mcp_lite.server.http.relay import Relay
 
 
 def _pair() -> tuple[socket.socket, socket.socket]:
@@ -94,7 +94,7 @@ def test_a_silent_stream_gets_a_keepalive_once_started() -> None:
 
 
 def test_the_hangup_watch_sets_the_event_of_a_peer_that_hangs_up() -> None:
-    from mcp_lite.server._http_hangup import HangupWatch
+    from mcp_lite.server.http.hangup import HangupWatch
 
     watch = HangupWatch()
     if not watch.available:

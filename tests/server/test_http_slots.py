@@ -11,7 +11,9 @@ from collections.abc import Callable
 
 import pytest
 
-from mcp_lite.server import Server, _http, _http_slots
+from mcp_lite.server import Server
+from mcp_lite.server.http import endpoint as _http
+from mcp_lite.server.http import slots as _http_slots
 
 GET = b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n"
 

@@ -16,9 +16,9 @@ import pytest
 
 from mcp_lite import _options
 from mcp_lite.client import Client
-from mcp_lite.hub import Hub, _setup
+from mcp_lite.hub import Hub
 from mcp_lite.hub import _options as _hub_options
-from mcp_lite.hub.config import load_config
+from mcp_lite.hub.config import _setup, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
