@@ -127,8 +127,11 @@ class SseTransport(TransportBase):
                 deadline=limit,
                 method="GET",
             )
-        except McpError:
+        except McpError as exc:
             self._not_started()
+            if isinstance(exc, RequestTimeout) and limit.expired():
+                # no time was left to send the GET: say which phase it was
+                raise self._too_slow(limit, "did not open its SSE stream") from exc
             raise
         except Exception as exc:
             self._not_started()

@@ -293,26 +293,7 @@ def test_cell(
     )
 
 
-# Transports whose connect, with no time left before its first request, fails without
-# naming the phase (found by the short cells on a loaded machine; each says why).
-NO_TIME_LEFT_KNOWN = {
-    "sse": "legacy SSE: 'the deadline passed before the request could be sent' names neither "
-    "the phase nor the server (_http/common.timeouts raises it unwrapped)",
-}
-
-
-@pytest.mark.parametrize(
-    "transport",
-    [
-        pytest.param(
-            t,
-            marks=[pytest.mark.xfail(strict=True, reason=NO_TIME_LEFT_KNOWN[t])]
-            if t in NO_TIME_LEFT_KNOWN
-            else [],
-        )
-        for t in TRANSPORTS
-    ],
-)
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_no_time_left(
     transport: str, shared_server: Any, baseline: tuple[set[str], list[str]]
 ) -> None:
