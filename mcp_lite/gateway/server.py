@@ -34,7 +34,8 @@ from .asks import (
     declares,
     needed_capability,
 )
-from .forwarding import _Endpoint, _Forwarder, _NoServer
+from .forwarding import _Endpoint, _NoServer
+from .session import _Forwarder
 from .socket_folder import check_folder, holder
 from .task_owners import TaskOwners, enter_peer
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from mcp_lite import Gateway, Hub
-from mcp_lite.gateway.forwarding import _Forwarder
+from mcp_lite.gateway.session import _Forwarder
 from mcp_lite.server import Context, Server
 
 INIT = {

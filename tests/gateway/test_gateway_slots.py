@@ -101,10 +101,10 @@ def test_a_worker_waits_out_a_busy_gateway_within_its_deadline(
     from gateway_helpers import PEERS, wait_for
 
     from mcp_lite import Gateway, Hub
-    from mcp_lite.server.http import handler as _http
+    from mcp_lite.server.http import endpoint as _http_endpoint
     from mcp_lite.server.http import slots as _http_slots
 
-    monkeypatch.setattr(_http, "MAX_CONNECTIONS", 3)
+    monkeypatch.setattr(_http_endpoint, "MAX_CONNECTIONS", 3)
     monkeypatch.setattr(_http_slots, "READ_TIMEOUT_S", 4.5)
     config = {
         "mcpServers": {

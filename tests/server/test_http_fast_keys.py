@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mcp_lite.gateway.forwarding import _key
+from mcp_lite.gateway.session import _key
 from mcp_lite.protocol import versions as pv
 from mcp_lite.server._context import _id_key
 from mcp_lite.server.http.endpoint import _any_stateless

@@ -73,9 +73,6 @@ def capped(deadline: Deadline | None, seconds: float | None) -> Deadline:
     return Deadline.after(seconds)
 
 
-# --- elicitation ------------------------------------------------------------------------------
-
-
 # --- slots and connections -----------------------------------------------------------------------
 
 
@@ -190,38 +187,14 @@ class Connections(Recycling, Callbacks):
     def status(self) -> dict[str, ServerStatus]:
         with self._lock:
             slots = list(self._slots.values())
-        out = {}
-        for slot in slots:
-            client = slot.client
-            state, error, attempts = slot.snapshot
-            if state == "connected" and (client is None or not _alive(client)):
-                state, error = "pending", "the connection closed; it reconnects on next use"
-            tools = self.catalog.cached("tools", slot.spec.name)
-            spec = slot.spec
-            idle, lifetime = self.limits(spec)
-            life = slot.life
-            started = life.started if state == "connected" else None
-            out[spec.name] = ServerStatus(
-                spec.name,
-                state,
-                error,
-                spec.scope,
-                spec.type,
-                None if tools is None else len(tools),
-                attempts,
-                spec.source,
-                idle,
-                lifetime,
-                life.started_wall if started is not None else None,
-                None if started is None else time.monotonic() - started,
-                life.last_used_wall,
-                life.recycles,
-                life.pid if started is not None else None,
-                "local" if self.route is None else self.route.via(spec),
-                life.tasks.hold()[0] if started is not None else 0,
-                life.deferred if started is not None else None,
+        return {
+            slot.spec.name: slot.status(
+                self.catalog.cached("tools", slot.spec.name),
+                self.limits(slot.spec),
+                "local" if self.route is None else self.route.via(slot.spec),
             )
-        return out
+            for slot in slots
+        }
 
     def limits(self, spec: Spec) -> tuple[float | None, float | None]:
         """``(idle_timeout, max_lifetime)`` in effect for ``spec``: stdio servers run here

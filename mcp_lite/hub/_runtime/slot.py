@@ -5,12 +5,13 @@ life (see ``recycle``)."""
 from __future__ import annotations
 
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from ..._deadline import Deadline
 from ...errors import ConnectionClosed, McpError
 from .recycle import Life
-from .server_status import State
+from .server_status import ServerStatus, State
 from .spec import Spec
 
 if TYPE_CHECKING:
@@ -45,6 +46,36 @@ class _Slot:
 
     def set(self, state: State, error: str | None = None, attempts: int | None = None) -> None:
         self.snapshot = (state, error, self.snapshot[2] if attempts is None else attempts)
+
+    def status(
+        self, tools: list[Any] | None, limits: tuple[float | None, float | None], via: str | None
+    ) -> ServerStatus:
+        """This server's ``ServerStatus`` (``tools``: its cached list, if any)."""
+        client = self.client
+        state, error, attempts = self.snapshot
+        if state == "connected" and (client is None or not _alive(client)):
+            state, error = "pending", "the connection closed; it reconnects on next use"
+        spec, life = self.spec, self.life
+        started = life.started if state == "connected" else None
+        return ServerStatus(
+            spec.name,
+            state,
+            error,
+            spec.scope,
+            spec.type,
+            None if tools is None else len(tools),
+            attempts,
+            spec.source,
+            *limits,
+            life.started_wall if started is not None else None,
+            None if started is None else time.monotonic() - started,
+            life.last_used_wall,
+            life.recycles,
+            life.pid if started is not None else None,
+            via,
+            life.tasks.hold()[0] if started is not None else 0,
+            life.deferred if started is not None else None,
+        )
 
 
 def _starts_task(result: Any) -> bool:
