@@ -64,7 +64,7 @@ FOLDER_MARKS: dict[str, tuple[tuple[str, ...], str]] = {
     "docs/": (("integration", "slow"), "every fenced block in a fresh interpreter; mkdocs"),
     "fleet/": (("integration", "slow", "serial"), "Redis and Celery fleets"),
     "netfaults/": (("integration", "slow", "serial"), "veth pairs, fork stress"),
-    "integration/": (("integration",), "real third-party peers"),
+    "interop/": (("integration",), "real third-party peers"),
     "typing/": (("slow",), "mypy over the package and the examples"),
     "deadlines/test_matrix_": (("slow",), "cells that wait out their timeouts"),
 }
@@ -72,7 +72,7 @@ FOLDER_MARKS: dict[str, tuple[tuple[str, ...], str]] = {
 # parallel run of ``make test`` leaves them to a serial pass.
 SERIAL_PATHS = (
     "gateway/test_gateway_fleet.py",
-    "client/test_handoff_stress.py",
+    "connection/test_handoff_stress.py",
     "docs/test_site.py",  # headless Chromium renders every page: past its 120 s when shared
 )
 
@@ -484,3 +484,31 @@ def fault_server() -> Iterator[Any]:
     server = _load_fault_http_server().FaultHttpServer().start()
     yield server
     server.stop()
+
+
+# --- stdio peers the client spawns itself (transports/, interop/) -----------------------------
+
+
+@pytest.fixture(scope="session")
+def official_stdio(official_server_cmd: Callable[..., list[str]]) -> list[str]:
+    """argv of the official-SDK peer over stdio."""
+    return official_server_cmd("stdio")
+
+
+@pytest.fixture(scope="session")
+def everything_stdio(everything_cmd: Callable[[str], list[str]]) -> list[str]:
+    """argv of server-everything over stdio."""
+    return everything_cmd("stdio")
+
+
+@pytest.fixture(scope="session")
+def fault_cmd(peer_python: str, peers_dir: Path) -> Callable[..., list[str]]:
+    """``fault_cmd(mode, record=None)`` -> argv of ``fault_server.py`` in that mode."""
+
+    def build(mode: str, record: Path | None = None) -> list[str]:
+        cmd = [peer_python, str(peers_dir / "fault_server.py"), mode]
+        if record is not None:
+            cmd += ["--record", str(record)]
+        return cmd
+
+    return build

@@ -14,7 +14,7 @@ git -C "$ROOT" archive HEAD | tar -x -C "$WORK/src"
 "$PY" -m build --sdist --outdir "$WORK/dist" "$WORK/src" > "$WORK/sdist.log" 2>&1 \
     || { echo "building the sdist failed (see $WORK/sdist.log)"; exit 2; }
 SDIST="$(ls "$WORK"/dist/mcp_lite_client-*.tar.gz | head -1)"
-SUITES="tests/kernels tests/core tests/client tests/cli tests/server"
+SUITES="tests/kernels tests/protocol tests/connection tests/client tests/cli tests/server"
 status=0
 summary=()
 for version in 3.10 3.11 3.12 3.13; do

@@ -1,7 +1,7 @@
 """Extensions negotiated with settings (SEP-2133), in both eras, against mcp_lite's own Server:
 ``connect(extensions=)`` (and a config dict's ``"extensions"``) declared as given beside
 mcp_lite's own, ``client.server_extensions``, and the one rule (a feature whose extension the
-server did not declare is not used). The official SDK's server: tests/integration."""
+server did not declare is not used). The official SDK's server: tests/interop."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Tasks: 2025-11-25 (core, experimental) and the 2026-07-28 extension
 ``io.modelcontextprotocol/tasks``, against mcp_lite's own Server in-process and over HTTP.
-(The official TypeScript reference server is in tests/integration/test_tasks_everything.py.)"""
+(The official TypeScript reference server is in tests/interop/test_tasks_everything.py.)"""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """mcp_lite.contrib: the MCP_LITE settings, the per-process Hub, and the Django and Flask
-integrations (the gunicorn runs are in tests/integration/test_web_apps.py)."""
+integrations (the gunicorn runs are in tests/contrib/test_web_apps.py)."""
 
 from __future__ import annotations
 

@@ -96,7 +96,7 @@ def test_wire_errors_map_to_their_classes():
 # Imports are read with ``ast`` and sorted into three kinds, all of which count: ``top`` (module
 # level), ``lazy`` (inside a function) and ``typing`` (under ``if TYPE_CHECKING:``). A circle
 # of type-only imports is still a circle: it says two modules need each other's names. Run this
-# file as a script (``python tests/core/test_layers.py [root]``) for the graph's figures.
+# file as a script (``python tests/architecture/test_layers.py [root]``) for the graph's figures.
 
 KINDS = ("top", "lazy", "typing")
 SUBPACKAGES = (
@@ -309,7 +309,7 @@ def test_no_import_circle_among_modules_or_units():
 def test_every_unit_has_a_layer():
     units = {unit_of(m) for m in _modules(ROOT)}
     missing = sorted(units - set(LAYER_OF))
-    assert not missing, f"place {missing} in a layer of LAYERS (tests/core/test_layers.py)"
+    assert not missing, f"place {missing} in a layer of LAYERS (tests/architecture/test_layers.py)"
 
 
 def test_no_import_into_a_higher_layer():
@@ -433,7 +433,7 @@ def test_the_speedups_stub_ships_in_wheel_and_sdist():
 
 
 if __name__ == "__main__":
-    # The graph's figures: python tests/core/test_layers.py [repository root]
+    # The graph's figures: python tests/architecture/test_layers.py [repository root]
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
     edges = import_edges(root)
     for kinds in (KINDS, ("top", "lazy"), ("top",)):
