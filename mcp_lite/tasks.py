@@ -11,8 +11,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ._connection.task_receiver import TaskReceiver
 from ._deadline import Deadline
-from ._task_receiver import TaskReceiver
 from .errors import (
     InvalidParams,
     LocalProtocolError,

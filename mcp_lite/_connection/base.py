@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .._accel import encode_message
-from .._backlog import Backlog
-from .._control_sender import ControlSender
 from .._deadline import Deadline
 from .._workers import Workers
 from ..errors import ConnectionClosed, McpError, RpcError
@@ -21,7 +19,9 @@ from ..protocol import session as proto
 from ..protocol import versions as pv
 from ..protocol.session import SessionInfo
 from ..transports.base import Outgoing, Transport
+from .backlog import Backlog
 from .call import Call, fail, guarded, still_asking
+from .control_sender import ControlSender
 from .handlers import Handlers
 
 __all__ = ["ConnectionBase", "ConnectionObserver", "Incoming"]
@@ -56,7 +56,7 @@ _LOST_GRACE = 1.0
 
 
 class ConnectionObserver(Protocol):
-    """What a connection tells its observer (``mcp_lite._observer.Observer``: event hooks and
+    """What a connection tells its observer (``mcp_lite._connection.observer.Observer``: event hooks and
     OpenTelemetry), declared here so that the connection imports neither."""
 
     def sent(self, conn: ConnectionBase, call: Call, params: dict[str, Any] | None) -> Any: ...

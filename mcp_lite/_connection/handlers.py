@@ -8,11 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._task_receiver import TaskReceiver
 from ..errors import InternalError, InvalidParams, MethodNotFound
 from ..protocol import session as proto
 from ..protocol.skills import SKILLS_EXTENSION
 from ..protocol.tasks import TASKS_EXTENSION
+from .task_receiver import TaskReceiver
 
 if TYPE_CHECKING:
     from ..protocol.types import Params

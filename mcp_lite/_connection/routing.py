@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._accel import ResponseIdScanner, decode_message
-from .._backlog import Backlog
 from .._deadline import Deadline
 from ..errors import (
     ConnectionClosed,
@@ -26,6 +25,7 @@ from ..errors import (
 from ..protocol import jsonrpc
 from ..protocol.tasks import RELATED_TASK
 from ..transports.base import SendFailed
+from .backlog import Backlog
 from .base import _CONTROL_WRITE_TIMEOUT, OVERLOADED, Incoming
 from .call import Waiter, fail, guarded, resolve
 from .handlers import as_params, fulfil

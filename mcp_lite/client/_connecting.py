@@ -11,8 +11,9 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from .. import _fork, _observer
+from .. import _fork
 from .._connection import Connection
+from .._connection import observer as _observer
 from .._deadline import Deadline
 from ..errors import ConnectError, ConnectionClosed, ServerExitedAtStart, SessionExpired
 from ..protocol import caching as _cache

@@ -121,8 +121,6 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "_version",
         "_text",
         "_secrets",
-        "_backlog",
-        "_control_sender",
         "_deadline",
         "_fork",
         "_timer",
@@ -135,9 +133,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "transports": ("transports",),
     "connection": (
         "_connection",
-        "_task_receiver",
         "_requester",
-        "_observer",
         "tasks",
         "skills",
         "_server_config",

@@ -10,8 +10,8 @@ import threading
 import time
 from typing import Any
 
-from .errors import InternalError, InvalidParams, RpcError
-from .protocol.tasks import RELATED_TASK, TERMINAL
+from ..errors import InternalError, InvalidParams, RpcError
+from ..protocol.tasks import RELATED_TASK, TERMINAL
 
 __all__ = ["TaskReceiver"]
 

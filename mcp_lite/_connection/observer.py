@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from ._otel import Tracing, tracing_wanted
-from .errors import RpcError
-from .events import Event, Hooks, emit
+from .._otel import Tracing, tracing_wanted
+from ..errors import RpcError
+from ..events import Event, Hooks, emit
 
 if TYPE_CHECKING:
-    from ._connection.base import ConnectionBase
-    from ._connection.call import Call, Waiter
+    from .base import ConnectionBase
+    from .call import Call, Waiter
 
 __all__ = ["Observer", "observer"]
 

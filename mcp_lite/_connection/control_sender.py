@@ -13,7 +13,7 @@ import threading
 import weakref
 from collections.abc import Callable
 
-from . import _fork
+from .. import _fork
 
 __all__ = ["ControlSender"]
 
