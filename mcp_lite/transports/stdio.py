@@ -250,18 +250,19 @@ class StdioTransport(TransportBase):
         if proc is None or proc.stdin is None or self._closing or self._broken is not None:
             raise self._broken or ConnectionClosed(f"MCP server {self.name!r} is not running")
         data = message.data  # (ends in a newline: see Outgoing)
-        now = time.monotonic()
-        deadline = now + self._write_timeout
-        limit = message.deadline  # the caller's, when it comes first
-        if limit is not None and limit.at < deadline:
-            deadline = limit.at
+        limit = message.deadline  # the caller's, capped by write_timeout
+        deadline = (
+            Deadline.after(self._write_timeout)
+            if limit is None
+            else limit.earlier(self._write_timeout)
+        )
         if not USE_EXTENSIONS and threading.current_thread() is threading.main_thread():
             # Pure-Python build, the thread Ctrl-C lands on: no interrupt-proof timed acquire
             # here, so wait (bounded by the deadline) until the lock is free, then take it
             # with a plain ``with`` (interrupt-safe). Another thread may win it in between:
             # then this waits for that write too (rare, and bounded by that write's deadline).
             while self._write_lock.locked():
-                if time.monotonic() >= deadline:
+                if deadline.expired():
                     raise self._write_timed_out(message, "another write is still blocked")
                 time.sleep(0.001)
             with self._write_lock:
@@ -269,13 +270,13 @@ class StdioTransport(TransportBase):
             return
         # HeldLock: the timed acquire and the release are C code (compiled build), so no
         # Ctrl-C can leave the lock held.
-        with HeldLock(self._write_lock, deadline - now if deadline > now else 0.0) as got:
+        with HeldLock(self._write_lock, deadline.remaining()) as got:
             if not got:
                 raise self._write_timed_out(message, "another write is still blocked")
             self._send_locked(proc, data, deadline, message)
 
     def _send_locked(
-        self, proc: subprocess.Popen[bytes], data: bytes, deadline: float, message: Outgoing
+        self, proc: subprocess.Popen[bytes], data: bytes, deadline: Deadline, message: Outgoing
     ) -> None:
         """``send``'s write, holding the write lock."""
         assert proc.stdin is not None
@@ -301,7 +302,7 @@ class StdioTransport(TransportBase):
             f"not sent to MCP server {self.name!r}: its caller already gave up", None
         )
 
-    def _write_failed(self, exc: Exception, deadline: float) -> Exception:
+    def _write_failed(self, exc: Exception, deadline: Deadline) -> Exception:
         """A write failed: the server stopped reading (a closed pipe) in words; an
         unexpected OSError as it is."""
         if isinstance(exc, OSError) and exc.errno not in (
@@ -314,7 +315,7 @@ class StdioTransport(TransportBase):
         self._last_words(deadline)
         return self._closed_error("MCP server stopped reading its input")
 
-    def _last_words(self, deadline: float) -> None:
+    def _last_words(self, deadline: Deadline) -> None:
         """On a caller's thread, about to quote the stderr tail of a server that is gone or
         going: wait (up to ``_LAST_WORDS`` in all, within ``deadline``) until the
         connection's thread has read stderr to its end, then for the exit code. A server
@@ -322,7 +323,7 @@ class StdioTransport(TransportBase):
         words that say why."""
         if threading.current_thread() in self._threads:
             return
-        end = time.monotonic() + min(_LAST_WORDS, deadline - time.monotonic())
+        end = time.monotonic() + deadline.bound(_LAST_WORDS)
         if not self._stderr_ended.is_set() and end > time.monotonic():
             self._stderr_ended.wait(end - time.monotonic())
         # ... and its exit code. Popen.poll() answers None while another thread holds the
@@ -421,7 +422,7 @@ class StdioTransport(TransportBase):
                 thread.join(max(0.0, deadline - time.monotonic()))
 
     def _write_rest(
-        self, fd: int, data: bytes, written: int, deadline: float, message: Outgoing
+        self, fd: int, data: bytes, written: int, deadline: Deadline, message: Outgoing
     ) -> None:
         """The pipe took ``written`` bytes of ``data``: write the rest, within ``deadline``."""
         self._written = written
@@ -434,12 +435,12 @@ class StdioTransport(TransportBase):
             raise
 
     def _write_view(
-        self, fd: int, view: memoryview, data: bytes, deadline: float, message: Outgoing
+        self, fd: int, view: memoryview, data: bytes, deadline: Deadline, message: Outgoing
     ) -> None:
         while view:
             written = write_nowait(fd, view)
             if written < 0:  # the pipe is full: wait for room, within the deadline
-                remaining = deadline - time.monotonic()
+                remaining = deadline.remaining()
                 if self._closing:
                     raise ConnectionClosed(f"the connection to {self.name!r} is closing") from None
                 if remaining <= 0:
