@@ -61,7 +61,8 @@ NODE_FIXTURES = frozenset({"node_bin", "everything_cmd", "everything_stdio"})
 # Cross-cutting suites, by path below tests/: (markers, why).
 FOLDER_MARKS: dict[str, tuple[tuple[str, ...], str]] = {
     "conformance/": (("integration", "slow", "serial", "node"), "the official harness"),
-    "docs/": (("integration", "slow"), "every fenced block in a fresh interpreter; mkdocs"),
+    "docs/test_readme": (("integration", "slow"), "every fenced block in a fresh interpreter"),
+    "docs/test_site": (("integration", "slow"), "mkdocs and a headless browser"),
     "fleet/": (("integration", "slow", "serial"), "Redis and Celery fleets"),
     "netfaults/": (("integration", "slow", "serial"), "veth pairs, fork stress"),
     "interop/": (("integration",), "real third-party peers"),
