@@ -160,9 +160,21 @@ def test_a_crashed_servers_group_is_ended_at_once_and_its_reused_id_never_signal
     if not _pid_namespaces():
         pytest.skip("needs root and unshare --pid (a pid namespace, to reuse an id for sure)")
     out = subprocess.run(
-        ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", DRIVER,
-         OWNER, str(tmp_path / "child")],
-        capture_output=True, text=True, timeout=120, cwd=REPO,
+        [
+            "unshare",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            sys.executable,
+            "-c",
+            DRIVER,
+            OWNER,
+            str(tmp_path / "child"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert out.returncode == 0, out.stderr
@@ -207,7 +219,10 @@ def test_a_closed_and_reused_watcher_fd_is_never_written_and_a_new_watcher_takes
     server = [sys.executable, str(FAULT_SERVER), "echo"]
     owner = subprocess.Popen(
         [sys.executable, "-c", DAEMON, json.dumps(server), str(log_path)],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     second = watcher = 0
@@ -253,7 +268,9 @@ def _watchers_of_ours() -> list[int]:
     return found
 
 
-def test_the_watcher_exits_and_is_reaped_once_no_server_is_left(no_leftover_processes) -> None:
+def test_the_watcher_exits_and_is_reaped_once_no_server_is_left(
+    no_leftover_processes, tmp_path: Path
+) -> None:
     echo = [sys.executable, str(FAULT_SERVER), "echo"]
     first, second = mcp_lite.connect(echo), mcp_lite.connect(echo)
     watcher = _reaper.watcher_pid()
@@ -272,12 +289,21 @@ def test_the_watcher_exits_and_is_reaped_once_no_server_is_left(no_leftover_proc
         client.ping()
     assert _state(again) is None  # type: ignore[arg-type]
     ended = threading.Event()
-    transport = StdioTransport(["sh", "-c", "exit 3"])
+    # The server ends on its own once the test has seen the watcher (a file it waits for):
+    # one that exits at once may end it before the test looks.
+    go = tmp_path / "go"
+    transport = StdioTransport(
+        ["sh", "-c", 'while [ ! -e "$0" ]; do sleep 0.01; done; exit 3', str(go)]
+    )
     transport.start(lambda frame: None, lambda error: ended.set())
-    on_its_own = _reaper.watcher_pid()
-    assert on_its_own is not None and ended.wait(30)
-    assert _until(lambda: _reaper.watcher_pid() is None and _state(on_its_own) is None)
-    transport.close()
+    try:
+        on_its_own = _reaper.watcher_pid()
+        assert on_its_own is not None
+        go.touch()
+        assert ended.wait(30)
+        assert _until(lambda: _reaper.watcher_pid() is None and _state(on_its_own) is None)
+    finally:
+        transport.close()
     assert _watchers_of_ours() == []
     no_leftover_processes()
 
