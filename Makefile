@@ -86,15 +86,19 @@ SERIAL_TESTS := tests/conformance tests/fleet tests/netfaults tests/docs/test_si
 bytecode: $(VENV)/.installed
 	$(PY) -m compileall -q -x node_modules mcp_lite tests examples
 
+# pytest caches its assertion-rewritten test modules only where bytecode may be written: with
+# PYTHONDONTWRITEBYTECODE set, every worker of every run would rewrite all of them again.
+PYTEST = env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
+
 check: $(VENV)/.test-installed bytecode
-	$(PY) -m pytest -q $(XDIST) -m "not integration and not slow and not serial"
+	$(PYTEST) -q $(XDIST) -m "not integration and not slow and not serial"
 
 test: peers bytecode
-	$(PY) -m pytest -q $(XDIST) -m "not serial"
+	$(PYTEST) -q $(XDIST) -m "not serial"
 	@echo "== the tests that need the machine to themselves, one at a time =="
-	$(PY) -m pytest -q -m serial $(SERIAL_TESTS)
+	$(PYTEST) -q -m serial $(SERIAL_TESTS)
 	@echo "== kernels again with the pure-Python twin (compiled-only tests skip) =="
-	MCP_LITE_NO_EXTENSIONS=1 $(PY) -m pytest -q -rfE -n 2 tests/kernels
+	MCP_LITE_NO_EXTENSIONS=1 $(PYTEST) -q -rfE -n 2 tests/kernels
 	@echo "== the strands adapter in its own environment (strands pins mcp<2.2) =="
 	$(MAKE) test-strands
 	@echo "== the CrewAI adapter in its own environment (CrewAI pins mcp<2, pydantic<2.13) =="

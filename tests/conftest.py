@@ -58,7 +58,7 @@ PEER_FIXTURES = frozenset(
 )
 # Fixtures of external Node.js peers: ``node`` too.
 NODE_FIXTURES = frozenset({"node_bin", "everything_cmd", "everything_stdio"})
-# Cross-cutting suites, by path below tests/: (markers, why).
+# Cross-cutting suites (and the odd costly test), by path below tests/: (markers, why).
 FOLDER_MARKS: dict[str, tuple[tuple[str, ...], str]] = {
     "conformance/": (("integration", "slow", "serial", "node"), "the official harness"),
     "docs/test_readme": (("integration", "slow"), "every fenced block in a fresh interpreter"),
@@ -68,6 +68,10 @@ FOLDER_MARKS: dict[str, tuple[tuple[str, ...], str]] = {
     "interop/": (("integration",), "real third-party peers"),
     "typing/": (("slow",), "mypy over the package and the examples"),
     "deadlines/test_matrix_": (("slow",), "cells that wait out their timeouts"),
+    "architecture/test_layers.py::test_every_module_imports_alone": (
+        ("slow",),
+        "each of ~200 modules imported afresh, twice: a minute of CPU",
+    ),
 }
 # Tests that must have the machine to themselves (timing or load bounds, whole fleets): the
 # parallel run of ``make test`` leaves them to a serial pass.
@@ -87,6 +91,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             where = Path(str(item.path)).resolve().relative_to(tests_dir).as_posix()
         except ValueError:
             continue
+        where += f"::{item.name}"  # a prefix may name a test too
         names = set(getattr(item, "fixturenames", ()))
         marks: set[str] = set()
         if names & PEER_FIXTURES:
