@@ -53,6 +53,14 @@ def _settle(predicate: Callable[[], bool]) -> None:
         time.sleep(0.05)
 
 
+@pytest.fixture(autouse=True)
+def _quiet_timer() -> None:
+    """These tests count the process timer's entries and its thread: each starts from none
+    (a test that ran before it in the same worker may still be winding down its calls)."""
+    _settle(lambda: _timer.live() == 0 and _timer_threads() == 0)
+    assert _timer.live() == 0, "an earlier test left entries on the process timer"
+
+
 def _exercise(client: mcp_lite.Client) -> None:
     """connect (done) + list_tools + a call + a cancelled call + a call that times out."""
     assert {t.name for t in client.list_tools()} >= {"echo", "wait"}
