@@ -91,6 +91,7 @@ bytecode: $(VENV)/.installed
 PYTEST = env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
 
 check: $(VENV)/.test-installed bytecode
+	MCP_LITE_EXAMPLES_SCALE=0.25 MCP_LITE_FUZZ_EXAMPLES=10 \
 	$(PYTEST) -q $(XDIST) -m "not integration and not slow and not serial"
 
 test: peers bytecode

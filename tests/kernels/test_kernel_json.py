@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 from types import ModuleType
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+
+def _examples(n: int) -> int:
+    """``n`` examples, scaled by ``MCP_LITE_EXAMPLES_SCALE`` (``make check`` runs a quarter)."""
+    return max(10, int(n * float(os.environ.get("MCP_LITE_EXAMPLES_SCALE", "1"))))
 
 
 def test_encode_message_is_compact_utf8_with_one_newline(speedups: ModuleType) -> None:
@@ -55,7 +61,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=_examples(150), deadline=None)
 @given(value=st.dictionaries(st.text(), json_values, max_size=5) | st.lists(json_values))
 def test_encode_decode_round_trip_and_single_newline(speedups: ModuleType, value: object) -> None:
     out = speedups.encode_message(value)

@@ -8,6 +8,7 @@ and check that cutting a stream into chunks anywhere changes nothing.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from types import ModuleType
@@ -18,7 +19,15 @@ from hypothesis import strategies as st
 
 from mcp_lite.errors import MessageTooLarge
 
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+def _examples(n: int) -> int:
+    """``n`` examples, scaled by ``MCP_LITE_EXAMPLES_SCALE`` (``make check`` runs a quarter)."""
+    return max(10, int(n * float(os.environ.get("MCP_LITE_EXAMPLES_SCALE", "1"))))
+
+
+SETTINGS = settings(
+    max_examples=_examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def outcome(fn: Callable[..., Any], *args: Any) -> tuple[str, Any]:

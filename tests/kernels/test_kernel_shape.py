@@ -5,13 +5,22 @@ Each test runs on both implementations (``speedups``); a property test compares 
 
 from __future__ import annotations
 
+import os
 from types import ModuleType
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+def _examples(n: int) -> int:
+    """``n`` examples, scaled by ``MCP_LITE_EXAMPLES_SCALE`` (``make check`` runs a quarter)."""
+    return max(10, int(n * float(os.environ.get("MCP_LITE_EXAMPLES_SCALE", "1"))))
+
+
+SETTINGS = settings(
+    max_examples=_examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 STR = frozenset({str})
 OPT_STR = frozenset({str, type(None)})
