@@ -1,13 +1,7 @@
-"""Why a connection failed, in words a person acts on.
-
-``requests`` wraps a refused connection as ``ConnectionError(MaxRetryError(NewConnectionError(
-ConnectionRefusedError)))`` and prints "Max retries exceeded with url ..." even when nothing was
-retried; websocket-client and the socket module have their own shapes. ``network_cause`` walks
-an exception's chain (``__cause__``, ``__context__``, ``reason`` and exception ``args``) for the
-root and names it: connection refused, no such host, TLS, timed out, reset. Only the standard
-library (and the resolver's own error) is imported, so every transport (and the OAuth client)
-can use it.
-"""
+"""Why a connection failed, in words a person acts on: ``network_cause`` walks an exception's chain
+to its root and names it (connection refused, no such host, TLS, timed out, reset). It imports only
+the standard library, so every transport and the OAuth client can use it (see
+docs/explanation/inside-http.md)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
-"""Who is behind a Unix socket, and the rule a client applies before it sends anything on one.
-
-A socket path in a folder another user can write (or a link placed there) may lead to that
-user's process: the request, tool arguments included, would be theirs to read and answer. So
-every ``unix://`` connection is checked once connected, before its first byte is written:
-the process behind it (``SO_PEERCRED``, Linux) must run as this process's user, as root, or as
-the one other user allowed (``MCP_LITE_GATEWAY_USER``, or a Hub's ``gateway_user=`` for its
-gateway). Where the platform has no peer credentials, the socket file's owner stands in for
-the process (weaker: a file can be replaced between the check and the connect). A refusal is
-a ``ConnectError`` naming the user found (``refused_peer`` set; nothing was sent).
-"""
+"""Who is behind a Unix socket, and the rule a client applies before it sends anything on one: the
+peer must run as this user, as root, or as the one other user allowed, else the connect fails with a
+``ConnectError`` naming the user found (see docs/explanation/inside-http.md)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Host-name lookups bounded by the caller's deadline, and connecting to what they found.
-
-``socket.getaddrinfo`` takes no timeout: a resolver that does not answer holds the calling
-thread for as long as the system's resolver settings allow (often 10-30 s). So the lookup
-runs on a short-lived daemon thread while the caller waits at most until its deadline; a
-lookup still running then is left to end on its own (its result is dropped), and at most
-``MAX_PENDING`` such lookups may be running at once before new ones are refused.
-"""
+"""Host-name lookups bounded by the caller's deadline, and connecting to what they found. The lookup
+runs on a short-lived daemon thread, with at most ``MAX_PENDING`` lookups running at once (see
+docs/explanation/inside-http.md)."""
 
 from __future__ import annotations
 

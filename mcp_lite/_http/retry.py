@@ -1,14 +1,6 @@
-"""When an HTTP request is tried again after a transient error (issue 10 §7).
-
-- 429 and 503 with ``Retry-After``: the server says it did not process the request, so any
-  method is tried again after the delay it asks for, if that fits the caller's deadline.
-- Other 5xx (and 503 without ``Retry-After``): only read-only methods (lists, reads, gets,
-  ``ping``, ``server/discover``), never ``tools/call``, with capped exponential backoff and
-  jitter, within the deadline.
-
-Everything else is final. ``Retry`` is the per-server setting (``connect(..., retry=...)``,
-``"retry"`` in a Hub config entry); ``retry=False`` turns it off.
-"""
+"""When an HTTP request is tried again after a transient error (issue 10 §7). ``Retry`` is the
+per-server setting (``connect(..., retry=...)``, ``"retry"`` in a Hub config entry); ``retry=False``
+turns it off. The rules are in docs/explanation/inside-http.md."""
 
 from __future__ import annotations
 

@@ -1,22 +1,6 @@
-"""HTTP over a Unix domain socket: the ``unix://`` URLs of the Streamable HTTP transport.
-
-A ``unix://`` URL names a socket file and an HTTP path on it:
-
-- ``unix:///run/mcp-lite/gateway.sock`` -> socket ``/run/mcp-lite/gateway.sock``, path ``/mcp``;
-- ``unix:///run/mcp-lite/gateway.sock/servers/db/mcp`` -> the same socket, path
-  ``/servers/db/mcp``: the socket is the path up to the first component ending in
-  ``.sock``; with no such component the whole path is the socket (and the HTTP path ``/mcp``).
-  The rule reads the URL only, never the file system, so a URL means the same thing
-  whether or not its server is up yet;
-- ``unix://%2Frun%2Fsrv/servers/db/mcp`` -> a socket whose name does not end in ``.sock``,
-  percent-encoded in the host part; the URL's path is the HTTP path (``/mcp`` when empty).
-
-``UnixAdapter`` is the ``AbortingAdapter`` of one socket: its pool's connections open an
-``AF_UNIX`` socket instead of a TCP one (no DNS; ``Host: localhost``) and register it with the
-exchange's ``Slot``, so deadlines abort reads exactly as on TCP. A connect to a Unix socket
-is immediate: it succeeds or fails at once ("no such socket", "nothing listens on it"). A
-connected socket whose process runs as another user is closed unused (``peer``).
-"""
+"""HTTP over a Unix domain socket: the ``unix://`` URLs of the Streamable HTTP transport, how they
+split into a socket file and an HTTP path, and ``UnixAdapter``, the ``AbortingAdapter`` of one
+socket (see docs/explanation/inside-http.md)."""
 
 from __future__ import annotations
 

@@ -1,28 +1,7 @@
 """A server's requests to its client (elicitation, sampling, roots), asked of the worker whose
-forwarded call made them.
-
-A 2026-07-28 server asks within the answer to the call itself (``input_required``), so the
-worker is known exactly: the gateway relays the request with the worker's own capabilities
-(the server checks them as it would for a direct client) and passes the ``input_required``
-result to a 2026-07-28 worker as it is (its Client answers and retries), or, for a
-handshake-era worker, asks each input request on the stream of the worker's request and
-retries for it (``relay_rounds``).
-
-A handshake-era server sends a request of its own on the gateway's upstream connection,
-which declares elicitation and sampling (not roots: that era's roots are the connection's,
-so one worker's would apply to every worker); the gateway sends it to a worker on the stream of a
-forwarded request (as SSE) and relays the answer. Which worker: for a task's input (the
-request names its task), the one waiting in ``tasks/result`` for that task; else the one
-whose forwarded calls are in flight on that server. The request names no call (the handshake era has no
-such field, and a stdio server has one pipe for all), so when the calls in flight come from
-more than one downstream session, or from none (a request outside any call, e.g. a
-``roots/list`` after ``initialized``), the gateway cannot tell and answers the server with an
-error that names the gateway (``Unroutable``); so does a worker that did not declare the
-capability (the server's own check would have refused it had the worker called directly).
-
-``Calls`` is one server's forwarded calls in flight; ``Answers`` the workers' answers the
-gateway waits for, by the request id it made.
-"""
+forwarded call made them. ``Calls`` is one server's forwarded calls in flight; ``Answers`` the
+workers' answers the gateway waits for, by the request id it made. How the worker is found in each
+era is in docs/explanation/inside-the-hub.md."""
 
 from __future__ import annotations
 

@@ -1,15 +1,5 @@
-"""Where a gateway may listen: a folder nobody else can write, and who holds a path taken.
-
-Anyone who can write the socket's folder can rename the gateway's socket away (or take the
-name while the gateway is down) and listen in its place, so ``check_folder`` refuses a folder
-that is not owned by the gateway's user (or root) or that its group or others can write, the
-sticky ones (``/tmp``) included: the sticky bit keeps others from renaming the running
-gateway's socket, but not from taking the name whenever it is free (before the first start,
-between two restarts), which locks the gateway out and waits for clients that do not check
-the peer. The folders above it may be writable by others only when sticky (an entry there
-that is the user's cannot be renamed by them). ``holder`` names who holds a path that is
-taken: the listening process's user (``SO_PEERCRED``), else the socket file's owner.
-"""
+"""Where a gateway may listen: ``check_folder`` refuses a folder that another user could write, and
+``holder`` names who holds a path that is taken (see docs/explanation/inside-the-hub.md)."""
 
 from __future__ import annotations
 

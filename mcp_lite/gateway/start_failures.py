@@ -1,13 +1,6 @@
-"""The gateway's failed starts, kept for the downstream connection whose request made them.
-
-The HTTP layer asks an endpoint for its era (which may start the server) on the thread that
-reads one downstream connection's requests. A start that fails there is that connection's
-answer: its request gets that very failure (a client's discover probe and the initialize
-after it, on the same connection, both get it), for ``KEEP`` seconds at most. Any other
-connection, or this one later, starts the server again (within its own deadline), so one
-failed start is never handed to the requests of others. Thread-local: a connection's thread
-takes its failures with it (nothing to bound).
-"""
+"""The gateway's failed starts, kept for the downstream connection whose request made them, for
+``KEEP`` seconds at most and never handed to another connection. The record is thread-local (see
+docs/explanation/inside-the-hub.md)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,7 @@
-"""Resource subscriptions through a gateway: who watches which URI of one server.
-
-The workers' subscriptions are made on the gateway's one upstream connection, once per URI
-(``Client.subscribe_resource``, either era upstream), and undone when the last watcher of
-it leaves (unsubscribes, closes its listen stream or its session); a worker's
-``resources/unsubscribe`` never ends another's. A ``notifications/resources/updated`` goes
-to the watchers of its URI only.
-
-A recycle (or a crash) ends the server process and, with it, every subscription made on
-it. The gateway re-makes them on the next process as soon as it runs (at the next
-forwarded request, which starts it: a stopped server changes nothing to watch), and sends
-each watcher a ``notifications/resources/updated`` for its URIs: what it read before may
-have changed meanwhile, or the subscription may have failed on the new process (logged),
-so it reads again.
-
-A watcher is any hashable the gateway delivers to (a handshake session, or a 2026-07-28
-listen stream).
-"""
+"""Resource subscriptions through a gateway: who watches which URI of one server, made once per URI
+on the upstream connection and made again after a recycle. A watcher is any hashable the gateway
+delivers to (a handshake session, or a 2026-07-28 listen stream); see
+docs/explanation/inside-the-hub.md."""
 
 from __future__ import annotations
 

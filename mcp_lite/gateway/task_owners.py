@@ -1,21 +1,6 @@
-"""Whose tasks: the gateway's record of which worker started each task it forwarded.
-
-Every downstream session of a gateway server shares one upstream connection, so the server
-sees one client and would show every worker's tasks to every other. The gateway keeps, per
-server, the owner of each task id it saw created (or first claimed, see below) and answers a
-worker only about its own: ``tasks/list`` leaves the others out, and ``tasks/get``,
-``tasks/result``, ``tasks/cancel`` and ``tasks/update`` on another owner's id get the answer
-an unknown id gets (-32602), as if it did not exist.
-
-The owner is the peer's user id (``SO_PEERCRED`` on the Unix socket): a task id is a durable
-handle that another process of the same user may resume (a cron run collects what the last
-one started; a worker restarted by its supervisor resumes its tasks), and processes of one
-user can read each other's memory anyway, so the boundary worth keeping is between users
-(what ``--group`` lets in). A session id would lose a worker's tasks at its next reconnect.
-An id the gateway never saw created (it restarted, or forgot the oldest past ``MAX_OWNED``)
-is passed on, and the first user the server answers about it becomes its owner; ids cannot
-be guessed, and another user's ids are never listed.
-"""
+"""Whose tasks: the gateway's record of which worker's user started each task it forwarded, so a
+worker sees and touches only its own tasks (at most ``MAX_OWNED`` ids per server). Why the owner is
+a user and not a session is in docs/explanation/inside-the-hub.md."""
 
 from __future__ import annotations
 

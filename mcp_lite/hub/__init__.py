@@ -1,8 +1,6 @@
 """The Hub: many MCP servers configured the way Claude Code configures them (DESIGN §6).
-
-``mcp_lite.hub.config`` reads and validates the configuration (scopes, precedence, trust);
-the runtime connects the servers it describes.
-"""
+``mcp_lite.hub.config`` reads and validates the configuration (scopes, precedence, trust); the
+runtime connects the servers it describes."""
 
 from __future__ import annotations
 

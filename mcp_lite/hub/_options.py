@@ -1,9 +1,7 @@
-"""The keyword options of ``Hub()``, ``load_config()`` and ``Hub.from_config()``, typed.
-
-As ``mcp_lite._options`` does for ``connect()``: a type checker catches a misspelt option
-while the options stay plain keyword arguments at run time. Each key mirrors a keyword
-parameter of ``Hub.__init__`` (``load_config``); a test keeps them in step.
-"""
+"""The keyword options of ``Hub()``, ``load_config()`` and ``Hub.from_config()``, typed as
+``mcp_lite._options`` types those of ``connect()``: a type checker catches a misspelt option while
+the options stay plain keyword arguments at run time. Each key mirrors a keyword parameter of
+``Hub.__init__`` (``load_config``); a test keeps them in step."""
 
 from __future__ import annotations
 

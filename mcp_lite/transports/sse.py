@@ -1,18 +1,6 @@
-"""The legacy HTTP+SSE transport (2024-11-05; ``type: "sse"`` and ``"sse-ide"``).
-
-``start`` GETs the SSE URL; a background reader parses the stream. The server's first
-event, ``endpoint``, names the URL to POST messages to (relative URLs are resolved against
-the SSE URL; another origin is refused). Every later ``message`` event is one JSON-RPC
-message for ``on_message``. ``send`` POSTs one message and expects 202 (or 200); the answer
-comes on the stream. When the stream ends, the connection is over: ``on_close`` with
-``ConnectionClosed``.
-
-``send`` never blocks on the network for someone else: requests are POSTed on the caller's
-own thread when it waits for the answer (``inline``), else by daemon workers, each bounded by
-its request's deadline (the socket is shut down then); notifications and our answers go in
-order through one sender, each bounded too. A refused POST fails its own request
-(``SendFailed``); an acknowledgement body is never held (at most a few KiB are read).
-"""
+"""The legacy HTTP+SSE transport (2024-11-05; ``type: "sse"`` and ``"sse-ide"``): a GET opens the
+event stream, whose ``endpoint`` event names where to POST messages, and answers come on the stream
+(see docs/explanation/inside-http.md)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,6 @@
 """Tool names an LLM API accepts: at most 64 characters of ``[a-zA-Z0-9_-]``, unique in a list.
-
-``mcp__<server>__<tool>`` is already normalized to those characters, but a long server or
-tool name makes it too long, and two tools can normalize to the same name (``a.b`` and
-``a_b`` on one server). ``llm_names`` gives every tool of a list a name that fits (the
-pieces, ``fits`` and ``shorten``, are ``protocol.tool_formats``', shared with ``Client``):
-
-- a name that already fits and is unique is kept as it is;
-- a longer one keeps its first 30 and last 25 characters (the prefix names the server,
-  the end usually tells the tool apart) and ends in ``_`` plus 8 hex digits of the SHA-256
-  of ``<server>\\0<tool>``, so it is the same in every process and after restarts;
-- among tools sharing a name, the one whose tool name needed no normalization keeps it
-  (then the lowest ``(server, tool)``); the others get the hash suffix.
-
-The Hub remembers the names it handed out, so ``Hub.call_tool`` maps them back.
-"""
+``llm_names`` gives every tool of a list such a name, stable across processes, and the Hub maps them
+back in ``Hub.call_tool`` (see docs/explanation/inside-the-hub.md)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
-"""The Hub's own tools for a model, beside the servers' tools (as Claude Code offers them).
-
-- ``ListMcpResourcesTool`` and ``ReadMcpResourceTool``: offered when a connected server has
-  resources, so the model can find and read them like any tool.
-- ``ToolSearch``: offered in deferred mode (``Hub.tool_definitions(deferred=True)``) instead
-  of the tools that are not always loaded; its result carries the full definitions of the
-  matching tools, for the host to add to the model's next turn.
-
-This module only builds definitions and results; the Hub runs them (``Hub.call_tool``).
-"""
+"""The Hub's own tools for a model, beside the servers' tools (as Claude Code offers them):
+``ListMcpResourcesTool``, ``ReadMcpResourceTool`` and, in deferred mode, ``ToolSearch``. This module
+only builds definitions and results; the Hub runs them (``Hub.call_tool``); see
+docs/explanation/inside-the-hub.md."""
 
 from __future__ import annotations
 

@@ -1,28 +1,6 @@
-"""Permission rules for Hub tool calls: allow and deny lists, then the host's callback.
-
-A rule names a whole server (``mcp__db``, or ``mcp__db__*``) or one tool
-(``mcp__db__drop_table``); names are compared after normalization, like the tool names
-themselves. For each call, in order:
-
-1. a matching **deny** rule refuses (deny always wins);
-2. a matching **allow** rule permits;
-3. tools of in-process (``sdk``) servers are permitted: the host wrote them;
-4. anything else is "passthrough": ``permission_handler(tool, arguments)`` decides (truthy
-   permits; the string ``"always"`` permits and asks the Hub to remember it), or, without a
-   handler, the host's ``default`` policy (``"allow"`` or ``"deny"``).
-
-The Hub's own tools that reach a server (``ListMcpResourcesTool``, ``ReadMcpResourceTool``)
-pass the same steps for that server (``check_own``): only rules naming the whole server apply
-(a server may well have a tool of its own called ``ReadMcpResourceTool``), and the handler is
-called as for a tool, with an ``McpTool`` whose ``name`` is the own tool's bare name (no server
-tool's name lacks the ``mcp__`` prefix, so a server cannot pose as one) and whose ``server`` is
-the server reached, and with ``arguments`` ``{"server": server, "uri": uri}`` (no ``uri`` for a
-listing). Answering ``"always"`` permits that server's resources for the Hub's lifetime (in
-memory only: no rule in a settings file can say it).
-
-A refusal raises ``PermissionDenied`` naming the tool and the reason. An exception raised by
-the handler propagates unchanged: it is a bug to fix, not a "no".
-"""
+"""Permission rules for Hub tool calls: deny and allow lists, then the host's callback or default
+policy; ``check_own`` applies them to the Hub's own tools that reach a server. A refusal raises
+``PermissionDenied``; the order of the steps is in docs/explanation/inside-the-hub.md."""
 
 from __future__ import annotations
 

@@ -1,37 +1,6 @@
-"""What the Hub does with a tool's result before handing it back, and the call's progress events.
-
-- **Binary content** (``image`` and ``audio`` blocks, embedded resources with a ``blob``) is
-  decoded and written to a file in the Hub's output folder; the block is replaced by a text
-  block giving the path, type and size, so an LLM sees where the data is without megabytes
-  of base64. Images larger than 2000 px on a side are shrunk first when Pillow is installed
-  (the optional ``images`` extra); without Pillow they are written as they came. Before
-  anything is decoded, the image's header is read: one of more than ``MAX_IMAGE_PIXELS``
-  (40 million) pixels, which a few kilobytes of PNG can claim, is dropped with a note saying
-  so, never decoded.
-- **Large text** is cut to a budget of ``max_output_tokens`` (default 25,000, or
-  ``MAX_MCP_OUTPUT_TOKENS``), counted as 4 characters per token; the full text is written to
-  a ``.txt`` file and the note appended to the result gives its path and size, so the model
-  (or the host) can read the rest. **Structured content** whose JSON is over the same budget
-  is written to a ``.json`` file and replaced by a note with its path and size. A tool whose
-  definition has an integer ``_meta["anthropic/maxResultSizeChars"]`` gets that many
-  characters instead when it is more, up to ``MAX_RESULT_SIZE_CHARS`` (500,000): it raises
-  that tool's budget, never lowers it (as Claude Code reads it).
-- **Files**: the output folder is created ``0700`` (a private temporary folder by default),
-  every file ``0600``, opened with ``O_CREAT | O_EXCL | O_NOFOLLOW`` (never an existing file
-  or a link); names are ``<server>-<tool>-<random><ext>`` with server and tool reduced to
-  ``[a-zA-Z0-9_-]`` and 40 characters, so they cannot leave the folder. At most
-  ``max_file_bytes`` (default 64 MiB) are written per call; what does not fit is dropped and
-  the note says so.
-- **Only the user's folders** (POSIX): a path handed to the model must stay the user's, or
-  another local user could swap a saved file for a link to the user's secrets and let the
-  model read it. So the output folder must be owned by the user and writable by nobody else,
-  and every folder above it (as written and after resolving links) owned by the user or root
-  and writable by nobody else unless sticky (like ``/tmp``). Otherwise ``Hub()`` raises
-  ``ConfigError`` (a folder that does not exist yet is created ``0700`` at the first write,
-  and checked again then).
-- **Progress events** (``ToolEvent``): ``started``, ``progress`` (from the server's
-  ``notifications/progress``), then ``completed`` or ``failed`` with the elapsed milliseconds.
-"""
+"""What the Hub does with a tool's result before handing it back (binary content and large text
+written to private files, a note in their place), and the call's progress events (``ToolEvent``).
+The rules and limits are in docs/explanation/inside-the-hub.md."""
 
 from __future__ import annotations
 

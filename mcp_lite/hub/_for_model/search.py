@@ -1,27 +1,6 @@
-"""Tool search: rank a pool of ``McpTool`` against a free-text query.
-
-Hosts with hundreds of tools offer the model a few tools plus a search tool (deferred
-loading, see ``Hub.tool_definitions(deferred=True)``); this is the ranking behind it and
-behind ``Hub.search_tools``. No index, no dependency: a 500-tool pool is scored in a few
-milliseconds.
-
-Scoring, per query word (lower-cased, split on anything not a letter or digit; camelCase
-and ``snake_case`` names are split into words too):
-
-====================================  =====
-a word of the tool's own name          10
-part of the tool's name                 5
-a word of the server's search hint      6
-a word of the title                     5
-the server's name                       3
-a word of the description               2
-part of the description or the hint     1
-====================================  =====
-
-Parts of words count only for query words of 3 characters or more. The whole query equal to the tool's name (or its qualified name) adds 100. Tools scoring
-0 are left out; ties are broken by name. ``select:a,b`` picks tools by name, in that order
-(qualified, LLM or plain tool names).
-"""
+"""Tool search: rank a pool of ``McpTool`` against a free-text query, for deferred loading
+(``Hub.tool_definitions(deferred=True)``) and ``Hub.search_tools``. No index, no dependency; the
+scoring is in docs/explanation/inside-the-hub.md."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
-"""The tool pool: MCP tools, resources and prompts as an agent host sees them.
-
-Every server's ``tools/list`` entry becomes an ``McpTool`` named ``mcp__<server>__<tool>``
-(both parts normalized to ``[a-zA-Z0-9_-]``), with its description cut at 2048 characters,
-its ``inputSchema`` kept as is and its annotations mapped to plain flags (``McpTool`` and
-``ToolSpec`` live in ``protocol.tool_specs``, shared with ``Client``). Resources carry
-their server; prompts become commands named like tools. ``tool_definitions`` turns the pool
-into what an LLM API accepts (the shapes are ``protocol.tool_formats``', shared with
-``Client.tool_definitions``).
-
-``Catalog`` holds the per-server lists in LRU caches (``MCP_FETCH_CACHE_SIZE``, default 100)
-and forgets a server's lists when its connection closes or the server says a list changed.
-"""
+"""The tool pool: MCP tools, resources and prompts as an agent host sees them, with
+``tool_definitions`` turning it into what an LLM API accepts and ``Catalog`` caching each server's
+lists (see docs/explanation/inside-the-hub.md)."""
 
 from __future__ import annotations
 

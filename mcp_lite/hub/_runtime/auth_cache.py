@@ -1,15 +1,6 @@
-"""The needs-auth cache: servers that answered 401 recently, kept in a small JSON file.
-
-When a server asks for authorization the Hub puts it in ``needs-auth`` and records it here
-for ``ttl`` seconds (15 minutes by default), so a host that restarts, or several worker
-processes of one app, do not hammer the server and prompt the user again within that time.
-A server found here starts as ``needs-auth`` without a connection attempt.
-
-The file maps a key (server name plus a hash of its config) to the time the entry was
-written. Unreadable or corrupt files count as empty: the cache is an optimisation, never a
-reason to fail. Writes go to a temporary file that replaces the old one, so a reader never
-sees half a file.
-"""
+"""The needs-auth cache: servers that answered 401 recently, kept in a small JSON file for ``ttl``
+seconds (15 minutes by default), so a server found here starts as ``needs-auth`` without a
+connection attempt (see docs/explanation/inside-the-hub.md)."""
 
 from __future__ import annotations
 

@@ -1,28 +1,6 @@
-"""The worker side of a gateway: which configured servers a Hub reaches through it.
-
-A worker Hub given ``gateway="unix:///path.sock"`` (or ``MCP_LITE_GATEWAY``) asks the gateway
-once for its listing (``GET /servers``, under the caller's deadline) and keeps it. A server the
-gateway has under the same name and the same ``fingerprint`` is then reached at
-``unix://<sock>/servers/<name>/mcp``; any other runs locally. An unreachable gateway is
-waited for within the caller's deadline (it may be restarting), then an error of the call
-naming the socket and the phase, never a silent local start: that would multiply the very
-processes the gateway is there to share.
-
-A gateway restart costs a worker a reconnect: a request the new gateway refuses without
-running it (an unknown session, a 2026-07-28 connection before the fresh gateway knows its
-upstream's era, a request never written) is sent again on a new connection, once, within
-the same deadline; every other failure while the gateway is down says so (``unreachable``).
-
-Before anything is sent to it (the listing's ``GET`` included), every new connection to the
-gateway's socket is checked: the process behind it runs as this user, root or the user
-``gateway_user=`` / ``MCP_LITE_GATEWAY_USER`` names (``_http.peer``); another user's socket
-planted at the path (or a link to one) is a ``ConnectError`` naming that user, at once.
-
-``fingerprint`` is what both sides compare: a sha256 over everything that changes what a
-server does (transport type, command, args and working directory or URL, and the digests of
-env values, headers and every other setting of the entry); a value never leaves the process,
-nor does anything but the final digest.
-"""
+"""The worker side of a gateway: which configured servers a Hub reaches through it (same name, same
+``fingerprint``) and which run locally, and how a worker rides out a gateway restart (see
+docs/explanation/inside-the-hub.md)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,6 @@
-"""Tasks that keep a recycling server running: the live tasks of one server's process.
-
-A task lives in its server's process (a stdio server's tasks end with it), and a client may
-come back for it any time until it is collected: ``idle_timeout`` and ``max_lifetime`` must
-not stop that process under it. ``LiveTasks`` is one process's record of the tasks started
-or seen through the Hub (a ``Task`` handle of ``Hub.call_tool_as_task``/``resume_task``) or
-through the gateway (the answers it forwards), so a due recycle waits while one is live.
-
-A task stays live until it is seen to end *and* its result was collected: a ``tasks/result``
-answer (2025-11-25), a ``tasks/get`` answer carrying its result or error (2026-07-28), a
-cancel, or the server saying it does not know the id. The wait is bounded: never past the
-task's own ttl (from when it was first seen), and never more than ``HOLD_MAX`` seconds after
-a client last asked about it (a task nobody polls does not hold the server for ever).
-
-When the process ends anyway (a crash, ``reconnect()``, a bound ran out) its ids are kept in
-a short list of ``lost`` ones, so an "unknown task" answer from the next process can say why.
-"""
+"""Tasks that keep a recycling server running: ``LiveTasks`` is one server process's record of the
+tasks started or seen through the Hub or the gateway, so a due recycle waits while one is live,
+within ``HOLD_MAX`` (see docs/explanation/inside-the-hub.md)."""
 
 from __future__ import annotations
 

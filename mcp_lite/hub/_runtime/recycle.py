@@ -1,21 +1,7 @@
-"""Servers that recycle: the bookkeeping of one server's process life and the Hub's one timer.
-
-``idle_timeout`` stops a stdio server unused for that many seconds; ``max_lifetime`` stops it
-once it has lived that long. Either way the next call starts it again (the Hub's usual
-connect, within that call's deadline). A recycle never ends a call: a call holds a ``Lease``
-on the client it uses, an idle server is one nobody holds, and a server past its lifetime
-with calls in flight is retired (new calls start a new process) and closed when its last
-lease ends. A ``Client`` kept from ``hub.client()`` is called without a lease: its calls in
-flight hold the server too, and a request sent on it since the Hub last looked counts as a
-use at that look (``use_mark``), so such a server may live up to one ``idle_timeout``
-longer than a Hub-called one, and is never stopped under a call.
-
-``Life`` is a server's record (start, last use, leases, recycles); ``Recycler`` is one entry
-per Hub on the process timer, armed only when a recycling server first connects, that posts
-the Hub's ``sweep`` to a worker at the earliest due time. It holds the Hub weakly, so a
-forgotten Hub is still collected. The decisions themselves are made by ``_connections`` under its slot
-locks; this module knows nothing of slots.
-"""
+"""Servers that recycle (``idle_timeout``, ``max_lifetime``): ``Life`` is one server's record of its
+process life, and ``Recycler`` is the Hub's one entry on the process timer, which posts the Hub's
+``sweep`` to a worker. The decisions are made by ``_connections`` under its slot locks (see
+docs/explanation/inside-the-hub.md)."""
 
 from __future__ import annotations
 

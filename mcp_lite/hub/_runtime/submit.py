@@ -1,13 +1,6 @@
-"""``Hub.submit``: a tool call on a worker thread, returned as a ``Future`` whose
-``cancel()`` reaches the server.
-
-A ``concurrent.futures.Future`` can only be cancelled while pending, so the worker never
-marks it running: ``cancel()`` succeeds until the call completes, and sets the call's
-``cancel_event``, which makes the blocking call withdraw itself and send
-``notifications/cancelled``. The workers are a bounded pool; at most ``max_pending``
-submitted calls may be outstanding (queued or running) — beyond that ``submit`` raises
-instead of queueing without limit.
-"""
+"""``Hub.submit``: a tool call on a worker thread, returned as a ``Future`` whose ``cancel()``
+reaches the server, with at most ``max_pending`` submitted calls outstanding (see
+docs/explanation/inside-the-hub.md)."""
 
 from __future__ import annotations
 

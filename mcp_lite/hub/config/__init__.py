@@ -1,61 +1,7 @@
 """Hub configuration: which MCP servers exist, from which scope, and whether they may start.
-
-``load_config()`` reads the same files as Claude Code and merges them into one
-``HubConfig``: a ``ServerEntry`` per server name, each with its scope, its source and a
-validated pydantic config (``ServerConfig``, a union discriminated on ``type``). A broken file
-or entry becomes a ``ConfigIssue`` and every other server still loads.
-
-Sources, by scope (a later source of the same scope overrides an earlier one):
-
-================  ==========================================================================
-``enterprise``    ``managed-mcp.json`` (``default_managed_paths()``). When it exists it is
-                  the only source: every other file, remote and non-in-process dynamic entry
-                  is ignored (``HubConfig.exclusive``). In-process (``sdk``) servers
-                  registered in code still load, as in Claude Code.
-``user``          ``~/.claude/settings.json`` then ``~/.claude.json`` (top-level
-                  ``mcpServers``).
-``project``       ``<project>/.mcp.json``.
-``local``         ``~/.claude.json`` ``projects[<abs project path>].mcpServers``, then
-                  ``<project>/.claude/settings.local.json``, then the ``config_files`` given
-                  explicitly (e.g. CLI ``--config``): an explicit file is the caller's own
-                  choice, so it is trusted and wins over everything else.
-``dynamic``       ``dynamic=``: servers registered in code; a ``mcp_lite.Server`` is an
-                  in-process (``sdk``) server.
-``remote``        ``remote=``: a callable or URL returning ``{"mcpServers": {...}}``.
-================  ==========================================================================
-
-Rules, in the order they are applied:
-
-1. A file is read only when it is a regular file of at most 1 MiB (``~/.claude.json``: 64
-   MiB) and, unless named in ``config_files``, owned by the user or root and lying in a
-   folder no other user can write to (group- or world-writable counts, except with the
-   sticky bit, where the file's owner decides). A project's own files are never followed
-   through a symbolic link. Anything else is an issue naming the file.
-2. Every key of an entry must be one the server type reads: a misspelt key (``"arg"``)
-   makes that entry invalid, its error naming the key with a "did you mean", exactly as
-   ``connect(dict)`` raises it.
-3. Names must match ``^[a-zA-Z0-9_-]+$`` without ``__`` and without a leading or trailing
-   ``_`` (``mcp__<server>__<tool>`` must parse back unambiguously).
-4. Names of in-process servers are reserved: any other entry using one is refused.
-5. Precedence for one name: local > project > user > dynamic > remote. The winner is the
-   highest-precedence entry even when it is invalid (so its error shows instead of a silent
-   fallback); the others go to ``HubConfig.dropped`` with the reason.
-6. A dynamic or remote entry with the same content signature (``ServerEntry.signature()``)
-   as a usable manual (enterprise/local/project/user) entry is dropped, and so is a remote
-   entry duplicating a usable dynamic one.
-7. Every project-scope server needs trust (conservative: Claude Code asks approval for
-   every ``.mcp.json`` server, remote ones included), and so does every server of a
-   ``.claude/settings.local.json`` inside the project (scope ``local``, but a file the
-   project could ship): nothing from the project folder starts a process or receives a
-   credential before it is trusted. Trust is ``trust_project=True``, a list of
-   names, or an approval the user recorded in a file only they control (``~/.claude.json``
-   ``projects[...]`` or ``~/.claude/settings.json``: ``enableAllProjectMcpServers``,
-   ``enabledMcpjsonServers``; ``disabledMcpjsonServers`` disables unless named in
-   ``trust_project``). Approvals in files inside the project are not honoured: the project
-   could ship them itself. Trusting the whole project (``trust_project=True``,
-   ``enableAllProjectMcpServers``) stops at the project root (the repository root, or the
-   project directory outside a repository): a ``.mcp.json`` further up needs trust by name.
-"""
+``load_config()`` reads the same files as Claude Code and merges them into one ``HubConfig`` of
+``ServerEntry`` values; a broken file or entry becomes a ``ConfigIssue`` and every other server
+still loads. The sources and the rules applied to them are in docs/explanation/inside-the-hub.md."""
 
 from __future__ import annotations
 

@@ -1,25 +1,6 @@
-"""Where the configuration lives, found the way Claude Code finds it, and what the settings
-files say beyond servers (managed policy, permission rules).
-
-- **Project files**: ``.mcp.json`` is looked for in the project directory and every parent
-  up to the repository root (the nearest directory holding ``.git``) or, outside a
-  repository, the filesystem root. All are read, farthest first, so for one server name
-  the nearest file wins. Trusting the project (``trust_project=True``) covers only the files
-  from the project up to the repository root or, outside a repository, the project
-  directory itself: a server from a file further up needs trust by name.
-  ``.claude/settings.json`` and ``.claude/settings.local.json`` are
-  read in the project directory and, when different, the repository root (the nearer wins).
-- **User files**: ``~/.claude.json`` and ``~/.claude/settings.json``; ``CLAUDE_CONFIG_DIR``
-  replaces ``~/.claude`` and then holds ``.claude.json`` too (an explicit ``user_dir=``
-  argument wins over both).
-- **Plugins**: ``<plugins_dir>/<plugin>/.mcp.json``, each read as scope ``dynamic``.
-- **Managed settings**: ``managed-settings.json`` beside ``managed-mcp.json``.
-
-Every file is read only when it is a regular file of at most 1 MiB (``~/.claude.json``: 64
-MiB), owned by the user or root, in a folder no one else can write to (see
-``_config_sources.read_json``); the project's own files are not followed through a symbolic
-link. A file refused is an issue, never a hang.
-"""
+"""Where the configuration lives, found the way Claude Code finds it (project, user, plugin and
+managed files), and what the settings files say beyond servers (managed policy, permission rules);
+see docs/explanation/inside-the-hub.md."""
 
 from __future__ import annotations
 

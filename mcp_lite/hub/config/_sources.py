@@ -1,12 +1,9 @@
-"""Raw configuration documents for ``mcp_lite.hub.config``: file locations, reading config
-files safely, remote sources, name rules and project approvals — everything that works on
-plain dicts before pydantic sees them (the schema of one entry, ``${VAR}`` expansion and
-``type`` inference are in ``mcp_lite._server_config``).
-
-Nothing here knows about scopes or precedence; every function returns plain data plus an
-error message (``None`` when fine) so that ``config`` can turn problems into ``ConfigIssue``
-values without one bad source hiding the others.
-"""
+"""Raw configuration documents for ``mcp_lite.hub.config``: file locations, reading config files
+safely, remote sources, name rules and project approvals, all on plain dicts before pydantic sees
+them (the schema of one entry, ``${VAR}`` expansion and ``type`` inference are in
+``mcp_lite._server_config``). Nothing here knows about scopes or precedence; every function returns
+plain data plus an error message (``None`` when fine), so that ``config`` can turn problems into
+``ConfigIssue`` values without one bad source hiding the others."""
 
 from __future__ import annotations
 

@@ -1,30 +1,6 @@
-"""Managed policy and settings permissions: which MCP servers may run, which tools are ruled.
-
-**Server policy** (``allowedMcpServers`` / ``deniedMcpServers`` in ``managed-settings.json``,
-beside ``managed-mcp.json``; the same lists as ``Hub(allowed_servers=..., denied_servers=...)``).
-Each entry is one of::
-
-    {"serverName": "github"}                                # the configured name
-    {"serverCommand": ["npx", "-y", "@acme/mcp-db"]}        # a stdio command, exactly
-    {"serverUrl": "https://*.corp.example/*"}               # a remote URL; * matches anything
-
-Rules, as in Claude Code:
-
-1. the deny list always wins: a server matching any entry (by name, by its command when
-   stdio, by its URL when remote) is blocked;
-2. no allow list means no restriction; an allow list (even empty) admits only what it
-   matches. When it has ``serverCommand`` entries a stdio server must match one of them
-   (its name is not enough); likewise ``serverUrl`` entries for remote servers; otherwise
-   the name decides;
-3. in-process (``sdk``) servers are exempt: the host wrote them.
-
-A blocked server stays in the configuration as ``disabled``, its reason naming the policy,
-and never starts.
-
-**Permission rules** from settings files (``permissions.allow`` / ``permissions.deny`` entries
-``mcp__server``, ``mcp__server__*``, ``mcp__server__tool``; entries for other tools, such as
-``Bash(...)``, are not ours and are skipped) — see ``settings_rules``.
-"""
+"""Managed policy and settings permissions: which MCP servers may run (``allowedMcpServers`` /
+``deniedMcpServers``), and which tools the settings files' permission rules name
+(``settings_rules``). The matching rules are in docs/explanation/inside-the-hub.md."""
 
 from __future__ import annotations
 

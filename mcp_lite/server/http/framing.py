@@ -1,10 +1,5 @@
-"""Where a request's body ends (RFC 9112 §6.3), or why its framing is ambiguous.
-
-A request whose body length two readers could read differently (two ``Content-Length``
-headers, ``Content-Length`` beside ``Transfer-Encoding``, a length that is not a plain
-number) could carry a second request inside its body: such a request is refused with 400
-and its connection closed, never read one way or the other.
-"""
+"""Where a request's body ends (RFC 9112 §6.3), or why its framing is ambiguous; an ambiguous
+request is refused with 400 and its connection closed (see docs/explanation/server.md)."""
 
 from __future__ import annotations
 

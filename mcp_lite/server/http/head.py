@@ -1,13 +1,6 @@
-"""The header block of an HTTP request, read the way ``http.client.parse_headers`` reads it
-(same line and count bounds, same errors) and parsed without the ``email`` package when
-every line is a plain ``Name: value`` line.
-
-Any other line (a continuation, a lone CR, a line without a colon, an mbox ``From `` line, a
-line cut off by the end of input) sends the whole block to the ``email`` parser the stdlib
-uses, so the headers seen are the stdlib's in every case; the plain lines are parsed to the
-same (name, value) pairs the ``email`` parser gives them (``tests/server/test_http_head.py``
-compares the two on valid and hostile inputs).
-"""
+"""The header block of an HTTP request, read the way ``http.client.parse_headers`` reads it and
+parsed without the ``email`` package when every line is a plain ``Name: value`` line (see
+docs/explanation/server.md)."""
 
 from __future__ import annotations
 

@@ -1,24 +1,6 @@
-"""The client connections the small HTTP server holds: a bounded number of slots, and which
-connection gives its slot up when a new client needs one.
-
-Each accepted connection takes a slot (at most ``limit``) and is, at any time, ``reading``
-(from its start, and again from the first byte of each next request: the head and body must
-arrive within ``read_timeout``), ``busy`` (its request read whole, being answered) or
-``idle`` (kept alive between requests, nothing of the next one read). When every slot is
-taken, a new connection gets one freed: the oldest idle connection of the peer holding the
-most; else, when the newcomer's peer holds less than its fair share (``limit`` divided by
-the peers present), a connection of a peer above its share that has been reading one request
-for longer than ``GRACE_S`` (a client that never finishes its requests); else the newcomer
-is answered ``503`` with ``Retry-After`` (the request was not read: it ran nothing, a client
-sends it again). A peer is the process behind a Unix socket (``SO_PEERCRED``), or the
-client's address on TCP. The request bodies held at once are bounded too (``MAX_BODIES``, a
-body's size reserved before it is read): past it a request is answered 503 unread.
-
-An idle connection is ended by its own thread with a plain close, no half-close first: a
-request its client wrote meanwhile stays unread, and on a Unix socket the client's read then
-fails with ``ECONNRESET`` (its write, with ``EPIPE``), which tells it the request never ran.
-A connection is told to end with ``shutdown(SHUT_RD)``: it wakes the thread waiting on it.
-"""
+"""The client connections the small HTTP server holds: a bounded number of slots, which connection
+gives its slot up when a new client needs one, and the bound on request bodies held at once
+(``MAX_BODIES``); see docs/explanation/server.md."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""The socket file of a server listening on a Unix domain socket.
-
-``listen(path, mode)`` binds a new socket at ``path`` whose file is never, not even for a
-moment, more open than ``mode`` (default 0600): on Linux the socket's own mode is narrowed
-(``fchmod``) before ``bind`` creates the file; elsewhere the umask is narrowed around the
-``bind``. A socket file already at ``path`` is replaced only when nothing listens on it (a
-stale one left by a killed server); a live one or any other kind of file is refused.
-``remove`` deletes the file at close, unless another server has replaced it since.
-"""
+"""The socket file of a server listening on a Unix domain socket: ``listen(path, mode)`` binds it
+never more open than ``mode`` and replaces only a stale file, and ``remove`` deletes it at close
+(see docs/explanation/server.md)."""
 
 from __future__ import annotations
 
