@@ -237,7 +237,9 @@ def test_a_listing_cut_short_by_the_timeout_exits_124(
     done = _cli("tools", *project)
     elapsed = time.monotonic() - started
     assert done.returncode == cli.EXIT_TIMEOUT, (done.returncode, done.stderr)
-    assert elapsed < 6 + 1.0 + 1.0, elapsed  # timeout + slack + start-up
+    # the timeout, the CLI's 1 s backstop grace, and its start-up and close three times slower
+    # than on an idle machine (about 0.7 s there); a run the timeout did not cut never ends
+    assert elapsed < 6 + 1.0 + 2.0, elapsed
     assert done.stdout.startswith("mcp__fast__add\t"), done.stderr  # what was listed stays
     assert says in done.stderr
     assert "the list printed is partial" in done.stderr
