@@ -92,7 +92,7 @@ def test_a_worker_waits_out_a_busy_gateway_within_its_deadline(
 ) -> None:
     """The slots of a gateway (3 here) taken, after the worker connected, by its GET stream
     and two requests never finished (of the worker's own process: no fair share frees one)
-    until those time out after 4.5 s: the worker's call, told 503 with Retry-After: 1 each time, keeps
+    until those time out after 8 s: the worker's call, told 503 with Retry-After: 1 each time, keeps
     waiting within its 30 s deadline (more times than the 3 retries a server gets by
     default) and then runs."""
     import socket as socket_module
@@ -105,7 +105,7 @@ def test_a_worker_waits_out_a_busy_gateway_within_its_deadline(
     from mcp_lite.server.http import slots as _http_slots
 
     monkeypatch.setattr(_http_endpoint, "MAX_CONNECTIONS", 3)
-    monkeypatch.setattr(_http_slots, "READ_TIMEOUT_S", 4.5)
+    monkeypatch.setattr(_http_slots, "READ_TIMEOUT_S", 8.0)  # room for a busy machine
     config = {
         "mcpServers": {
             "plain": {"command": sys.executable, "args": [str(PEERS / "plain_server.py")]}
@@ -128,7 +128,8 @@ def test_a_worker_waits_out_a_busy_gateway_within_its_deadline(
                 lambda: (
                     len(slots) == 3
                     and not any(s.state == "idle" for s in list(slots._held.values()))
-                )
+                ),
+                timeout=7.0,  # before the held requests time out
             )
             start = time.monotonic()
             result = worker.call_tool("mcp__plain__add", {"a": 2, "b": 3}, timeout=30)
