@@ -90,9 +90,16 @@ bytecode: $(VENV)/.installed
 # PYTHONDONTWRITEBYTECODE set, every worker of every run would rewrite all of them again.
 PYTEST = env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
 
+# The agent-framework suites: importing the frameworks costs every pytest process ~6 s of CPU
+# at collection, and all their tests but one drive a Hub and a server process, so the fast lane
+# leaves the whole modules to make test.
+AGENT_TESTS := $(addprefix tests/contrib/test_,dspy.py haystack.py langchain.py llama_index.py \
+	openai_agents.py pydantic_ai.py smolagents.py)
+
 check: $(VENV)/.test-installed bytecode
 	MCP_LITE_EXAMPLES_SCALE=0.25 MCP_LITE_FUZZ_EXAMPLES=10 \
-	$(PYTEST) -q $(XDIST) -m "not integration and not slow and not serial"
+	$(PYTEST) -q $(XDIST) -m "not integration and not slow and not serial" \
+	$(addprefix --ignore=,$(AGENT_TESTS))
 
 test: peers bytecode
 	$(PYTEST) -q $(XDIST) -m "not serial"

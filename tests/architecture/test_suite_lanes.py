@@ -1,6 +1,7 @@
 """The suite's lanes stay whole: the serial pass of ``make test`` collects only the paths in the
 Makefile's ``SERIAL_TESTS``, so every path ``tests/conftest.py`` marks ``serial`` (by folder or
-by file) must lie under one of them, or its tests would run in no pass at all."""
+by file) must lie under one of them, or its tests would run in no pass at all; and the modules
+``make check`` leaves out by name exist, or the fast lane would pay for them again unseen."""
 
 from __future__ import annotations
 
@@ -42,3 +43,13 @@ def test_every_serial_path_is_in_the_serial_pass() -> None:
     lanes = makefile_serial_tests()
     missing = [p for p in prefixes if not any(p.startswith(lane) for lane in lanes)]
     assert missing == [], f"serial tests that make test would never run: {missing}"
+
+
+def test_the_modules_the_fast_lane_leaves_out_exist() -> None:
+    text = (ROOT / "Makefile").read_text().replace("\\\n", " ")
+    match = re.search(r"^AGENT_TESTS :?= \$\(addprefix ([^,]+),(.*)\)$", text, re.M)
+    assert match, "the Makefile has no AGENT_TESTS"
+    paths = [match.group(1) + name for name in match.group(2).split()]
+    assert len(paths) >= 7
+    missing = [p for p in paths if not (ROOT / p).is_file()]
+    assert missing == [], f"make check ignores modules that do not exist: {missing}"
