@@ -6,7 +6,8 @@ i.e. in the preloaded master, then used by every forked worker: the fork case.
 
 ``GET /call?tool=mcp__plain__add&a=1&b=2`` (or ``&text=...`` for an echo) answers
 ``{"text", "is_error", "pid", "via"}``; a failed call answers 502 with ``{"error", "type",
-"pid"}``. Each call has a bounded timeout (``FLEET_CALL_TIMEOUT``, default 10 s).
+"pid"}``. Each call has a bounded timeout (``&timeout=S``, else ``FLEET_CALL_TIMEOUT``, default
+10 s).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable
     tool = query["tool"][0]
     server = tool.split("__")[1]
     try:
-        result = hub.call_tool(tool, _arguments(query), timeout=CALL_TIMEOUT)
+        timeout = float(query.get("timeout", [CALL_TIMEOUT])[0])
+        result = hub.call_tool(tool, _arguments(query), timeout=timeout)
         status = "200 OK"
         body = {"text": result.text, "is_error": result.is_error, "pid": os.getpid(),
                 "via": hub.status()[server].via}
