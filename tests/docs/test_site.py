@@ -10,6 +10,7 @@ be installed the render test skips and says why.
 
 from __future__ import annotations
 
+import concurrent.futures
 import html.parser
 import http.server
 import os
@@ -133,28 +134,35 @@ def served(site: Path) -> Iterator[tuple[str, list[str]]]:
         thread.join(10)
 
 
+def render(url: str, profile: Path) -> list[str]:
+    """Load ``url`` in a fresh headless Chromium; what went wrong, page by page."""
+    done = subprocess.run(
+        [CHROMIUM or "chromium", *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "HOME": str(profile)},
+    )
+    problems = [f"{url}: console: {line}" for line in done.stderr.splitlines() if ":CONSOLE" in line]
+    if done.returncode != 0 or "<article" not in done.stdout:
+        problems.append(f"{url}: did not render (exit {done.returncode})")
+    if re.search(r"Traceback|mkdocstrings: error", done.stdout):
+        problems.append(f"{url}: the page shows an error")
+    return problems
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make test installs it)")
 def test_every_page_renders_in_headless_chromium(
     site: Path, served: tuple[str, list[str]], tmp_path: Path
 ) -> None:
+    # Two browsers at a time: a browser's start-up is most of a page's time, and this test has
+    # the machine to itself (serial pass). A failed request names its page in its Referer.
     base, failures = served
-    problems: list[str] = []
-    for page in pages(site):
-        url = f"{base}/{page.relative_to(site).as_posix()}"
-        before = len(failures)
-        done = subprocess.run(
-            [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", url],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            env={**os.environ, "HOME": str(tmp_path)},
-        )
-        console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
-        if done.returncode != 0 or "<article" not in done.stdout:
-            problems.append(f"{url}: did not render (exit {done.returncode})")
-        problems += [f"{url}: console: {line}" for line in console]
-        problems += [f"{url}: request failed: {f}" for f in failures[before:]]
-        if re.search(r"Traceback|mkdocstrings: error", done.stdout):
-            problems.append(f"{url}: the page shows an error")
+    urls = [f"{base}/{page.relative_to(site).as_posix()}" for page in pages(site)]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        found = pool.map(render, urls, [tmp_path / f"profile-{i % 2}-{i}" for i in range(len(urls))])
+        problems = [problem for page in found for problem in page]
+    problems += [f"request failed: {failure}" for failure in failures]
+    assert len(urls) >= 30
     assert not problems, "\n".join(problems)
