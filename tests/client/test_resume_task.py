@@ -1,7 +1,9 @@
 """Tasks that outlive the process: a task started by one process (a subprocess that prints
 ``task.id`` and exits) is collected, watched or cancelled by another (this test process) with
 ``Client.resume_task`` / ``Hub.resume_task``, over Streamable HTTP on 127.0.0.1, in both eras;
-a stdio server cannot resume an earlier process's task, and says so."""
+a stdio server cannot resume an earlier process's task, and says so. Where the other process
+is not the subject (the Hub's routing, deadlines, input asked after the starter left), the
+starter is a client of this process that closed before the resume."""
 
 from __future__ import annotations
 
@@ -51,6 +53,12 @@ def start_elsewhere(url: str, era: str, tool: str, args: dict[str, Any] | None =
     task_id = done.stdout.strip()
     assert task_id
     return task_id
+
+
+def start_here(url: str, era: str, tool: str, args: dict[str, Any] | None = None) -> str:
+    """Start ``tool`` as a task on a client of this process, closed before this returns."""
+    with mcp_lite.connect(url, protocol_version=era) as client:
+        return client.call_tool_as_task(tool, args or {}).id
 
 
 @pytest.fixture
@@ -116,7 +124,7 @@ def test_cancelled_from_another_process(url: str, era: str, seen: list[str]) -> 
 def test_input_asked_after_the_starter_left(url: str, era: str) -> None:
     # the task's elicitation reaches the process that resumed it (2025-11-25: on its
     # tasks/result stream; 2026-07-28: as inputRequests answered with tasks/update)
-    task_id = start_elsewhere(url, era, "approve")
+    task_id = start_here(url, era, "approve")
     accept = {"action": "accept", "content": {"ok": True}}
     with mcp_lite.connect(url, protocol_version=era, elicitation_handler=lambda p: accept) as c:
         assert c.resume_task(task_id, timeout=10).result(timeout=20).text == "approved=True"
@@ -135,7 +143,7 @@ def test_unknown_task_id(url: str, era: str) -> None:
 
 @pytest.mark.parametrize("era", ERAS)
 def test_hub_resume_task(url: str, era: str) -> None:
-    task_id = start_elsewhere(url, era, "build")
+    task_id = start_here(url, era, "build")
     config = {"mcpServers": {"jobs": {"type": "http", "url": url}}}
     with mcp_lite.Hub(config, client_options={"protocol_version": era}) as hub:
         task = hub.resume_task("jobs", task_id, timeout=10)
@@ -146,7 +154,7 @@ def test_hub_resume_task(url: str, era: str) -> None:
 
 @pytest.mark.parametrize("era", ERAS)
 def test_result_deadline_against_a_task_that_never_ends(url: str, era: str) -> None:
-    task_id = start_elsewhere(url, era, "hold")
+    task_id = start_here(url, era, "hold")
     with mcp_lite.connect(url, protocol_version=era) as client:
         started = time.monotonic()
         task = client.resume_task(task_id, timeout=1)

@@ -1,5 +1,6 @@
 """Fixtures shared by the Hub tests: a fake home, project and enterprise path under tmp_path,
-and the demo server in-process (for tests whose subject is not a process).
+and servers in this process for tests whose subject is not a process: the demo server, the
+tool pool, and any ``mcp_lite.Server`` served over HTTP on a thread (``served``).
 
 Config tests never read the real ``~`` or ``/etc``: every path ``load_config`` looks at is
 passed explicitly from ``hub_paths``.
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ import pytest
 
 import mcp_lite
 import mcp_lite.demo
+
+PEERS = Path(__file__).resolve().parents[1] / "peers"
 
 
 @dataclass
@@ -58,3 +61,35 @@ def inprocess_demo() -> Callable[[], mcp_lite.Server]:
         return server
 
     return make
+
+
+@pytest.fixture(scope="session")
+def inprocess_pool() -> Callable[..., mcp_lite.Server]:
+    """``inprocess_pool(count, long=False, resources=False)``: the tool pool of
+    ``tests/peers/tool_pool_server.py`` built on ``mcp_lite.Server`` (``lite_pool_server.py``)."""
+    spec = importlib.util.spec_from_file_location("lite_pool_server", PEERS / "lite_pool_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    build: Callable[..., mcp_lite.Server] = module.pool_server
+    return build
+
+
+@pytest.fixture
+def served() -> Iterator[Callable[[mcp_lite.Server], dict[str, Any]]]:
+    """``served(server)``: a config entry (``{"type": "http", "url": ...}``) reaching
+    ``server`` over Streamable HTTP on a thread of this process, closed at teardown.
+
+    For tests of the permission handler, rules and server policy: those trust an in-process
+    (``sdk``) entry without asking, so the server must be remote to them, and no process is
+    needed for that."""
+    running: list[Any] = []
+
+    def serve(server: mcp_lite.Server) -> dict[str, Any]:
+        http = server.serve_http(port=0)
+        running.append(http)
+        return {"type": "http", "url": http.url}
+
+    yield serve
+    for http in running:
+        http.close()

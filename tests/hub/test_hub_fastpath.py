@@ -26,16 +26,22 @@ from mcp_lite.hub._for_model.results import ResultProcessor
 from mcp_lite.protocol.results import tool_result
 from mcp_lite.protocol.types import CallToolResult
 
-ECHO = [
-    sys.executable,
-    "-S",
-    str(Path(__file__).resolve().parents[1] / "peers" / "fault_server.py"),
-    "echo",
-]
+
+def _echo_server() -> mcp_lite.Server:
+    """In-process, the ``echo`` tool of ``fault_server.py echo``: answers with ``text``."""
+    server = mcp_lite.Server("echo")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    return server
 
 
-def _echo_config() -> dict[str, Any]:
-    return {"mcpServers": {"echo": {"command": ECHO[0], "args": ECHO[1:]}}}
+def _echo_config(served: Any) -> dict[str, Any]:
+    """The echo server over HTTP on a thread: permission verdicts are only kept for a server
+    that is not in-process (an in-process one is never asked about)."""
+    return {"mcpServers": {"echo": served(_echo_server())}}
 
 
 # --- results: the plain path equals the pydantic round trip ---------------------------------
@@ -212,17 +218,25 @@ def test_the_tool_list_is_read_again_after_a_recycle(tmp_path: Path, wait_until)
             hub.call_tool("mcp__files__alpha")
 
 
-def test_the_tool_list_is_read_again_after_a_reconnect(tmp_path: Path) -> None:
-    entry, names = _files_server(tmp_path)
-    with Hub({"files": entry}) as hub:
+def _retool(server: mcp_lite.Server, old: str, new: str) -> None:
+    """Replace tool ``old`` by ``new`` (answering its name) without ``list_changed``: as a
+    server whose tools changed between two starts, only a new connection's list shows it."""
+    server.remove_tool(old)
+    server.tool(name=new)(lambda: new)
+
+
+def test_the_tool_list_is_read_again_after_a_reconnect() -> None:
+    server = mcp_lite.Server("files")
+    server.tool(name="alpha")(lambda: "alpha")
+    with Hub({"files": server}) as hub:
         for _ in range(2):
             assert hub.call_tool("mcp__files__alpha").text == "alpha"
-        names.write_text("beta")
+        _retool(server, "alpha", "beta")
         hub.client("files").close()  # the connection goes away: the next call reconnects
         assert hub.call_tool("mcp__files__beta").text == "beta"  # (lists the tools again)
         with pytest.raises(ConfigError, match="has no tool named 'mcp__files__alpha'"):
             hub.call_tool("mcp__files__alpha")
-        names.write_text("gamma")
+        _retool(server, "beta", "gamma")
         hub.reconnect("files")
         assert hub.call_tool("mcp__files__gamma").text == "gamma"
         with pytest.raises(ConfigError, match="has no tool named 'mcp__files__beta'"):
@@ -258,20 +272,20 @@ def test_a_qualified_name_resolves_again_after_update() -> None:
 # --- permission verdicts follow the rules ----------------------------------------------------
 
 
-def test_always_is_seen_by_the_next_call() -> None:
+def test_always_is_seen_by_the_next_call(served) -> None:
     asked: list[str] = []
 
     def always(tool: McpTool, arguments: Mapping[str, Any]) -> str:
         asked.append(tool.name)
         return "always"
 
-    with Hub(_echo_config(), permission_handler=always, gateway=False) as hub:
+    with Hub(_echo_config(served), permission_handler=always, gateway=False) as hub:
         for text in ("one", "two", "three"):
             assert hub.call_tool("mcp__echo__echo", {"text": text}).text == text
     assert asked == ["mcp__echo__echo"]  # a stale verdict would ask again
 
 
-def test_a_handler_that_says_yes_is_asked_on_every_call() -> None:
+def test_a_handler_that_says_yes_is_asked_on_every_call(served) -> None:
     answers = iter([True, False, True])
     asked: list[str] = []
 
@@ -279,7 +293,7 @@ def test_a_handler_that_says_yes_is_asked_on_every_call() -> None:
         asked.append(str(arguments["text"]))
         return next(answers)
 
-    with Hub(_echo_config(), permission_handler=handler, gateway=False) as hub:
+    with Hub(_echo_config(served), permission_handler=handler, gateway=False) as hub:
         assert hub.call_tool("mcp__echo__echo", {"text": "a"}).text == "a"
         with pytest.raises(PermissionDenied, match="refused by the permission handler"):
             hub.call_tool("mcp__echo__echo", {"text": "b"})
@@ -287,8 +301,8 @@ def test_a_handler_that_says_yes_is_asked_on_every_call() -> None:
     assert asked == ["a", "b", "c"]
 
 
-def test_rules_from_the_settings_files_apply_after_reload(hub_paths) -> None:
-    config = _echo_config()
+def test_rules_from_the_settings_files_apply_after_reload(hub_paths, served) -> None:
+    config = _echo_config(served)
     hub_paths.write(hub_paths.project / ".mcp.json", config)
     settings = hub_paths.project / ".claude" / "settings.json"
     hub_paths.write(settings, {"permissions": {"allow": ["mcp__echo"]}})
@@ -330,7 +344,7 @@ def test_the_verdicts_kept_are_bounded(monkeypatch) -> None:
 
 
 def test_events_and_results_are_the_same_with_and_without_a_listener() -> None:
-    with Hub(_echo_config(), gateway=False) as hub:
+    with Hub({"echo": _echo_server()}, gateway=False) as hub:
         quiet = hub.call_tool("mcp__echo__echo", {"text": "hello"})
         events: list[Any] = []
         heard = hub.call_tool("mcp__echo__echo", {"text": "hello"}, on_event=events.append)

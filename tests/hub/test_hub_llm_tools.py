@@ -1,6 +1,8 @@
 """What an LLM host gets from the Hub: tool names every LLM API accepts (and that call_tool
-takes back), the resource tools, tool search and deferred loading. The pool is served by the
-official Python SDK (tests/peers/tool_pool_server.py) over stdio, and by mcp_lite.Server."""
+takes back), the resource tools, tool search and deferred loading. The pool
+(tests/peers/lite_pool_server.py, the tools of the official-SDK tool_pool_server.py) and the
+other servers are mcp_lite.Server objects in this process: names are the subject, not a
+process (only the test that names are the same in another process starts one)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,34 +20,22 @@ import mcp_lite
 from mcp_lite.errors import ConfigError, PermissionDenied
 from mcp_lite.hub import Hub
 
-POOL = str(Path(__file__).resolve().parents[1] / "peers" / "tool_pool_server.py")
+LITE_POOL = str(Path(__file__).resolve().parents[1] / "peers" / "lite_pool_server.py")
 LLM_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
-# An SDK server can take seconds to answer the 2026-07-28 probe on a loaded machine; a late
-# answer after the fallback to the handshake leaves it refusing initialize (-32022), so the
-# probe gets room (the protocol era is not what these tests are about).
-SLOW_PROBE = {"discover_timeout": 60.0}
-
-
-def _pool(*args: str) -> dict[str, Any]:
-    return {"command": sys.executable, "args": [POOL, *args]}
-
-
 @pytest.fixture(scope="module")
-def big() -> Iterator[Hub]:
+def big(inprocess_pool: Callable[..., mcp_lite.Server]) -> Iterator[Hub]:
     """500 tools whose names are over 100 characters, plus the special ones."""
-    with Hub(
-        {"pool": _pool("--count", "500", "--long", "--resources")}, client_options=SLOW_PROBE
-    ) as hub:
+    with Hub({"pool": inprocess_pool(500, long=True, resources=True)}) as hub:
         status = hub.connect_all()["pool"]
         assert status.state == "connected", status.error
         yield hub
 
 
 @pytest.fixture
-def small() -> Iterator[Hub]:
-    with Hub({"pool": _pool("--count", "5")}, client_options=SLOW_PROBE) as hub:
+def small(inprocess_pool: Callable[..., mcp_lite.Server]) -> Iterator[Hub]:
+    with Hub({"pool": inprocess_pool(5)}) as hub:
         yield hub
 
 
@@ -85,12 +75,13 @@ def test_shortened_names_keep_the_server_prefix_and_the_end(big: Hub) -> None:
 
 def test_names_are_stable_across_processes(big: Hub) -> None:
     """A name handed out by one process is the name another process computes (no
-    PYTHONHASHSEED, no ordering effect), so a fresh Hub accepts it without listing first."""
+    PYTHONHASHSEED, no ordering effect), so a fresh Hub accepts it without listing first.
+    (The other process is the subject: it builds the same pool in-process, starting nothing.)"""
     code = (
-        "import sys, json\n"
+        "import json, runpy\n"
         "from mcp_lite.hub import Hub\n"
-        f"with Hub({{'pool': {{'command': sys.executable, 'args': [{POOL!r}, '--count', '500',"
-        " '--long']}}, client_options={'discover_timeout': 60.0}) as hub:\n"
+        f"pool = runpy.run_path({LITE_POOL!r})['pool_server'](500, long=True)\n"
+        "with Hub({'pool': pool}) as hub:\n"
         "    print(json.dumps([d['name'] for d in hub.tool_definitions()]))\n"
     )
     out = subprocess.run(
@@ -145,12 +136,9 @@ def test_unknown_format_is_a_clear_error(small: Hub) -> None:
         small.tool_definitions(format="gemini", deferred=True)  # type: ignore[arg-type]
 
 
-def test_denied_tools_are_not_offered_found_or_callable() -> None:
-    with Hub(
-        {"pool": _pool("--count", "3")},
-        deny=["mcp__pool__weather_lookup"],
-        client_options=SLOW_PROBE,
-    ) as hub:
+def test_denied_tools_are_not_offered_found_or_callable(inprocess_pool) -> None:
+    # (a deny rule holds for an in-process server too: only allowing is implied for one)
+    with Hub({"pool": inprocess_pool(3)}, deny=["mcp__pool__weather_lookup"]) as hub:
         assert "mcp__pool__weather_lookup" not in _names(hub.tool_definitions())
         assert hub.search_tools("weather") == []
         assert "mcp__pool__weather_lookup" in [t.name for t in hub.tools()]
@@ -270,12 +258,11 @@ def test_the_search_tool_returns_definitions_the_host_can_call(big: Hub) -> None
     assert big.call_tool("ToolSearch", {"query": "x", "max_results": "3"}).is_error
 
 
-def test_always_load_from_the_hub_and_from_the_config() -> None:
-    entry = _pool("--count", "2")
+def test_always_load_from_the_hub_and_from_the_config(inprocess_pool) -> None:
+    entry = {"type": "sdk", "server": inprocess_pool(2)}
     with Hub(
         {"pool": {**entry, "alwaysLoad": ["tool_001"]}},
         always_load=["mcp__pool__report_daily"],
-        client_options=SLOW_PROBE,
     ) as hub:
         names = _names(hub.tool_definitions(deferred=True))
     # a rule matches normalized names: it loads both report tools
@@ -287,7 +274,7 @@ def test_always_load_from_the_hub_and_from_the_config() -> None:
         "mcp__pool__tool_001",
     ]
     assert names[-1] == "ToolSearch"
-    with Hub({"pool": {**entry, "alwaysLoad": True}}, client_options=SLOW_PROBE) as hub:
+    with Hub({"pool": {**entry, "alwaysLoad": True}}) as hub:
         names = _names(hub.tool_definitions(deferred=True))
     assert "ToolSearch" not in names and len(names) == 7
     with pytest.raises(ConfigError):

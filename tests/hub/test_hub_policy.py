@@ -1,5 +1,8 @@
 """Managed policy (allowedMcpServers / deniedMcpServers) and permission rules from settings
-files, with the Hub's own config files in temporary folders and real stdio servers."""
+files, with the Hub's own config files in temporary folders. A server that is only started
+to see a call pass is the demo server in this process, reached over HTTP on a thread (policy
+and permissions wave an in-process entry through); stdio entries where the command is what a
+rule matches."""
 
 from __future__ import annotations
 
@@ -134,8 +137,8 @@ def test_a_malformed_managed_policy_fails_closed(hub_paths: HubPaths) -> None:
     assert "blocked by policy" in cfg.servers["demo"].disabled_reason
 
 
-def test_hub_arguments_apply_the_same_policy() -> None:
-    config = {"mcpServers": {"demo": _demo(), "other": _demo()}}
+def test_hub_arguments_apply_the_same_policy(served, inprocess_demo) -> None:
+    config = {"mcpServers": {"demo": served(inprocess_demo()), "other": served(inprocess_demo())}}
     with Hub(config, denied_servers=[{"serverName": "other"}]) as hub:
         states = hub.status()
         assert states["other"].state == "disabled" and "Hub(" in (states["other"].error or "")
@@ -159,9 +162,10 @@ def test_from_config_takes_the_policy_arguments_too(hub_paths: HubPaths) -> None
 
 
 def test_deny_rules_from_user_settings_and_allow_rules_from_the_project(
-    hub_paths: HubPaths,
+    hub_paths: HubPaths, served, inprocess_demo
 ) -> None:
-    hub_paths.write(hub_paths.project / ".mcp.json", {"mcpServers": {"demo": _demo()}})
+    demo = served(inprocess_demo())
+    hub_paths.write(hub_paths.project / ".mcp.json", {"mcpServers": {"demo": demo}})
     hub_paths.write(
         hub_paths.home / ".claude" / "settings.json",
         {"permissions": {"deny": ["mcp__demo__add", "Bash(rm:*)"]}},
@@ -178,9 +182,9 @@ def test_deny_rules_from_user_settings_and_allow_rules_from_the_project(
         assert hub.call_tool("mcp__demo__word_count", {"text": "a b"}).text  # project allow
 
 
-def test_project_allow_rules_need_trust(hub_paths: HubPaths) -> None:
+def test_project_allow_rules_need_trust(hub_paths: HubPaths, served, inprocess_demo) -> None:
     hub_paths.write(
-        hub_paths.home / ".claude.json", {"mcpServers": {"demo": _demo()}}
+        hub_paths.home / ".claude.json", {"mcpServers": {"demo": served(inprocess_demo())}}
     )  # a user-scope server
     hub_paths.write(
         hub_paths.project / ".claude" / "settings.local.json",
@@ -193,8 +197,11 @@ def test_project_allow_rules_need_trust(hub_paths: HubPaths) -> None:
         assert hub.call_tool("mcp__demo__add", {"a": 1, "b": 1}).text == "2"
 
 
-def test_an_always_answer_is_remembered_and_saved_to_local_settings(hub_paths: HubPaths) -> None:
-    hub_paths.write(hub_paths.project / ".mcp.json", {"mcpServers": {"demo": _demo()}})
+def test_an_always_answer_is_remembered_and_saved_to_local_settings(
+    hub_paths: HubPaths, served, inprocess_demo
+) -> None:
+    demo = served(inprocess_demo())
+    hub_paths.write(hub_paths.project / ".mcp.json", {"mcpServers": {"demo": demo}})
     local = hub_paths.project / ".claude" / "settings.local.json"
     hub_paths.write(local, {"permissions": {"allow": ["Read(*)"]}, "other": 1})
     asked: list[str] = []
@@ -217,14 +224,14 @@ def test_an_always_answer_is_remembered_and_saved_to_local_settings(hub_paths: H
         assert hub.call_tool("mcp__demo__add", {"a": 2, "b": 2}).text == "4"
 
 
-def test_an_always_answer_on_a_code_hub_lasts_for_the_hub() -> None:
+def test_an_always_answer_on_a_code_hub_lasts_for_the_hub(served, inprocess_demo) -> None:
     asked: list[str] = []
 
     def handler(tool: Any, args: Any) -> str:
         asked.append(tool.name)
         return "always"
 
-    with Hub({"demo": _demo()}, permission_handler=handler) as hub:
+    with Hub({"demo": served(inprocess_demo())}, permission_handler=handler) as hub:
         hub.call_tool("mcp__demo__add", {"a": 1, "b": 2})
         hub.call_tool("mcp__demo__add", {"a": 1, "b": 2})
     assert asked == ["mcp__demo__add"]

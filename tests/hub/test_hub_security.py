@@ -2,8 +2,10 @@
 reads no resource the permissions refuse, the files handed to the model stay the user's own,
 an image bomb is refused from its header, and a host's sampling handler knows who asks.
 
-The servers are the official Python SDK's (tests/peers/tool_pool_server.py, over stdio) and
-in-process ``mcp_lite.Server`` objects."""
+The servers are ``mcp_lite.Server`` objects in this process; the tool pool
+(tests/peers/lite_pool_server.py) is reached over HTTP on a thread, since the permission layer
+trusts an in-process entry, and the official SDK's server over stdio is the one foreign server
+a sampling handler hears from."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import stat
 import struct
 import sys
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,23 +29,27 @@ from mcp_lite.hub import Hub, McpTool
 from mcp_lite.hub._for_model import results
 from mcp_lite.server import Context
 
-POOL = str(Path(__file__).resolve().parents[1] / "peers" / "tool_pool_server.py")
 SLOW_PROBE = {"discover_timeout": 60.0}  # see test_hub_llm_tools.py
 
 
-def _pool_config() -> dict[str, Any]:
-    return {"pool": {"command": sys.executable, "args": [POOL, "--count", "2", "--resources"]}}
+@pytest.fixture
+def pool_config(inprocess_pool, served) -> Callable[[], dict[str, Any]]:
+    """The pool (two tools and the resources pool://notes and pool://blob) as a remote entry:
+    the permissions guard it as they guard any server that is not in-process."""
+    entry = served(inprocess_pool(2, resources=True))
+    return lambda: {"pool": dict(entry)}
 
 
-def _pool_hub(**options: Any) -> Hub:
-    return Hub(_pool_config(), client_options=SLOW_PROBE, **options)
+@pytest.fixture
+def pool_hub(pool_config) -> Callable[..., Hub]:
+    return lambda **options: Hub(pool_config(), **options)
 
 
 # --- resource tools under the permission layer (issue 22.4) ---------------------------------
 
 
-def test_default_deny_keeps_every_resource_from_the_model() -> None:
-    with _pool_hub(default_permission="deny") as hub:
+def test_default_deny_keeps_every_resource_from_the_model(pool_hub) -> None:
+    with pool_hub(default_permission="deny") as hub:
         assert hub.connect_all()["pool"].state == "connected"
         with pytest.raises(PermissionDenied, match="ReadMcpResourceTool.*'pool'.*default"):
             hub.call_tool("ReadMcpResourceTool", {"server": "pool", "uri": "pool://notes"})
@@ -56,14 +62,14 @@ def test_default_deny_keeps_every_resource_from_the_model() -> None:
         assert hub.read_resource("pool://notes", server="pool").text == "remember the milk"
 
 
-def test_a_refusing_handler_is_asked_with_the_server_and_the_uri() -> None:
+def test_a_refusing_handler_is_asked_with_the_server_and_the_uri(pool_hub) -> None:
     asked: list[tuple[McpTool, dict[str, Any]]] = []
 
     def refuse(tool: McpTool, arguments: Mapping[str, Any]) -> bool:
         asked.append((tool, dict(arguments)))
         return False
 
-    with _pool_hub(permission_handler=refuse) as hub:
+    with pool_hub(permission_handler=refuse) as hub:
         with pytest.raises(PermissionDenied, match="refused by the permission handler"):
             hub.call_tool("ReadMcpResourceTool", {"server": "pool", "uri": "pool://blob"})
         listed = hub.call_tool("ListMcpResourcesTool", {})
@@ -75,11 +81,13 @@ def test_a_refusing_handler_is_asked_with_the_server_and_the_uri() -> None:
     assert list_args == {"server": "pool"}
 
 
-def test_rules_naming_the_server_decide_and_always_is_remembered() -> None:
-    with _pool_hub(default_permission="deny", allow=["mcp__pool"]) as hub:
+def test_rules_naming_the_server_decide_and_always_is_remembered(
+    pool_hub, pool_config
+) -> None:
+    with pool_hub(default_permission="deny", allow=["mcp__pool"]) as hub:
         got = hub.call_tool("ReadMcpResourceTool", {"server": "pool", "uri": "pool://notes"})
         assert got.text == "remember the milk"
-    with _pool_hub(deny=["mcp__pool__*"]) as hub, pytest.raises(PermissionDenied, match="deny"):
+    with pool_hub(deny=["mcp__pool__*"]) as hub, pytest.raises(PermissionDenied, match="deny"):
         hub.call_tool("ReadMcpResourceTool", {"server": "pool", "uri": "pool://notes"})
     answers: list[str] = []
 
@@ -87,11 +95,11 @@ def test_rules_naming_the_server_decide_and_always_is_remembered() -> None:
         answers.append(str(arguments.get("uri")))
         return "always"
 
-    with _pool_hub(permission_handler=always) as hub:
+    with pool_hub(permission_handler=always) as hub:
         for _ in range(2):
             got = hub.call_tool("ReadMcpResourceTool", {"server": "pool", "uri": "pool://notes"})
             assert got.text == "remember the milk"
-        hub.update(_pool_config())  # a new configuration keeps the answer
+        hub.update(pool_config())  # a new configuration keeps the answer
         hub.call_tool("ListMcpResourcesTool", {"server": "pool"})
     assert answers == ["pool://notes"]  # asked once, for the Hub's lifetime
 

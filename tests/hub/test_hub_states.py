@@ -14,7 +14,7 @@ import pytest
 import mcp_lite
 from mcp_lite.errors import AuthRequired, ConfigError, ConnectError
 from mcp_lite.hub import Backoff, Hub
-from mcp_lite.hub.config import HubConfig, ServerEntry, StdioServerConfig
+from mcp_lite.hub.config import HubConfig, SdkServerConfig, ServerEntry
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "examples" / "demo_server.py")
@@ -154,11 +154,12 @@ def test_same_config_keeps_the_connection_a_changed_one_replaces_it(pid_gone) ->
         assert hub.status() == {} and pid_gone(new_pid)
 
 
-def test_hub_config_entries_keep_their_scope_and_source() -> None:
-    entry = ServerEntry(name="demo", scope="project", config=StdioServerConfig(
-        command=sys.executable, args=[DEMO]), source="/p/.mcp.json")
-    untrusted = ServerEntry(name="other", scope="project", config=StdioServerConfig(
-        command=sys.executable, args=[DEMO]), source="/p/.mcp.json",
+def test_hub_config_entries_keep_their_scope_and_source(inprocess_demo) -> None:
+    # (the entries' kind is not the subject: in-process servers, nothing started)
+    entry = ServerEntry(name="demo", scope="project", config=SdkServerConfig(
+        server=inprocess_demo()), source="/p/.mcp.json")
+    untrusted = ServerEntry(name="other", scope="project", config=SdkServerConfig(
+        server=inprocess_demo()), source="/p/.mcp.json",
         disabled_reason="project server not trusted")
     with Hub(HubConfig(servers={"demo": entry, "other": untrusted})) as hub:
         status = hub.status()

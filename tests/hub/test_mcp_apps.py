@@ -37,7 +37,7 @@ apps_server, HTML, RESOURCE_META = _lite.apps_server, _lite.HTML, _lite.RESOURCE
 
 
 def stdio_entry(name: str = "clock") -> dict[str, Any]:
-    """The same server as a process (not in-process: the permission handler applies)."""
+    """The same server as a process, for the CLI, which starts its servers itself."""
     return {"command": sys.executable, "args": [str(PEER), name]}
 
 
@@ -96,8 +96,9 @@ def test_app_call_tool_only_for_app_visible_tools_of_its_own_server() -> None:
             hub.app_call_tool("nowhere", "tick")
 
 
-def test_app_call_tool_is_under_the_model_permissions() -> None:
-    """Rules and the permission handler decide an app's call as they decide the model's."""
+def test_app_call_tool_is_under_the_model_permissions(served) -> None:
+    """Rules and the permission handler decide an app's call as they decide the model's (the
+    server over HTTP on a thread: an in-process entry is never asked about)."""
     asked: list[tuple[str, dict[str, Any]]] = []
 
     def handler(tool: Any, arguments: Any) -> bool:
@@ -110,13 +111,13 @@ def test_app_call_tool_is_under_the_model_permissions() -> None:
             pytest.raises(PermissionDenied, match="deny rule"),
         ):
             hub.app_call_tool("clock", tool, {"n": 1} if tool == "tick" else {})
-    with Hub({"clock": stdio_entry()}, permission_handler=handler) as hub:
+    with Hub({"clock": served(apps_server())}, permission_handler=handler) as hub:
         assert hub.app_call_tool("clock", "tick", {"n": 1}).text == "tick 1"
         with pytest.raises(PermissionDenied):
             hub.app_call_tool("clock", "tick", {"n": 13})
         assert asked == [("mcp__clock__tick", {"n": 1}), ("mcp__clock__tick", {"n": 13})]
     with (
-        Hub({"clock": stdio_entry()}, default_permission="deny") as hub,
+        Hub({"clock": served(apps_server())}, default_permission="deny") as hub,
         pytest.raises(PermissionDenied),
     ):
         hub.app_call_tool("clock", "tick", {"n": 1})
@@ -143,13 +144,17 @@ def test_ui_is_declared_only_when_the_host_passes_it() -> None:
         assert declared[UI] == UI_SETTINGS
 
 
-def test_extensions_in_a_config_file_over_the_hub_over_client_options(hub_paths: Any) -> None:
+def test_extensions_in_a_config_file_over_the_hub_over_client_options(
+    hub_paths: Any, served
+) -> None:
     """An entry's "extensions" (from .mcp.json) over Hub.from_config(extensions=) over
-    client_options["extensions"]; a bad entry is that entry's error, not the whole config's."""
-    entry = {**stdio_entry(), "extensions": {"com.example/x": {"from": "entry"}}}
+    client_options["extensions"]; a bad entry is that entry's error, not the whole config's.
+    (A file holds no in-process server: the entries reach one over HTTP on a thread.)"""
+    remote = served(apps_server())
+    entry = {**remote, "extensions": {"com.example/x": {"from": "entry"}}}
     hub_paths.write(
         hub_paths.project / ".mcp.json",
-        {"mcpServers": {"clock": entry, "bad": {**stdio_entry(), "extensions": {UI: "yes"}}}},
+        {"mcpServers": {"clock": entry, "bad": {**remote, "extensions": {UI: "yes"}}}},
     )
     with Hub.from_config(
         hub_paths.project,

@@ -1,31 +1,53 @@
 """A tool's ``_meta["anthropic/maxResultSizeChars"]`` raises that tool's truncation limit,
 never lowers it below the configured one, and is capped at 500,000 characters (issue 34,
-item 4); any value that is not an integer is ignored. Against the official SDK's server
-(``tests/peers/sized_server.py``), through ``Hub.call_tool``."""
+item 4); any value that is not an integer is ignored. Through ``Hub.call_tool``, against an
+``mcp_lite.Server`` in this process (the limit is read from the listed ``_meta``, whoever
+serves it; the official-SDK stdio peer these tests used was only a slower way to list it)."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import mcp_lite
 from mcp_lite import Hub
 from mcp_lite.hub._for_model.results import MAX_RESULT_SIZE_CHARS, ResultProcessor
 from mcp_lite.protocol.types import CallToolResult
 
-SIZED = str(Path(__file__).parents[1] / "peers" / "sized_server.py")
 DEFAULT = 25_000 * 4  # the default budget in characters (25,000 tokens)
+# Each tool's _meta["anthropic/maxResultSizeChars"]: over the default, over the 500,000 cap,
+# below the default, then three values that are not integers.
+SIZES: dict[str, Any] = {
+    "raised": 200_000,
+    "capped": 600_000,
+    "lower": 50_000,
+    "text": "300000",
+    "fractional": 300_000.5,
+    "flag": True,
+}
+
+
+def _sized() -> mcp_lite.Server:
+    """``plain`` (no ``_meta``) and a tool per ``SIZES``; each answers ``size`` characters."""
+    server = mcp_lite.Server("sized")
+
+    def answer(size: int) -> str:
+        return "x" * size
+
+    server.tool(name="plain", description="size characters")(answer)
+    for name, limit in SIZES.items():
+        meta = {"anthropic/maxResultSizeChars": limit}
+        server.tool(name=name, description="size characters", meta=meta)(answer)
+    return server
 
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
     out = tmp_path_factory.mktemp("out")
-    config = {"sized": {"command": sys.executable, "args": [SIZED]}}
-    with Hub(
-        config, max_output_tokens=25_000, output_dir=out, client_options={"discover_timeout": 60.0}
-    ) as hub:
+    with Hub({"sized": _sized()}, max_output_tokens=25_000, output_dir=out) as hub:
         yield hub
 
 
