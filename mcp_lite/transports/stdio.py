@@ -593,6 +593,10 @@ class StdioTransport(TransportBase):
             # 1. what is over: the exit, stdout held open after it, stdout's end
             if not watch.exit_at and (watch.exited or (not watch.has_pidfd and now >= next_check)):
                 next_check = now + _EXIT_POLL
+                if watch.exited or _exited(proc.pid):
+                    # its last words are in the pipe now: into the tail before poll()
+                    # publishes the exit, which dead() on a caller's thread quotes at once
+                    watch.drain_stderr()
                 if proc.poll() is not None:
                     watch.exited = False
                     self._end_group(proc)
@@ -619,10 +623,7 @@ class StdioTransport(TransportBase):
                         wait = _EXIT_WAIT - since  # the exit, through the pidfd
                     else:
                         if proc.returncode is None and since < _EXIT_WAIT:
-                            try:  # no pidfd: a bounded waitpid
-                                proc.wait(_EXIT_WAIT - since)
-                            except subprocess.TimeoutExpired:
-                                pass
+                            _reap_within(proc, watch, _EXIT_WAIT - since)  # no pidfd
                         reported = True
                         self._report_close(self._closed_error("MCP server closed its output"))
             if (
@@ -792,6 +793,30 @@ class StdioTransport(TransportBase):
             stderr_log.info("[%s] %s", self.name, line)
 
 
+_REAP_POLL = 0.005  # the bounded wait for an exit with no pidfd (Popen.wait polls alike)
+_DRAIN_CHUNKS = 16  # stderr read at an exit without waiting: the tail keeps less anyway
+
+
+def _exited(pid: int) -> bool:
+    """True when the process has exited (or was reaped elsewhere), without reaping it."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+    except (AttributeError, OSError):  # no waitid here: poll() alone decides
+        return False
+
+
+def _reap_within(proc: subprocess.Popen[bytes], watch: _Watched, seconds: float) -> None:
+    """Wait up to ``seconds`` for the exit (as ``Popen.wait`` would, polling), read its last
+    words from stderr, then reap it: the exit is published with them in the tail."""
+    end = time.monotonic() + seconds
+    while not _exited(proc.pid) and time.monotonic() < end:
+        time.sleep(_REAP_POLL)
+    watch.drain_stderr()
+    proc.poll()
+
+
 class _Watched:
     """What the one thread waits on besides reading stdout: stderr (``err``, -1 once it
     ended), the process's pidfd (-1: none, or its exit was seen) and the wake-up pipe."""
@@ -828,6 +853,23 @@ class _Watched:
                     pass
             except OSError:
                 pass
+
+    def drain_stderr(self) -> None:
+        """Read what stderr holds now, without waiting (at most ``_DRAIN_CHUNKS`` reads)."""
+        for _ in range(_DRAIN_CHUNKS):
+            if self.err < 0:
+                return
+            try:
+                chunk = os.read(self.err, _STDERR_CHUNK)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.err = -1
+                self.lines.end()
+                return
+            self.lines.feed(chunk)
 
     def wait(self, out: int, timeout: float) -> None:
         """Wait up to ``timeout`` s for the watched fds, and for ``out`` to be readable (if

@@ -316,6 +316,27 @@ def test_a_death_seen_before_stderr_ends_quotes_its_unterminated_last_line(
     assert "fatal: no config found" in str(error)
 
 
+def test_the_words_written_before_the_exit_are_read_before_the_exit_is_published(
+    pidfd: bool, monkeypatch: pytest.MonkeyPatch, no_leftover_processes: object
+) -> None:
+    """A thread that lags behind stderr (simulated: it never reads stderr as it comes)
+    still reads what the server wrote before exiting, before poll() makes the exit visible
+    to ``dead()`` (seen once under load: the exit quoted without its reason)."""
+    handle = stdio._Watched.handle
+    monkeypatch.setattr(stdio._Watched, "handle", lambda self, woke: handle(self, woke & ~1))
+    transport = stdio.StdioTransport([sys.executable, "-c", HELD_STDERR], name="held")
+    transport.start(lambda frame: None, lambda error: None)
+    try:
+        end = time.monotonic() + 1.0  # (the child holds stderr for 1.5 s)
+        while (error := transport.dead()) is None and time.monotonic() < end:
+            time.sleep(0.01)
+        assert error is not None, "the exit was not seen"
+    finally:
+        transport.close()
+    assert error.exit_code == 3
+    assert "fatal: no config found" in str(error)
+
+
 def test_an_unfinished_stderr_line_is_in_the_tail_once_as_it_grows() -> None:
     transport = stdio.StdioTransport([sys.executable, "-c", "pass"], name="lines")
     lines = stdio._StderrLines(transport)
