@@ -120,6 +120,11 @@ def test_a_worker_waits_out_a_busy_gateway_within_its_deadline(
     ):
         assert worker.call_tool("mcp__plain__add", {"a": 1, "b": 1}, timeout=30).text == "2"
         slots = gw._http._app.slots  # type: ignore[union-attr]
+        # its call's connection is idle again before the held requests come: while it still
+        # answers, a second held request finds every slot busy and is refused (seen once)
+        assert wait_for(
+            lambda: any(s.state == "idle" for s in list(slots._held.values())), timeout=10.0
+        ), [(s.state, s.ended) for s in list(slots._held.values())]
         held = []
         try:
             for _ in range(2):  # the worker's idle connection gives its slot up
