@@ -19,9 +19,16 @@ from ..protocol import jsonrpc
 if TYPE_CHECKING:
     from ..protocol.types import Progress
 
-__all__ = ["Call", "Waiter", "fail", "guarded", "resolve", "still_asking"]
+__all__ = ["Call", "Submitted", "Waiter", "fail", "guarded", "resolve", "still_asking"]
 
 log = logging.getLogger("mcp_lite.client")
+
+
+class Submitted(Future[dict[str, Any]]):
+    """The future of a submitted request, with the JSON-RPC id it was first sent with: a
+    2026-07-28 listen stream's notifications name their stream by it."""
+
+    request_id: jsonrpc.RequestId | None = None
 
 
 @dataclass(eq=False, slots=True)

@@ -31,7 +31,7 @@ from .base import (
     _STREAMS,
     ConnectionBase,
 )
-from .call import Call, Waiter, fail, resolve, still_asking
+from .call import Call, Submitted, Waiter, fail, resolve, still_asking
 from .handlers import fulfil
 
 if TYPE_CHECKING:
@@ -53,12 +53,12 @@ class Sending(ConnectionBase):
         on_progress: Callable[[Progress], Any] | None = None,
         reset_on_progress: bool = False,
         cancel_on_timeout: bool = True,
-    ) -> Future[dict[str, Any]]:
+    ) -> Submitted:
         """Send a request; the future gets the final result dict (after any input rounds),
         or the error: ``RpcError`` from the server, ``RequestTimeout``, ``ConnectionClosed``.
         ``future.cancel()`` withdraws the request and tells the server. ``deadline``: the
         caller's one deadline; input rounds and retries stay on it."""
-        future: Future[dict[str, Any]] = Future()
+        future = Submitted()
         call = self._new_call(
             future,
             method,
@@ -79,6 +79,7 @@ class Sending(ConnectionBase):
 
         future.add_done_callback(on_done)
         self._send_call(call)
+        future.request_id = call.request_id
         return future
 
     def call(

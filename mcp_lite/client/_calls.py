@@ -297,9 +297,9 @@ class Calls(Connecting):
             pager.advance(result)
             page += 1
 
-    def _listen(self, deadline: Deadline | None = None) -> None:
-        """(Re)open the 2026-07-28 ``subscriptions/listen`` stream for our subscriptions
-        (connecting on the caller's ``deadline``, when given)."""
+    def _listen(self, deadline: Deadline) -> None:
+        """(Re)open the 2026-07-28 ``subscriptions/listen`` stream for our subscriptions and
+        wait for its acknowledgement, on the caller's ``deadline``."""
         conn = self._connection(deadline)
         with self._lock:
             old, uris = self._listen_future, sorted(self._subscriptions)
@@ -316,15 +316,17 @@ class Calls(Connecting):
                 "resourceSubscriptions": uris,
             }
         }
-        # A listen stream lasts as long as the connection: its deadline is a day.
+        # A listen stream lasts as long as the connection: its deadline is a day. The
+        # caller's deadline bounds the wait for its acknowledgement.
         future = conn.submit("subscriptions/listen", params, deadline=Deadline.after(86400.0))
         with self._lock:
             self._listen_future = future
+        self._listen_acks.wait(future, uris, deadline, self.name)
 
     def _restore_subscriptions(self, deadline: Deadline) -> None:
         try:
             if self._session(deadline).era == "stateless":
-                self._listen()
+                self._listen(deadline)
             else:
                 for uri in sorted(self._subscriptions):
                     self._request(deadline, "resources/subscribe", {"uri": uri})

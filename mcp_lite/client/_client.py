@@ -25,6 +25,7 @@ from ..protocol.extensions import check_extensions, declared
 from ..protocol.session import SessionInfo
 from ..tasks import Task, TaskReceiver, TaskStatus
 from ._connecting import close_holder, live_clients, weak_observer
+from ._listen_acks import ListenAcks
 from ._targets import target_name, validated_target
 from ._tools import Tools
 
@@ -231,6 +232,7 @@ class Client(Tools):
         self._connects = 0  # connections made so far: a task notes it (see tasks.py)
         self._subscriptions: set[str] = set()
         self._listen_future: Future[dict[str, Any]] | None = None
+        self._listen_acks = ListenAcks()  # 2026-07-28: a stream is open once acknowledged
         self._output_schemas: dict[str, dict[str, Any]] = {}
         self._skill_entries: dict[str, Skill] = {}  # uri -> entry last listed (bounded)
         self._task_support: dict[str, str] | None = None  # tool -> execution.taskSupport

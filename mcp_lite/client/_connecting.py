@@ -19,6 +19,7 @@ from ..errors import ConnectError, ConnectionClosed, ServerExitedAtStart, Sessio
 from ..protocol import caching as _cache
 from ..protocol.session import SessionInfo
 from ..transports.base import Transport
+from ._listen_acks import ACKNOWLEDGED, ListenAcks
 from ._negotiate import Negotiating
 
 __all__ = ["Connecting", "close_holder", "live_clients", "weak_observer"]
@@ -46,6 +47,7 @@ class Connecting(Negotiating):
     _results_lock: threading.Lock
     _subscriptions: set[str]
     _listen_future: Future[dict[str, Any]] | None
+    _listen_acks: ListenAcks
     _transport_options: dict[str, Any]
     _event_hooks: Any
     _max_workers: int
@@ -114,6 +116,7 @@ class Connecting(Negotiating):
                 conn.events.reconnected(old.closed_error)
             with self._results_lock:
                 self._results.clear()  # a new connection may reach a changed server
+            self._listen_acks.forget()
             self._conn = conn
             self._conn_holder[0] = conn
             self._connects += 1
@@ -178,6 +181,8 @@ class Connecting(Negotiating):
         if method.endswith("list_changed") or method == "notifications/resources/updated":
             with self._results_lock:  # never the client lock: a handshake may hold it
                 self._results.invalidate(method, params)
+        elif method == ACKNOWLEDGED:
+            self._listen_acks.record(params)
 
     def _after_fork_in_child(self) -> None:
         self._lock = threading.RLock()
@@ -185,6 +190,7 @@ class Connecting(Negotiating):
         conn, self._conn = self._conn, None
         self._conn_holder[0] = None
         self._listen_future = None
+        self._listen_acks = ListenAcks()
         if conn is not None:
             conn.abandon()
 

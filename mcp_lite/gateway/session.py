@@ -64,7 +64,7 @@ class _Forwarder:
         self._lock = threading.Lock()
         self._inflight: dict[str, threading.Event] = {}
         self._relays: dict[str, Relay] = {}  # requests answered on their handler's thread
-        self._listens: dict[str, tuple[Any, dict[str, Any]]] = {}  # 2026-07-28 streams
+        self._listens: dict[str, tuple[Any, dict[str, Any] | None]] = {}  # 2026-07-28 streams
         self._closed = False
         self.protocol_version: str | None = None
         self.client_caps: Any = None  # what the worker declared in its initialize
@@ -231,15 +231,21 @@ class _Forwarder:
         uris = wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None
         if isinstance(uris, list):
             agreed["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
+        # Known (so a closing session undoes its upstream subscriptions) but silent until
+        # acknowledged, and acknowledged only once subscribed upstream: the worker's
+        # subscribe returns on the ack, and a change after it must reach the worker.
         with self._lock:
-            self._listens[key] = (rid, agreed)
+            self._listens[key] = (rid, None)
+        if agreed.get("resourceSubscriptions"):
+            self._endpoint.watch_listen(self, key, agreed["resourceSubscriptions"])
         ack = {"_meta": {pv.META_SUBSCRIPTION_ID: rid}, "notifications": agreed}
         self._send(
             {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": ack},
             key,
         )
-        if agreed.get("resourceSubscriptions"):
-            self._endpoint.watch_listen(self, key, agreed["resourceSubscriptions"])
+        with self._lock:
+            if key in self._listens:  # (not cancelled meanwhile)
+                self._listens[key] = (rid, agreed)
 
     def updated(self, uri: str, key: str | None) -> None:
         """A resource this session (``key``: its listen stream) watches has changed."""
@@ -247,7 +253,7 @@ class _Forwarder:
         if key is not None:
             with self._lock:
                 listen = self._listens.get(key)
-            if listen is None:
+            if listen is None or listen[1] is None:
                 return
             params["_meta"] = {pv.META_SUBSCRIPTION_ID: listen[0]}
         elif self.protocol_version is None:
@@ -263,7 +269,11 @@ class _Forwarder:
             self._send({"jsonrpc": "2.0", "method": method, "params": params}, None)
         flag = _LISTEN_FLAGS.get(method, "")
         with self._lock:
-            listens = [(k, rid) for k, (rid, agreed) in self._listens.items() if agreed.get(flag)]
+            listens = [
+                (k, rid)
+                for k, (rid, agreed) in self._listens.items()
+                if agreed and agreed.get(flag)
+            ]
         for key, rid in listens:
             tagged = {**params, "_meta": {pv.META_SUBSCRIPTION_ID: rid}}
             self._send({"jsonrpc": "2.0", "method": method, "params": tagged}, key)

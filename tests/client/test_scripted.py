@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -277,3 +278,74 @@ def test_odd_notifications_are_dropped_without_killing_the_connection(scripted_c
     assert client.call_tool("x").text == "still here"
     assert client.call_tool("x").text == "still here"
     assert client.connected
+
+
+def _listening_server(reply, on_listen):
+    """A 2026-07-28 server with resources whose answer to ``subscriptions/listen`` is
+    ``on_listen(message)`` (the frames it sends: no result, the stream stays open)."""
+
+    def answer(msg):
+        if msg.get("method") == "server/discover":
+            caps = {"resources": {"subscribe": True}}
+            return reply(msg, {"supportedVersions": ["2026-07-28"], "capabilities": caps})
+        if msg.get("method") == "subscriptions/listen":
+            return on_listen(msg)
+        return reply(msg, {})
+
+    return answer
+
+
+def _ack(sid, agreed):
+    meta = {"io.modelcontextprotocol/subscriptionId": sid}
+    params = {"_meta": meta, "notifications": agreed}
+    return {
+        "jsonrpc": "2.0",
+        "method": "notifications/subscriptions/acknowledged",
+        "params": params,
+    }
+
+
+def test_a_2026_subscription_returns_once_its_stream_is_acknowledged(
+    scripted_client, reply, caplog
+):
+    def on_listen(msg):
+        uris = msg["params"]["notifications"]["resourceSubscriptions"]
+        return [_ack(msg["id"], {"resourceSubscriptions": [u for u in uris if u != "mem://no"]})]
+
+    client, link = scripted_client(_listening_server(reply, on_listen), handshake=False)
+    client.subscribe_resource("mem://a", timeout=5)
+    with caplog.at_level("WARNING", logger="mcp_lite.client"):
+        client.subscribe_resource("mem://no", timeout=5)  # agreed to less: told, not fatal
+    assert "did not agree to subscriptions to mem://no" in caplog.text
+    listens = [m for m in link.sent if m.get("method") == "subscriptions/listen"]
+    assert [m["params"]["notifications"]["resourceSubscriptions"] for m in listens] == [
+        ["mem://a"],
+        ["mem://a", "mem://no"],
+    ]
+
+
+@pytest.mark.parametrize("acks", [[], ["someone else's"]], ids=["no ack", "another's ack"])
+def test_a_2026_subscription_never_acknowledged_fails_at_the_deadline(scripted_client, reply, acks):
+    from mcp_lite.errors import RequestTimeout
+
+    server = _listening_server(reply, lambda msg: [_ack(sid, {}) for sid in acks])
+    client, _ = scripted_client(server, handshake=False)
+    start = time.monotonic()
+    with pytest.raises(RequestTimeout, match="subscribing.*did not acknowledge"):
+        client.subscribe_resource("mem://a", timeout=0.5)
+    assert time.monotonic() - start < 3 * 0.5 + 1.0
+    assert client.call_tool("x").is_error is False  # the connection is fine
+
+
+def test_a_2026_listen_refused_before_its_ack_fails_the_subscription(scripted_client, reply):
+    from mcp_lite.errors import RpcError
+
+    def on_listen(msg):
+        error = {"code": -32601, "message": "no subscriptions here"}
+        return [{"jsonrpc": "2.0", "id": msg["id"], "error": error}]
+
+    client, _ = scripted_client(_listening_server(reply, on_listen), handshake=False)
+    start = time.monotonic()
+    with pytest.raises(RpcError, match="no subscriptions here"):
+        client.subscribe_resource("mem://a", timeout=30)
+    assert time.monotonic() - start < 5  # at once, not at the deadline

@@ -168,6 +168,39 @@ def test_a_subscription_lives_through_a_recycle_and_reaches_its_worker_only(
             assert updates["b"] == []
 
 
+def test_a_2026_subscription_is_in_place_upstream_when_the_worker_hears_it_acknowledged(
+    short_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gateway acknowledges a 2026-07-28 listen stream only once it has subscribed
+    upstream: a change made right after ``subscribe_resource`` returns reaches the worker,
+    however slow the upstream subscription (made slower here)."""
+    from mcp_lite.gateway import forwarding
+
+    original = forwarding._Endpoint.watch_listen
+
+    def slow_watch(self: Any, *args: Any) -> None:
+        time.sleep(0.5)  # an upstream that takes its time to subscribe
+        original(self, *args)
+
+    monkeypatch.setattr(forwarding._Endpoint, "watch_listen", slow_watch)
+    config = {"mcpServers": {"ask": {"command": sys.executable, "args": [ASKING, "2026-07-28"]}}}
+    updated = threading.Event()
+
+    def heard(method: str, params: Any) -> None:
+        if method == "notifications/resources/updated":
+            updated.set()
+
+    with Gateway(Hub(config, gateway=False)).start(str(short_dir / "ack.sock")) as gw:
+        url = f"{gw.url}/servers/ask/mcp"
+        with (
+            mcp_lite.connect(url, protocol_version="2026-07-28", notification_handler=heard) as a,
+            mcp_lite.connect(url, protocol_version="2026-07-28") as b,
+        ):
+            a.subscribe_resource("mem://counter", timeout=20)
+            assert b.call_tool("bump", timeout=20).text == "bumped"
+            assert updated.wait(20), "the update of a change after the subscription was lost"
+
+
 def test_a_2026_worker_answering_its_user_slowly_keeps_its_server(short_dir: Path) -> None:
     """Between a 2026-07-28 worker's input rounds (its user is asked) the gateway holds the
     server against its own idle recycle: the next round reaches the same process, whose

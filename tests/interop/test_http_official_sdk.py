@@ -89,7 +89,7 @@ def test_tour(
         assert client.protocol_version == ERAS[era]
         assert client.server_info.name == "official-peer"
         # tools, pages, structured output, tool errors
-        assert len(client.list_tools()) == 19
+        assert len(client.list_tools()) == 20
         assert client.call_tool("add", {"a": 2, "b": 3}).structured_content == {"result": 5}
         with pytest.raises(ToolError, match="disk on fire"):
             client.call_tool("fail", {"message": "disk on fire"}).raise_for_error()

@@ -33,6 +33,7 @@ NAMED_TOOLS = [
     "summarize",
     "show_roots",
     "chatty",
+    "touch",
 ]
 
 
@@ -219,6 +220,24 @@ def test_resources_static_and_template(client: Any) -> None:
     logo = client.read_resource("memo://logo")
     assert logo.contents[0].mime_type == "image/png"
     assert base64.b64decode(logo.contents[0].blob) == base64.b64decode("iVBORw0KGgo=")
+
+
+def test_a_2026_subscription_hears_a_change_made_right_after_it(official_stdio: list[str]) -> None:
+    """``subscribe_resource`` returns on the SDK server's acknowledgement of the listen
+    stream (it would wait out its deadline if it did not recognise it), and a change made at
+    once is heard. (2026-07-28 only: the peer publishes updates to listen streams.)"""
+    heard = threading.Event()
+
+    def on_notification(method: str, params: Any) -> None:
+        if method == "notifications/resources/updated" and field(params, "uri") == "memo://readme":
+            heard.set()
+
+    with mcp_lite.connect(
+        official_stdio, timeout=30, notification_handler=on_notification
+    ) as client:
+        client.subscribe_resource("memo://readme")
+        assert client.call_tool("touch", {"uri": "memo://readme"}).text == "touched"
+        assert heard.wait(30), "the update of a change made after subscribing was lost"
 
 
 def test_prompts_with_arguments(client: Any) -> None:

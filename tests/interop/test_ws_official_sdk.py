@@ -50,7 +50,7 @@ def test_tour(ws_peer: Callable[..., str], era: str) -> None:
     ) as client:
         assert client.transport.subprotocol == "mcp"  # type: ignore[union-attr]
         assert client.protocol_version == ERAS[era]
-        assert len(client.list_tools()) == 19
+        assert len(client.list_tools()) == 20
         assert client.call_tool("add", {"a": 2, "b": 3}).structured_content == {"result": 5}
         res = client.call_tool("slow", {"steps": 3, "delay": 0.01}, on_progress=seen.append)
         assert res.text == "done after 3 steps"

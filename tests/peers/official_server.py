@@ -12,7 +12,7 @@ What it offers (the tests rely on these names):
   output), ``fail(message)`` (a result with ``isError``), ``slow(steps, delay)`` (progress
   notifications), ``ask_name()`` (elicitation), ``summarize(text)`` (sampling),
   ``show_roots()`` (roots listing), ``chatty()`` (logs at debug, info, warning and error),
-  ``echo(text)``, and ``filler_00`` … ``filler_09``. ``tools/list`` is served in pages of
+  ``touch(uri)`` (a ``resources/updated`` to the 2026-07-28 listen streams), ``echo(text)``, and ``filler_00`` … ``filler_09``. ``tools/list`` is served in pages of
   ``PAGE_SIZE`` so a client must follow ``nextCursor``.
 - resources: ``memo://readme`` (text), ``memo://logo`` (binary), template ``memo://notes/{name}``.
 - prompts: ``greeting(name, style="plain")``; completion for its ``style`` argument and for the
@@ -150,6 +150,13 @@ def _list_roots() -> ListRoots:
 def show_roots(roots: Annotated[ListRootsResult, Resolve(_list_roots)]) -> str:
     """Lists the client's roots, one URI per line."""
     return "\n".join(str(r.uri) for r in roots.roots) or "(no roots)"
+
+
+@server.tool()
+async def touch(ctx: Context, uri: str = "memo://readme") -> str:
+    """Says ``uri`` changed, to the 2026-07-28 listen streams subscribed to it."""
+    await ctx.notify_resource_updated(uri)
+    return "touched"
 
 
 @server.tool()
